@@ -1,0 +1,248 @@
+//! Generates the translated generic function and its companions.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::fold::Fold;
+use syn::spanned::Spanned;
+use syn::{FnArg, GenericParam, ItemFn, ReturnType, Type};
+
+use crate::attr;
+use crate::fallback;
+use crate::model::{Function, Passing, Role};
+use crate::names::scalar_param;
+use crate::translate::Translator;
+use crate::validate::{self, Errors};
+
+/// The whole expansion of `#[reverse_diff]`: the checks, then the generic function and its
+/// companions, or the original function and compile errors.
+pub fn reverse_diff(args: TokenStream, item: ItemFn) -> TokenStream {
+    let mut errors = Errors::default();
+    if let Err(error) = attr::parse(args) {
+        errors.push(error);
+    }
+    validate::check_original(&item, &mut errors);
+    let function = Function::new(item);
+    validate::check(&function, &mut errors);
+    match errors.finish() {
+        Ok(()) => {
+            let generic = generic_function(&function);
+            let grad = function.returns_scalar.then(|| grad_companion(&function));
+            quote!(#generic #grad)
+        }
+        Err(error) => fallback::emit(&function, error),
+    }
+}
+
+/// The function made generic over `S: ::ad::Real`: `f64` in the signature (but for `#[no_grad]`
+/// parameters) and in the body becomes `S`.
+///
+/// Before: `fn f(x: f64, #[no_grad] c: f64) -> f64 { x * c + 1.0 }`
+/// After:  `fn f<S: ::ad::Real>(x: S, c: f64) -> S where f64: ..., &S: ...
+///          { x * c + <S as ::ad::Real>::from_f64(1.0) }`
+fn generic_function(function: &Function) -> ItemFn {
+    let scalar = scalar_param();
+    let mut translator = Translator::new(scalar.clone());
+    let mut item = function.item.clone();
+    let mut params = function.params.iter();
+    for arg in item.sig.inputs.iter_mut() {
+        if let FnArg::Typed(typed) = arg {
+            let param = params
+                .next()
+                .expect("one model parameter per typed argument");
+            if !matches!(param.role, Role::Constant) {
+                *typed.ty = translator.fold_type((*typed.ty).clone());
+            }
+        }
+    }
+    if let ReturnType::Type(_, ty) = &mut item.sig.output {
+        **ty = translator.fold_type((**ty).clone());
+    }
+    item.block = Box::new(translator.fold_block(*item.block));
+    // The scalar goes first among the type parameters (after the lifetimes).
+    let position = item
+        .sig
+        .generics
+        .params
+        .iter()
+        .take_while(|param| matches!(param, GenericParam::Lifetime(_)))
+        .count();
+    item.sig
+        .generics
+        .params
+        .insert(position, syn::parse_quote!(#scalar: ::ad::Real));
+    let where_clause = item.sig.generics.make_where_clause();
+    where_clause.predicates.extend(scalar_predicates(&scalar));
+    item
+}
+
+/// The bounds that give `f64 (op) S` and `&S (op) ...`, which `S: Real` cannot imply.
+fn scalar_predicates(scalar: &syn::Ident) -> Vec<syn::WherePredicate> {
+    vec![
+        syn::parse_quote!(f64: ::ad::__private::F64Ops<#scalar>),
+        syn::parse_quote!(for<'__a> &'__a f64: ::ad::__private::ScalarOps<#scalar>),
+        syn::parse_quote!(for<'__a> &'__a #scalar: ::ad::__private::RefOps<#scalar>),
+    ]
+}
+
+/// The gradient's type for a parameter of type `ty`: its own shape, owned (`&[f64]` gives
+/// `Vec<f64>`, `&[f64; 3]` gives `[f64; 3]`).
+fn gradient_type(ty: &Type) -> Type {
+    match ty {
+        Type::Reference(reference) => gradient_type(&reference.elem),
+        Type::Paren(inner) => gradient_type(&inner.elem),
+        Type::Slice(slice) => {
+            let elem = gradient_type(&slice.elem);
+            syn::parse_quote!(::std::vec::Vec<#elem>)
+        }
+        Type::Array(array) => {
+            let elem = gradient_type(&array.elem);
+            let len = &array.len;
+            syn::parse_quote!([#elem; #len])
+        }
+        Type::Tuple(tuple) => {
+            let elems = tuple.elems.iter().map(gradient_type);
+            syn::parse_quote!((#(#elems,)*))
+        }
+        other => other.clone(),
+    }
+}
+
+/// Wraps several items in a tuple; a single item stands alone.
+fn tuple_or_single<T: quote::ToTokens>(items: &[T]) -> TokenStream {
+    match items {
+        [single] => quote!(#single),
+        items => quote!((#(#items),*)),
+    }
+}
+
+/// Attributes the companions keep from the function: conditional compilation and lint levels.
+pub fn companion_attributes(item: &ItemFn) -> Vec<&syn::Attribute> {
+    item.attrs
+        .iter()
+        .filter(|attr| {
+            [
+                "cfg",
+                "cfg_attr",
+                "allow",
+                "warn",
+                "deny",
+                "expect",
+                "deprecated",
+            ]
+            .iter()
+            .any(|name| attr.path().is_ident(name))
+        })
+        .collect()
+}
+
+/// The companion's signature: the function's own, with plain parameter names.
+pub fn companion_signature(function: &Function, suffix: &str, output: TokenStream) -> TokenStream {
+    let sig = &function.item.sig;
+    let name = format_ident!("{}_{}", sig.ident, suffix, span = sig.ident.span());
+    let generics = &sig.generics;
+    let where_clause = &sig.generics.where_clause;
+    let unsafety = &sig.unsafety;
+    let params = sig
+        .inputs
+        .iter()
+        .zip_params(function)
+        .map(|(arg, param)| match (arg, param) {
+            (FnArg::Receiver(receiver), _) => quote!(#receiver),
+            (FnArg::Typed(_), Some(param)) => {
+                let (name, ty) = (&param.name, &param.ty);
+                quote!(#name: #ty)
+            }
+            (FnArg::Typed(typed), None) => quote!(#typed),
+        });
+    quote! {
+        #unsafety fn #name #generics (#(#params),*) -> #output #where_clause
+    }
+}
+
+/// Pairs each argument with its model parameter (receivers have none).
+trait ZipParams<'a>: Iterator<Item = &'a FnArg> + Sized {
+    fn zip_params(
+        self,
+        function: &'a Function,
+    ) -> impl Iterator<Item = (&'a FnArg, Option<&'a crate::model::Param>)> {
+        let mut params = function.params.iter();
+        self.map(move |arg| match arg {
+            FnArg::Receiver(_) => (arg, None),
+            FnArg::Typed(_) => (arg, params.next()),
+        })
+    }
+}
+
+impl<'a, I: Iterator<Item = &'a FnArg>> ZipParams<'a> for I {}
+
+/// `f_grad(args) -> (f64, G)`: one forward pass on the thread's tape, one backward sweep.
+///
+/// Before: `fn f(x: f64, ys: &[f64]) -> f64`
+/// After:  `fn f_grad(x: f64, ys: &[f64]) -> (f64, (f64, Vec<f64>)) {
+///              let tape = Tape::new(); let x' = seed(&tape, &x); let ys' = seed(&tape, ys);
+///              let out = f(x', &ys'); tape.backward(out);
+///              (out.value(), tape.with_adjoints(|adj| (read(&x', adj), read(&ys', adj)))) }`
+fn grad_companion(function: &Function) -> TokenStream {
+    let span = Span::mixed_site();
+    let item = &function.item;
+    let ident = &item.sig.ident;
+    let tape = quote_spanned!(span=> __tape);
+    let adjoints = quote_spanned!(span=> __adjoints);
+    let output = quote_spanned!(span=> __output);
+
+    let mut seeds = Vec::new();
+    let mut call_args = Vec::new();
+    if function.has_receiver {
+        call_args.push(quote!(self));
+    }
+    let mut reads = Vec::new();
+    let mut gradient_types = Vec::new();
+    for param in &function.params {
+        let name = &param.name;
+        if !matches!(param.role, Role::Differentiable) {
+            call_args.push(quote!(#name));
+            continue;
+        }
+        let seeded = format_ident!("__seeded_{}", name, span = span);
+        let shape = &param.shape;
+        let source = match param.passing {
+            Passing::ByValue => quote!(&#name),
+            Passing::ByRef => quote!(#name),
+        };
+        seeds.push(quote_spanned! {param.ty.span()=>
+            let #seeded = ::ad::__private::seed::<#shape>(&#tape, #source);
+        });
+        call_args.push(match param.passing {
+            Passing::ByValue => quote!(#seeded),
+            Passing::ByRef => quote!(&#seeded),
+        });
+        reads.push(quote!(::ad::__private::read_gradient::<#shape>(&#seeded, #adjoints)));
+        gradient_types.push(gradient_type(&param.ty));
+    }
+    let gradient_type = tuple_or_single(&gradient_types);
+    let reads = tuple_or_single(&reads);
+    let callee = if function.has_receiver {
+        quote!(Self::#ident)
+    } else {
+        quote!(#ident)
+    };
+    let signature = companion_signature(function, "grad", quote!((f64, #gradient_type)));
+    let vis = &item.vis;
+    let attrs = companion_attributes(item);
+    let doc = format!(
+        "The value of [`{ident}`] and its gradient with respect to each differentiable \
+         parameter, in order (generated by `#[reverse_diff]`)."
+    );
+    quote! {
+        #(#attrs)*
+        #[doc = #doc]
+        #vis #signature {
+            let #tape = ::ad::Tape::new();
+            #(#seeds)*
+            let #output: ::ad::Var = #callee(#(#call_args),*);
+            #tape.backward(#output);
+            let __gradient = #tape.with_adjoints(|#adjoints| #reads);
+            (::ad::Var::value(#output), __gradient)
+        }
+    }
+}

@@ -1,0 +1,26 @@
+//! The `#[reverse_diff]` attribute of the `ad` crate. Use it through the facade: `use
+//! ad::reverse_diff;` (its documentation, with examples, lives there).
+//!
+//! Stages, one module each: [`attr`] parses the attribute's arguments, [`model`] parses the
+//! signature into differentiable and constant parameters, [`validate`] collects every
+//! rejection, [`translate`] rewrites the body over a scalar type parameter, [`expand`] generates
+//! the generic function and its companions, and [`fallback`] emits the original function after
+//! an error.
+
+mod attr;
+mod expand;
+mod fallback;
+mod model;
+mod names;
+mod translate;
+mod validate;
+
+use proc_macro::TokenStream;
+
+/// Makes an `f64` function differentiable and generates its companion `name_grad`. See the
+/// documentation of `ad::reverse_diff`.
+#[proc_macro_attribute]
+pub fn reverse_diff(args: TokenStream, item: TokenStream) -> TokenStream {
+    let item = syn::parse_macro_input!(item as syn::ItemFn);
+    expand::reverse_diff(args.into(), item).into()
+}

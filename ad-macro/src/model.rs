@@ -1,0 +1,120 @@
+//! The parsed model of an annotated function: which parameters are differentiable and how each
+//! is passed.
+
+use crate::names::{is_f64, is_no_grad, mentions_f64};
+use syn::{FnArg, Ident, ItemFn, Pat, ReturnType, Type};
+
+/// What a parameter is to the derivative.
+pub enum Role {
+    /// Holds `f64` and is not marked `#[no_grad]`: it gets a gradient entry.
+    Differentiable,
+    /// Holds no `f64`, or is marked `#[no_grad]`: passed through unchanged.
+    Constant,
+    /// A function, closure or trait object over `f64`: translated with the scalar, so the
+    /// function can only be differentiated from another annotated function that passes it.
+    Function,
+}
+
+/// How a differentiable parameter is passed.
+pub enum Passing {
+    /// `x: T`: the companion seeds `x` and moves the seeded value in.
+    ByValue,
+    /// `x: &T`: the companion seeds `*x` and passes a reference to the seeded value.
+    ByRef,
+}
+
+/// One parameter (receivers are modelled separately).
+pub struct Param {
+    /// The name the companions give the parameter.
+    pub name: Ident,
+    /// The type as written (`#[no_grad]` removed from the attributes).
+    pub ty: Type,
+    pub role: Role,
+    pub passing: Passing,
+    /// The type whose scalars are seeded: `ty` without its outer reference.
+    pub shape: Type,
+}
+
+/// The model of an annotated function.
+pub struct Function {
+    /// The function as written, with `#[no_grad]` removed from its parameters.
+    pub item: ItemFn,
+    /// Whether the function takes `self` in some form (it then lives in an `impl` block).
+    pub has_receiver: bool,
+    pub params: Vec<Param>,
+    /// Whether the function returns exactly `f64`.
+    pub returns_scalar: bool,
+}
+
+impl Function {
+    /// Builds the model; never fails (the checks live in `validate`).
+    pub fn new(mut item: ItemFn) -> Function {
+        let mut has_receiver = false;
+        let mut params = Vec::new();
+        for (position, arg) in item.sig.inputs.iter_mut().enumerate() {
+            match arg {
+                FnArg::Receiver(_) => has_receiver = true,
+                FnArg::Typed(typed) => {
+                    let no_grad = typed.attrs.iter().any(is_no_grad);
+                    typed.attrs.retain(|attr| !is_no_grad(attr));
+                    let ty = (*typed.ty).clone();
+                    let role = if no_grad || !mentions_f64(&ty) {
+                        Role::Constant
+                    } else if is_function_like(&ty) {
+                        Role::Function
+                    } else {
+                        Role::Differentiable
+                    };
+                    let (passing, shape) = match &ty {
+                        Type::Reference(reference) => (Passing::ByRef, (*reference.elem).clone()),
+                        _ => (Passing::ByValue, ty.clone()),
+                    };
+                    let name = match &*typed.pat {
+                        Pat::Ident(pat) if pat.subpat.is_none() => pat.ident.clone(),
+                        _ => quote::format_ident!("__arg{}", position),
+                    };
+                    params.push(Param {
+                        name,
+                        ty,
+                        role,
+                        passing,
+                        shape,
+                    });
+                }
+            }
+        }
+        let returns_scalar = matches!(&item.sig.output, ReturnType::Type(_, ty) if is_f64(ty));
+        Function {
+            item,
+            has_receiver,
+            params,
+            returns_scalar,
+        }
+    }
+}
+
+/// Whether a type is a function, closure or trait object (`impl Fn(f64) -> f64`, `&dyn Fn..`,
+/// `fn(f64) -> f64`).
+pub fn is_function_like(ty: &Type) -> bool {
+    match ty {
+        Type::ImplTrait(_) | Type::TraitObject(_) | Type::BareFn(_) => true,
+        Type::Reference(reference) => is_function_like(&reference.elem),
+        Type::Paren(inner) => is_function_like(&inner.elem),
+        Type::Path(path) => path
+            .path
+            .segments
+            .last()
+            .is_some_and(|segment| segment.ident == "Box" && segment_holds_trait(segment)),
+        _ => false,
+    }
+}
+
+fn segment_holds_trait(segment: &syn::PathSegment) -> bool {
+    match &segment.arguments {
+        syn::PathArguments::AngleBracketed(args) => args
+            .args
+            .iter()
+            .any(|arg| matches!(arg, syn::GenericArgument::Type(ty) if is_function_like(ty))),
+        _ => false,
+    }
+}

@@ -1,0 +1,157 @@
+//! [`Differentiable`]: the shapes a differentiable parameter or result can have, and the
+//! polytypic helpers over them (seed 000 §9): rebuild with another scalar, visit the scalars in
+//! layout order, read a gradient back with the same shape.
+
+/// A type built from `f64` whose scalars can be differentiated: `f64`, slices, `Vec`, arrays,
+/// tuples of these, and user types with `#[derive(ad::Differentiable)]`.
+///
+/// `Self::With<S>` is the same shape with every `f64` replaced by `S` (what the translated
+/// function takes), and `Self::Gradient` is the shape a gradient comes back in: `Self` for sized
+/// types, `Vec<_>` for a slice.
+pub trait Differentiable {
+    /// The same shape over the scalar `S`.
+    type With<S>;
+    /// The gradient's shape (owned).
+    type Gradient;
+
+    /// Rebuilds the shape, replacing each scalar (in layout order) by `f(scalar)`.
+    fn map_scalars<S>(&self, f: &mut impl FnMut(f64) -> S) -> Self::With<S>;
+
+    /// Visits each scalar in layout order.
+    fn for_each_scalar(&self, f: &mut impl FnMut(f64));
+
+    /// Visits each scalar of the shape over `S`, in layout order.
+    fn for_each_with<S>(with: &Self::With<S>, f: &mut impl FnMut(&S));
+
+    /// Builds a gradient from the shape over `S`, mapping each scalar by `f`.
+    fn gradient_from<S>(with: &Self::With<S>, f: &mut impl FnMut(&S) -> f64) -> Self::Gradient;
+}
+
+impl Differentiable for f64 {
+    type With<S> = S;
+    type Gradient = f64;
+
+    #[inline]
+    fn map_scalars<S>(&self, f: &mut impl FnMut(f64) -> S) -> S {
+        f(*self)
+    }
+
+    #[inline]
+    fn for_each_scalar(&self, f: &mut impl FnMut(f64)) {
+        f(*self)
+    }
+
+    #[inline]
+    fn for_each_with<S>(with: &S, f: &mut impl FnMut(&S)) {
+        f(with)
+    }
+
+    #[inline]
+    fn gradient_from<S>(with: &S, f: &mut impl FnMut(&S) -> f64) -> f64 {
+        f(with)
+    }
+}
+
+impl<T: Differentiable> Differentiable for [T] {
+    type With<S> = Vec<T::With<S>>;
+    type Gradient = Vec<T::Gradient>;
+
+    fn map_scalars<S>(&self, f: &mut impl FnMut(f64) -> S) -> Self::With<S> {
+        self.iter().map(|item| item.map_scalars(f)).collect()
+    }
+
+    fn for_each_scalar(&self, f: &mut impl FnMut(f64)) {
+        self.iter().for_each(|item| item.for_each_scalar(f))
+    }
+
+    fn for_each_with<S>(with: &Self::With<S>, f: &mut impl FnMut(&S)) {
+        with.iter().for_each(|item| T::for_each_with(item, f))
+    }
+
+    fn gradient_from<S>(with: &Self::With<S>, f: &mut impl FnMut(&S) -> f64) -> Self::Gradient {
+        with.iter().map(|item| T::gradient_from(item, f)).collect()
+    }
+}
+
+impl<T: Differentiable> Differentiable for Vec<T> {
+    type With<S> = Vec<T::With<S>>;
+    type Gradient = Vec<T::Gradient>;
+
+    fn map_scalars<S>(&self, f: &mut impl FnMut(f64) -> S) -> Self::With<S> {
+        self.as_slice().map_scalars(f)
+    }
+
+    fn for_each_scalar(&self, f: &mut impl FnMut(f64)) {
+        self.as_slice().for_each_scalar(f)
+    }
+
+    fn for_each_with<S>(with: &Self::With<S>, f: &mut impl FnMut(&S)) {
+        <[T]>::for_each_with(with, f)
+    }
+
+    fn gradient_from<S>(with: &Self::With<S>, f: &mut impl FnMut(&S) -> f64) -> Self::Gradient {
+        <[T]>::gradient_from(with, f)
+    }
+}
+
+impl<T: Differentiable, const N: usize> Differentiable for [T; N] {
+    type With<S> = [T::With<S>; N];
+    type Gradient = [T::Gradient; N];
+
+    fn map_scalars<S>(&self, f: &mut impl FnMut(f64) -> S) -> Self::With<S> {
+        let mut items = self.iter();
+        std::array::from_fn(|_| items.next().expect("N items").map_scalars(f))
+    }
+
+    fn for_each_scalar(&self, f: &mut impl FnMut(f64)) {
+        self.iter().for_each(|item| item.for_each_scalar(f))
+    }
+
+    fn for_each_with<S>(with: &Self::With<S>, f: &mut impl FnMut(&S)) {
+        with.iter().for_each(|item| T::for_each_with(item, f))
+    }
+
+    fn gradient_from<S>(with: &Self::With<S>, f: &mut impl FnMut(&S) -> f64) -> Self::Gradient {
+        let mut items = with.iter();
+        std::array::from_fn(|_| T::gradient_from(items.next().expect("N items"), f))
+    }
+}
+
+macro_rules! tuples {
+    ($(($($T:ident $i:tt),+))*) => {$(
+        impl<$($T: Differentiable),+> Differentiable for ($($T,)+) {
+            type With<S> = ($($T::With<S>,)+);
+            type Gradient = ($($T::Gradient,)+);
+
+            fn map_scalars<S>(&self, f: &mut impl FnMut(f64) -> S) -> Self::With<S> {
+                ($(self.$i.map_scalars(f),)+)
+            }
+
+            fn for_each_scalar(&self, f: &mut impl FnMut(f64)) {
+                $(self.$i.for_each_scalar(f);)+
+            }
+
+            fn for_each_with<S>(with: &Self::With<S>, f: &mut impl FnMut(&S)) {
+                $($T::for_each_with(&with.$i, f);)+
+            }
+
+            fn gradient_from<S>(
+                with: &Self::With<S>,
+                f: &mut impl FnMut(&S) -> f64,
+            ) -> Self::Gradient {
+                ($($T::gradient_from(&with.$i, f),)+)
+            }
+        }
+    )*};
+}
+
+tuples! {
+    (A 0)
+    (A 0, B 1)
+    (A 0, B 1, C 2)
+    (A 0, B 1, C 2, D 3)
+    (A 0, B 1, C 2, D 3, E 4)
+    (A 0, B 1, C 2, D 3, E 4, F 5)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
+    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
+}

@@ -1,0 +1,36 @@
+//! Runtime of the `ad` crate: the [`Real`] scalar trait, the taped scalar [`Var`], the per-thread
+//! [`Tape`] and the [`Differentiable`] trait that seeds inputs and reads gradients back.
+//!
+//! Users normally depend on the facade crate `ad` and never name this crate. A function annotated
+//! with `#[reverse_diff]` becomes generic over `S: Real`; `f64` runs it at full speed and [`Var`]
+//! records every primitive operation on the thread's tape.
+//!
+//! ```
+//! use ad_runtime::{Real, Tape};
+//!
+//! fn f<S: Real>(x: S, y: S) -> S {
+//!     x * y + x.sin()
+//! }
+//!
+//! let tape = Tape::new();
+//! let (x, y) = (tape.var(1.5), tape.var(2.0));
+//! let z = f(x, y);
+//! tape.backward(z);
+//! assert_eq!(tape.adjoint(x), 2.0 + 1.5f64.cos());
+//! assert_eq!(tape.adjoint(y), 1.5);
+//! ```
+
+mod differentiable;
+mod ops;
+mod primitives;
+mod real;
+mod tape;
+mod var;
+
+#[doc(hidden)]
+pub mod __private;
+
+pub use differentiable::Differentiable;
+pub use real::Real;
+pub use tape::Tape;
+pub use var::Var;

@@ -1,0 +1,183 @@
+//! Arithmetic, comparison, `Sum` and `Product` for [`Var`]. Each derivative rule is written once
+//! on `(Var, Var)`; macros generate every combination of `Var`, `&Var`, `f64` and `&f64` that
+//! `f64` itself supports, so code written for `f64` compiles unchanged.
+
+use crate::tape::{record_binary, record_unary};
+use crate::var::Var;
+use std::cmp::Ordering;
+use std::iter::{Product, Sum};
+use std::ops::{
+    Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Rem, RemAssign, Sub, SubAssign,
+};
+
+/// A value that can stand as an operand of a `Var` operation: `f64` values are constants.
+trait Operand {
+    fn operand(self) -> Var;
+}
+
+impl Operand for Var {
+    #[inline(always)]
+    fn operand(self) -> Var {
+        self
+    }
+}
+
+impl Operand for &Var {
+    #[inline(always)]
+    fn operand(self) -> Var {
+        *self
+    }
+}
+
+impl Operand for f64 {
+    #[inline(always)]
+    fn operand(self) -> Var {
+        Var::constant(self)
+    }
+}
+
+impl Operand for &f64 {
+    #[inline(always)]
+    fn operand(self) -> Var {
+        Var::constant(*self)
+    }
+}
+
+// The rules, one line each: value, then the partials with respect to `a` and `b`.
+#[inline]
+fn add(a: Var, b: Var) -> Var {
+    record_binary(a.value + b.value, a, 1.0, b, 1.0)
+}
+
+#[inline]
+fn sub(a: Var, b: Var) -> Var {
+    record_binary(a.value - b.value, a, 1.0, b, -1.0)
+}
+
+#[inline]
+fn mul(a: Var, b: Var) -> Var {
+    record_binary(a.value * b.value, a, b.value, b, a.value)
+}
+
+#[inline]
+fn div(a: Var, b: Var) -> Var {
+    let value = a.value / b.value;
+    record_binary(value, a, 1.0 / b.value, b, -value / b.value)
+}
+
+#[inline]
+fn rem(a: Var, b: Var) -> Var {
+    // a % b = a - trunc(a / b) * b
+    record_binary(a.value % b.value, a, 1.0, b, -(a.value / b.value).trunc())
+}
+
+macro_rules! binary_ops {
+    ($($Trait:ident $method:ident $AssignTrait:ident $assign:ident => $rule:ident;)*) => {$(
+        binary_ops!(@pairs $Trait $method $rule;
+            [Var, Var] [Var, &Var] [&Var, Var] [&Var, &Var]
+            [Var, f64] [Var, &f64] [&Var, f64] [&Var, &f64]
+            [f64, Var] [f64, &Var] [&f64, Var] [&f64, &Var]);
+        binary_ops!(@assign $AssignTrait $assign $rule; Var &Var f64 &f64);
+    )*};
+    (@pairs $Trait:ident $method:ident $rule:ident; $([$L:ty, $R:ty])*) => {$(
+        impl $Trait<$R> for $L {
+            type Output = Var;
+            #[inline]
+            fn $method(self, rhs: $R) -> Var {
+                $rule(self.operand(), rhs.operand())
+            }
+        }
+    )*};
+    (@assign $AssignTrait:ident $assign:ident $rule:ident; $($R:ty)*) => {$(
+        impl $AssignTrait<$R> for Var {
+            #[inline]
+            fn $assign(&mut self, rhs: $R) {
+                *self = $rule(*self, rhs.operand());
+            }
+        }
+    )*};
+}
+
+binary_ops! {
+    Add add AddAssign add_assign => add;
+    Sub sub SubAssign sub_assign => sub;
+    Mul mul MulAssign mul_assign => mul;
+    Div div DivAssign div_assign => div;
+    Rem rem RemAssign rem_assign => rem;
+}
+
+impl Neg for Var {
+    type Output = Var;
+    #[inline]
+    fn neg(self) -> Var {
+        record_unary(-self.value, self, -1.0)
+    }
+}
+
+impl Neg for &Var {
+    type Output = Var;
+    #[inline]
+    fn neg(self) -> Var {
+        -*self
+    }
+}
+
+macro_rules! folds {
+    ($($T:ty)*) => {$(
+        impl<'a> Sum<$T> for Var {
+            fn sum<I: Iterator<Item = $T>>(iter: I) -> Var {
+                iter.fold(Var::constant(0.0), |acc, x| add(acc, x.operand()))
+            }
+        }
+        impl<'a> Product<$T> for Var {
+            fn product<I: Iterator<Item = $T>>(iter: I) -> Var {
+                iter.fold(Var::constant(1.0), |acc, x| mul(acc, x.operand()))
+            }
+        }
+    )*};
+}
+
+folds!(Var &'a Var f64 &'a f64);
+
+// Comparisons look at values only: the tape records the branch that actually ran.
+impl PartialEq for Var {
+    #[inline]
+    fn eq(&self, other: &Var) -> bool {
+        self.value == other.value
+    }
+}
+
+impl PartialEq<f64> for Var {
+    #[inline]
+    fn eq(&self, other: &f64) -> bool {
+        self.value == *other
+    }
+}
+
+impl PartialEq<Var> for f64 {
+    #[inline]
+    fn eq(&self, other: &Var) -> bool {
+        *self == other.value
+    }
+}
+
+impl PartialOrd for Var {
+    #[inline]
+    fn partial_cmp(&self, other: &Var) -> Option<Ordering> {
+        self.value.partial_cmp(&other.value)
+    }
+}
+
+impl PartialOrd<f64> for Var {
+    #[inline]
+    fn partial_cmp(&self, other: &f64) -> Option<Ordering> {
+        self.value.partial_cmp(other)
+    }
+}
+
+impl PartialOrd<Var> for f64 {
+    #[inline]
+    fn partial_cmp(&self, other: &Var) -> Option<Ordering> {
+        self.partial_cmp(&other.value)
+    }
+}

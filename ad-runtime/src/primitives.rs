@@ -1,0 +1,220 @@
+//! The primitive operations of [`Var`] and their partial derivatives: one line per operation,
+//! value and partials side by side (seed 000, Fig. 14 and §8.2).
+//!
+//! Where a derivative does not exist, one convention holds (README, "Correctness"):
+//! - `abs` at 0, `copysign` at 0: 0 (the smallest subgradient);
+//! - `max`/`min` on a tie: the receiver (`self`) gets the derivative, as `if a >= b { a } else { b }`
+//!   would; a NaN operand is ignored for the value and the derivative alike;
+//! - `clamp` at a bound: the derivative goes to `self`;
+//! - `floor`, `ceil`, `round`, `trunc`, `signum`: 0 everywhere, integers included;
+//! - `sqrt` and `cbrt` at 0: +∞; `powi(0)` and `powf` with exponent 0: 0; `powf` with base 0: 0
+//!   with respect to the exponent (no NaN from 0 · ln 0);
+//! - `atan2` and `hypot` at the origin: 0 for both operands.
+
+use crate::real::Real;
+use crate::tape::{record_binary, record_nary, record_unary};
+use crate::var::Var;
+use std::f64::consts::{LN_10, LN_2};
+
+/// The sign of `x` as a derivative: 1, -1, 0 at zero, NaN for NaN.
+fn sign_or_zero(x: f64) -> f64 {
+    if x > 0.0 {
+        1.0
+    } else if x < 0.0 {
+        -1.0
+    } else {
+        x * 0.0
+    }
+}
+
+/// Defines a one-operand primitive: `name(x) = value; d/dx = partial` (`v` is the value).
+macro_rules! unary {
+    ($($name:ident: |$x:ident, $v:ident| $value:expr, $partial:expr;)*) => {$(
+        #[inline]
+        fn $name(self) -> Var {
+            let $x = self.value;
+            let $v = $value;
+            record_unary($v, self, $partial)
+        }
+    )*};
+}
+
+/// Defines a primitive whose derivative is 0 everywhere: its result is a constant.
+macro_rules! piecewise_constant {
+    ($($name:ident)*) => {$(
+        #[inline]
+        fn $name(self) -> Var {
+            Var::constant(self.value.$name())
+        }
+    )*};
+}
+
+/// Forwards a predicate to the value.
+macro_rules! predicate {
+    ($($name:ident)*) => {$(
+        #[inline]
+        fn $name(self) -> bool {
+            self.value.$name()
+        }
+    )*};
+}
+
+impl Real for Var {
+    #[inline]
+    fn from_f64(value: f64) -> Var {
+        Var::constant(value)
+    }
+
+    #[inline]
+    fn value(self) -> f64 {
+        self.value
+    }
+
+    unary! {
+        abs:        |x, v| x.abs(),            sign_or_zero(x);
+        sqrt:       |x, v| x.sqrt(),           0.5 / v;
+        cbrt:       |x, v| x.cbrt(),           1.0 / (3.0 * v * v);
+        exp:        |x, v| x.exp(),            v;
+        exp2:       |x, v| x.exp2(),           v * LN_2;
+        exp_m1:     |x, v| x.exp_m1(),         v + 1.0;
+        ln:         |x, v| x.ln(),             1.0 / x;
+        log2:       |x, v| x.log2(),           1.0 / (x * LN_2);
+        log10:      |x, v| x.log10(),          1.0 / (x * LN_10);
+        ln_1p:      |x, v| x.ln_1p(),          1.0 / (1.0 + x);
+        sin:        |x, v| x.sin(),            x.cos();
+        cos:        |x, v| x.cos(),            -x.sin();
+        tan:        |x, v| x.tan(),            1.0 + v * v;
+        asin:       |x, v| x.asin(),           1.0 / (1.0 - x * x).sqrt();
+        acos:       |x, v| x.acos(),           -1.0 / (1.0 - x * x).sqrt();
+        atan:       |x, v| x.atan(),           1.0 / (1.0 + x * x);
+        sinh:       |x, v| x.sinh(),           x.cosh();
+        cosh:       |x, v| x.cosh(),           x.sinh();
+        tanh:       |x, v| x.tanh(),           1.0 - v * v;
+        asinh:      |x, v| x.asinh(),          1.0 / (x * x + 1.0).sqrt();
+        acosh:      |x, v| x.acosh(),          1.0 / (x * x - 1.0).sqrt();
+        atanh:      |x, v| x.atanh(),          1.0 / (1.0 - x * x);
+        recip:      |x, v| x.recip(),          -v * v;
+        fract:      |x, v| x.fract(),          1.0;
+        to_degrees: |x, v| x.to_degrees(),     180.0 / std::f64::consts::PI;
+        to_radians: |x, v| x.to_radians(),     std::f64::consts::PI / 180.0;
+    }
+
+    piecewise_constant!(signum floor ceil round trunc);
+
+    predicate!(is_nan is_finite is_infinite is_sign_negative is_sign_positive);
+
+    #[inline]
+    fn powi(self, n: i32) -> Var {
+        let x = self.value;
+        let partial = if n == 0 {
+            0.0
+        } else {
+            f64::from(n) * x.powi(n - 1)
+        };
+        record_unary(x.powi(n), self, partial)
+    }
+
+    #[inline]
+    fn powf(self, n: impl Into<Var>) -> Var {
+        let n = n.into();
+        let (x, y) = (self.value, n.value);
+        let v = x.powf(y);
+        let dx = if y == 0.0 { 0.0 } else { y * x.powf(y - 1.0) };
+        let dy = if v == 0.0 { 0.0 } else { v * x.ln() };
+        record_binary(v, self, dx, n, dy)
+    }
+
+    #[inline]
+    fn log(self, base: impl Into<Var>) -> Var {
+        // log_b x = ln x / ln b
+        let base = base.into();
+        let (x, b) = (self.value, base.value);
+        let ln_b = b.ln();
+        let dx = 1.0 / (x * ln_b);
+        let db = -x.ln() / (b * ln_b * ln_b);
+        record_binary(x.log(b), self, dx, base, db)
+    }
+
+    #[inline]
+    fn atan2(self, other: impl Into<Var>) -> Var {
+        let other = other.into();
+        let (y, x) = (self.value, other.value);
+        let r2 = x * x + y * y;
+        let (dy, dx) = if r2 == 0.0 {
+            (0.0, 0.0)
+        } else {
+            (x / r2, -y / r2)
+        };
+        record_binary(y.atan2(x), self, dy, other, dx)
+    }
+
+    #[inline]
+    fn hypot(self, other: impl Into<Var>) -> Var {
+        let other = other.into();
+        let (x, y) = (self.value, other.value);
+        let v = x.hypot(y);
+        let (dx, dy) = if v == 0.0 { (0.0, 0.0) } else { (x / v, y / v) };
+        record_binary(v, self, dx, other, dy)
+    }
+
+    #[inline]
+    fn sin_cos(self) -> (Var, Var) {
+        let (s, c) = self.value.sin_cos();
+        (record_unary(s, self, c), record_unary(c, self, -s))
+    }
+
+    #[inline]
+    fn max(self, other: impl Into<Var>) -> Var {
+        let other = other.into();
+        if self.value >= other.value || other.value.is_nan() {
+            self
+        } else {
+            other
+        }
+    }
+
+    #[inline]
+    fn min(self, other: impl Into<Var>) -> Var {
+        let other = other.into();
+        if self.value <= other.value || other.value.is_nan() {
+            self
+        } else {
+            other
+        }
+    }
+
+    #[inline]
+    fn clamp(self, min: impl Into<Var>, max: impl Into<Var>) -> Var {
+        let (min, max) = (min.into(), max.into());
+        // Same panics as f64::clamp (min > max, or a NaN bound).
+        let value = self.value.clamp(min.value, max.value);
+        if value < self.value {
+            max
+        } else if value > self.value {
+            min
+        } else {
+            self
+        }
+    }
+
+    #[inline]
+    fn mul_add(self, a: impl Into<Var>, b: impl Into<Var>) -> Var {
+        let (a, b) = (a.into(), b.into());
+        let value = self.value.mul_add(a.value, b.value);
+        record_nary(value, [(self, a.value), (a, self.value), (b, 1.0)])
+    }
+
+    #[inline]
+    fn copysign(self, sign: impl Into<Var>) -> Var {
+        let (x, s) = (self.value, sign.into().value);
+        let value = x.copysign(s);
+        let partial = if x == 0.0 {
+            0.0
+        } else if x.is_sign_negative() == s.is_sign_negative() {
+            1.0
+        } else {
+            -1.0
+        };
+        record_unary(value, self, partial)
+    }
+}

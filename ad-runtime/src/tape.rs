@@ -1,0 +1,363 @@
+//! The per-thread tape: a linear record of every primitive operation, and the backward sweep.
+//!
+//! Layout (struct of arrays): node `i` owns the operand slots `ends[i - 1]..ends[i]` of
+//! `operands` (the nodes it read) and `partials` (its partial derivative with respect to each).
+//! An input has no operand slots. Unary and binary operations push one or two slots and never
+//! allocate once the buffers are warm; n-ary records (user primitives, fused callees) use the
+//! same layout with n slots.
+
+use crate::var::Var;
+use std::cell::RefCell;
+use std::marker::PhantomData;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// The largest number of nodes a tape holds: node indices are 32-bit.
+pub(crate) const MAX_NODES: u32 = u32::MAX;
+
+/// Tags of recording sessions, unique across threads, so a `Var` from another session is caught.
+static NEXT_TAG: AtomicU32 = AtomicU32::new(1);
+
+fn next_tag() -> u32 {
+    loop {
+        let tag = NEXT_TAG.fetch_add(1, Ordering::Relaxed);
+        if tag != 0 {
+            return tag;
+        }
+    }
+}
+
+/// The recorded operations of one session and the adjoint buffer of its backward sweep.
+pub(crate) struct Recording {
+    /// Tag of the active session; 0 when no session records on this thread.
+    tag: u32,
+    /// The most nodes this recording may hold (lowered only by tests of the overflow message).
+    limit: u32,
+    ends: Vec<u32>,
+    operands: Vec<u32>,
+    partials: Vec<f64>,
+    adjoints: Vec<f64>,
+}
+
+impl Recording {
+    const fn new() -> Recording {
+        Recording {
+            tag: 0,
+            limit: MAX_NODES,
+            ends: Vec::new(),
+            operands: Vec::new(),
+            partials: Vec::new(),
+            adjoints: Vec::new(),
+        }
+    }
+
+    fn clear(&mut self) {
+        self.ends.clear();
+        self.operands.clear();
+        self.partials.clear();
+        self.adjoints.clear();
+    }
+
+    #[inline]
+    fn check(&self, var: Var) {
+        if var.tape != self.tag {
+            wrong_tape(var, self.tag);
+        }
+    }
+
+    /// Closes a node over the operand slots pushed since the previous node.
+    #[inline]
+    fn push_node(&mut self, value: f64) -> Var {
+        let index = self.ends.len() as u32;
+        if index >= self.limit {
+            tape_full(self.limit);
+        }
+        self.ends.push(self.operands.len() as u32);
+        Var {
+            value,
+            index,
+            tape: self.tag,
+        }
+    }
+
+    #[inline]
+    fn push_operand(&mut self, operand: Var, partial: f64) {
+        self.check(operand);
+        self.operands.push(operand.index);
+        self.partials.push(partial);
+    }
+
+    fn sweep(&mut self) {
+        let Recording {
+            ends,
+            operands,
+            partials,
+            adjoints,
+            ..
+        } = self;
+        let mut end = operands.len();
+        for node in (0..ends.len()).rev() {
+            let start = if node == 0 {
+                0
+            } else {
+                ends[node - 1] as usize
+            };
+            let adjoint = adjoints[node];
+            // Nodes that do not reach the output pass nothing back, so an infinite or NaN
+            // partial of an unused branch cannot poison the gradient (0 * inf would be NaN).
+            if adjoint != 0.0 {
+                for slot in start..end {
+                    adjoints[operands[slot] as usize] += adjoint * partials[slot];
+                }
+            }
+            end = start;
+        }
+    }
+}
+
+thread_local! {
+    static RECORDING: RefCell<Recording> = const { RefCell::new(Recording::new()) };
+}
+
+#[cold]
+#[inline(never)]
+fn wrong_tape(var: Var, active: u32) -> ! {
+    if active == 0 {
+        panic!(
+            "ad: a Var was used while no tape records on this thread (its tape was dropped, or \
+             the Var was moved to another thread); a Var is valid only inside the call that made it"
+        );
+    }
+    panic!(
+        "ad: a Var from another tape was used (tape #{} while tape #{} records on this thread): \
+         Vars cannot move between threads, outlive their tape, or cross into a nested tape",
+        var.tape, active
+    );
+}
+
+#[cold]
+#[inline(never)]
+fn tape_full(limit: u32) -> ! {
+    panic!(
+        "ad: the tape is full: it holds at most {limit} recorded operations (32-bit node indices); \
+         split the computation, or mark inner functions #[reverse_diff(fused)]"
+    );
+}
+
+/// Records a node with one operand.
+#[inline]
+pub(crate) fn record_unary(value: f64, a: Var, da: f64) -> Var {
+    if a.is_constant() {
+        return Var::constant(value);
+    }
+    RECORDING.with(|r| {
+        let mut r = r.borrow_mut();
+        r.push_operand(a, da);
+        r.push_node(value)
+    })
+}
+
+/// Records a node with two operands; a constant operand takes no slot.
+#[inline]
+pub(crate) fn record_binary(value: f64, a: Var, da: f64, b: Var, db: f64) -> Var {
+    match (a.is_constant(), b.is_constant()) {
+        (true, true) => Var::constant(value),
+        (false, true) => record_unary(value, a, da),
+        (true, false) => record_unary(value, b, db),
+        (false, false) => RECORDING.with(|r| {
+            let mut r = r.borrow_mut();
+            r.push_operand(a, da);
+            r.push_operand(b, db);
+            r.push_node(value)
+        }),
+    }
+}
+
+/// Records a node with any number of operands (constants are skipped): one record for a whole
+/// primitive, whatever its inside does.
+pub(crate) fn record_nary(value: f64, operands: impl IntoIterator<Item = (Var, f64)>) -> Var {
+    let mut operands = operands
+        .into_iter()
+        .filter(|(v, _)| !v.is_constant())
+        .peekable();
+    if operands.peek().is_none() {
+        return Var::constant(value);
+    }
+    RECORDING.with(|r| {
+        let mut r = r.borrow_mut();
+        for (operand, partial) in operands {
+            r.push_operand(operand, partial);
+        }
+        r.push_node(value)
+    })
+}
+
+/// A recording session on this thread's tape.
+///
+/// While a `Tape` is alive, [`Var`]s made by [`Tape::var`] and everything computed from them are
+/// recorded. [`Tape::backward`] sweeps the record once from the end, and [`Tape::adjoint`] reads the
+/// derivative of the output with respect to any recorded value. Dropping the `Tape` ends the
+/// session (also when a panic unwinds through it), so the next session on the thread starts
+/// clean; its buffers are kept, so sessions in a loop do not allocate once warm.
+///
+/// Tapes nest: a `Tape` created while another records on the same thread records separately and
+/// restores the outer one when dropped (drop them in reverse order of creation). A `Tape` is tied
+/// to its thread, so it is neither `Send` nor `Sync`.
+///
+/// ```
+/// use ad_runtime::Tape;
+///
+/// let tape = Tape::new();
+/// let x = tape.var(3.0);
+/// let y = x * x;
+/// tape.backward(y);
+/// assert_eq!(tape.adjoint(x), 6.0);
+/// ```
+pub struct Tape {
+    tag: u32,
+    outer: Option<Recording>,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Tape {
+    /// Starts recording on this thread.
+    pub fn new() -> Tape {
+        let tag = next_tag();
+        let outer = RECORDING.with(|r| {
+            let mut r = r.borrow_mut();
+            if r.tag == 0 {
+                r.clear();
+                r.tag = tag;
+                None
+            } else {
+                let mut inner = Recording::new();
+                inner.limit = r.limit;
+                inner.tag = tag;
+                Some(std::mem::replace(&mut *r, inner))
+            }
+        });
+        Tape {
+            tag,
+            outer,
+            _not_send: PhantomData,
+        }
+    }
+
+    fn with_active<R>(&self, f: impl FnOnce(&mut Recording) -> R) -> R {
+        RECORDING.with(|r| {
+            let mut r = r.borrow_mut();
+            if r.tag != self.tag {
+                panic!(
+                    "ad: this Tape is not the innermost tape recording on this thread; \
+                     drop nested tapes before using an outer one"
+                );
+            }
+            f(&mut r)
+        })
+    }
+
+    /// A new input: a recorded value with no operands.
+    pub fn var(&self, value: f64) -> Var {
+        self.with_active(|r| r.push_node(value))
+    }
+
+    /// How many nodes (inputs and operations) have been recorded.
+    pub fn len(&self) -> usize {
+        self.with_active(|r| r.ends.len())
+    }
+
+    /// Whether nothing has been recorded yet.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Sweeps the tape once from the end, with adjoint 1 on `output`: afterwards
+    /// [`Tape::adjoint`] gives the derivative of `output` with respect to any recorded value.
+    /// A constant `output` has derivative 0 with respect to everything.
+    pub fn backward(&self, output: Var) {
+        self.backward_seeded([(output, 1.0)]);
+    }
+
+    /// Sweeps the tape once from the end, starting from the given adjoints of output values:
+    /// afterwards [`Tape::adjoint`] gives the pull-back of that cotangent (a vector–Jacobian
+    /// product). Constant outputs are skipped.
+    pub fn backward_seeded(&self, seeds: impl IntoIterator<Item = (Var, f64)>) {
+        self.with_active(|r| {
+            let nodes = r.ends.len();
+            r.adjoints.clear();
+            r.adjoints.resize(nodes, 0.0);
+            for (output, seed) in seeds {
+                if !output.is_constant() {
+                    r.check(output);
+                    r.adjoints[output.index as usize] += seed;
+                }
+            }
+            r.sweep();
+        })
+    }
+
+    /// The derivative of the output of the last [`Tape::backward`] with respect to `var`
+    /// (0 for a constant, or for a value recorded after that sweep).
+    pub fn adjoint(&self, var: Var) -> f64 {
+        self.with_active(|r| adjoint_of(r, var))
+    }
+
+    /// Reads many adjoints under one access to the thread's tape.
+    pub fn with_adjoints<R>(&self, read: impl FnOnce(&Adjoints<'_>) -> R) -> R {
+        self.with_active(|r| read(&Adjoints { recording: r }))
+    }
+}
+
+fn adjoint_of(r: &Recording, var: Var) -> f64 {
+    if var.is_constant() {
+        return 0.0;
+    }
+    r.check(var);
+    r.adjoints.get(var.index as usize).copied().unwrap_or(0.0)
+}
+
+impl Default for Tape {
+    fn default() -> Tape {
+        Tape::new()
+    }
+}
+
+impl Drop for Tape {
+    fn drop(&mut self) {
+        // `try_with`: the thread-local may already be gone when a Tape is dropped during thread
+        // teardown; there is nothing left to restore then.
+        let _ = RECORDING.try_with(|r| {
+            let mut r = r.borrow_mut();
+            if r.tag != self.tag {
+                return;
+            }
+            match self.outer.take() {
+                Some(outer) => *r = outer,
+                None => {
+                    r.tag = 0;
+                    r.clear();
+                }
+            }
+        });
+    }
+}
+
+/// The adjoints of the last backward sweep, borrowed from the thread's tape (see
+/// [`Tape::with_adjoints`]).
+pub struct Adjoints<'a> {
+    recording: &'a Recording,
+}
+
+impl Adjoints<'_> {
+    /// The adjoint of `var` (0 for a constant).
+    #[inline]
+    pub fn get(&self, var: Var) -> f64 {
+        adjoint_of(self.recording, var)
+    }
+}
+
+/// Sets the most nodes a tape on this thread may hold, so tests can reach the overflow message
+/// without recording four billion operations. `None` restores the real limit.
+#[doc(hidden)]
+pub fn set_node_limit(limit: Option<u32>) {
+    RECORDING.with(|r| r.borrow_mut().limit = limit.unwrap_or(MAX_NODES));
+}
