@@ -5,9 +5,10 @@
 //! signature into differentiable and constant parameters, [`validate`] collects every
 //! rejection, [`translate`] rewrites the body over a scalar type parameter, [`expand`] generates
 //! the generic function and its companions, and [`fallback`] emits the original function after
-//! an error.
+//! an error. [`derive`] implements `#[derive(Differentiable)]`.
 
 mod attr;
+mod derive;
 mod expand;
 mod fallback;
 mod model;
@@ -23,4 +24,12 @@ use proc_macro::TokenStream;
 pub fn reverse_diff(args: TokenStream, item: TokenStream) -> TokenStream {
     let item = syn::parse_macro_input!(item as syn::ItemFn);
     expand::reverse_diff(args.into(), item).into()
+}
+
+/// Implements `ad::Differentiable` for a struct or enum generic in its scalar. See the
+/// documentation of `ad::Differentiable`.
+#[proc_macro_derive(Differentiable)]
+pub fn derive_differentiable(input: TokenStream) -> TokenStream {
+    let input = syn::parse_macro_input!(input as syn::DeriveInput);
+    derive::derive(input).into()
 }

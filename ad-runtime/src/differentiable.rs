@@ -155,3 +155,50 @@ tuples! {
     (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
     (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
 }
+
+impl<T: Differentiable> Differentiable for Box<T> {
+    type With<S> = Box<T::With<S>>;
+    type Gradient = Box<T::Gradient>;
+
+    fn map_scalars<S>(&self, f: &mut impl FnMut(f64) -> S) -> Self::With<S> {
+        Box::new((**self).map_scalars(f))
+    }
+
+    fn for_each_scalar(&self, f: &mut impl FnMut(f64)) {
+        (**self).for_each_scalar(f)
+    }
+
+    fn for_each_with<S>(with: &Self::With<S>, f: &mut impl FnMut(&S)) {
+        T::for_each_with(with, f)
+    }
+
+    fn gradient_from<S>(with: &Self::With<S>, f: &mut impl FnMut(&S) -> f64) -> Self::Gradient {
+        Box::new(T::gradient_from(with, f))
+    }
+}
+
+/// `None` has no scalars; the gradient of `Some(x)` is `Some` of the gradient of `x`.
+impl<T: Differentiable> Differentiable for Option<T> {
+    type With<S> = Option<T::With<S>>;
+    type Gradient = Option<T::Gradient>;
+
+    fn map_scalars<S>(&self, f: &mut impl FnMut(f64) -> S) -> Self::With<S> {
+        self.as_ref().map(|item| item.map_scalars(f))
+    }
+
+    fn for_each_scalar(&self, f: &mut impl FnMut(f64)) {
+        if let Some(item) = self {
+            item.for_each_scalar(f)
+        }
+    }
+
+    fn for_each_with<S>(with: &Self::With<S>, f: &mut impl FnMut(&S)) {
+        if let Some(item) = with {
+            T::for_each_with(item, f)
+        }
+    }
+
+    fn gradient_from<S>(with: &Self::With<S>, f: &mut impl FnMut(&S) -> f64) -> Self::Gradient {
+        with.as_ref().map(|item| T::gradient_from(item, f))
+    }
+}
