@@ -1,6 +1,6 @@
 //! Parses the arguments of `#[reverse_diff(...)]`.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{TokenStream, TokenTree};
 
 /// The options given in `#[reverse_diff(...)]`. None are accepted yet: any argument is an error
 /// naming it.
@@ -10,9 +10,18 @@ pub struct Options;
 pub fn parse(args: TokenStream) -> syn::Result<Options> {
     match args.into_iter().next() {
         None => Ok(Options),
-        Some(first) => Err(syn::Error::new_spanned(
-            first,
-            "unknown argument to #[reverse_diff]: write #[reverse_diff] with no arguments",
-        )),
+        Some(first) => {
+            let named = match &first {
+                TokenTree::Ident(ident) => format!(" `{ident}`"),
+                _ => String::new(),
+            };
+            Err(syn::Error::new_spanned(
+                first,
+                format!(
+                    "unknown argument{named} to #[reverse_diff], which takes none: write \
+                     #[reverse_diff] alone, and #[no_grad] before each parameter to keep constant"
+                ),
+            ))
+        }
     }
 }

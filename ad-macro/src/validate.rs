@@ -3,7 +3,6 @@
 
 use crate::model::{Function, Role};
 use crate::names::{is_no_grad, mentions_f64};
-use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::{Error, FnArg, GenericParam, ItemFn, ReturnType, Type, TypeParamBound};
 
@@ -34,16 +33,28 @@ const FLOAT_TRAITS: &[&str] = &[
     "Scalar",
 ];
 
-/// Checks the original function as written (before `model` strips `#[no_grad]`).
+/// Checks the original function as written (before `model` strips `#[no_grad]` from the
+/// parameters): `#[no_grad]` anywhere else is an error.
 pub fn check_original(item: &ItemFn, errors: &mut Errors) {
     for attr in item.attrs.iter().filter(|attr| is_no_grad(attr)) {
-        errors.push(misplaced_no_grad(attr));
+        errors.push(Error::new_spanned(
+            attr,
+            "#[no_grad] cannot mark a whole function: put it before a parameter to keep that \
+             parameter constant (`#[no_grad] data: &[f64]`)",
+        ));
     }
+    /// Finds `#[no_grad]` in the body and the generic parameters, but not in nested items,
+    /// which are not translated.
     struct NoGradFinder<'a>(&'a mut Errors);
     impl Visit<'_> for NoGradFinder<'_> {
         fn visit_attribute(&mut self, attr: &syn::Attribute) {
             if is_no_grad(attr) {
-                self.0.push(misplaced_no_grad(attr));
+                self.0.push(Error::new_spanned(
+                    attr,
+                    "#[no_grad] marks parameters only, not statements, expressions or generic \
+                     parameters: remove it here, and put it before the parameter that holds \
+                     constant data (`#[no_grad] data: &[f64]`)",
+                ));
             }
         }
         fn visit_item(&mut self, _: &syn::Item) {}
@@ -53,14 +64,6 @@ pub fn check_original(item: &ItemFn, errors: &mut Errors) {
     for param in &item.sig.generics.params {
         finder.visit_generic_param(param);
     }
-}
-
-fn misplaced_no_grad(attr: &syn::Attribute) -> Error {
-    Error::new_spanned(
-        attr,
-        "#[no_grad] marks a parameter of a #[reverse_diff] function as constant data; \
-         it cannot stand here: move it onto a parameter",
-    )
 }
 
 /// Checks the model: the signature's shape and the parameters' roles.
@@ -87,52 +90,22 @@ pub fn check(function: &Function, errors: &mut Errors) {
              Rust function and wrap it in the `extern` one",
         ));
     }
-    for param in &sig.generics.params {
-        if let GenericParam::Type(type_param) = param {
-            let float_bound = type_param.bounds.iter().any(|bound| match bound {
-                TypeParamBound::Trait(bound) => {
-                    bound.path.segments.last().is_some_and(|segment| {
-                        FLOAT_TRAITS.iter().any(|name| segment.ident == name)
-                    })
-                }
-                _ => false,
-            });
-            if float_bound {
-                errors.push(Error::new_spanned(
-                    type_param,
-                    format!(
-                        "this function is already generic over its float type `{}`: write it \
-                         over `f64` and #[reverse_diff] makes it generic for you",
-                        type_param.ident
-                    ),
-                ));
-            }
-        }
-    }
+    let float_generic = check_float_generics(&sig.generics, errors);
     for arg in &sig.inputs {
         if let FnArg::Typed(typed) = arg {
-            if let Type::Reference(reference) = &*typed.ty {
-                if let Some(mutability) = &reference.mutability {
-                    if mentions_f64(&typed.ty) {
-                        errors.push(Error::new(
-                            mutability
-                                .span()
-                                .join(reference.elem.span())
-                                .unwrap_or(mutability.span()),
-                            "#[reverse_diff] cannot differentiate through a `&mut` parameter \
-                             holding f64: take the value by reference or by value and return \
-                             the result instead",
-                        ));
-                    }
-                }
-            }
+            check_mut_references(&typed.ty, errors);
         }
+    }
+    if float_generic {
+        // The result and the parameters are written over the type parameter, not `f64`: the
+        // checks below would only repeat the error above.
+        return;
     }
     match &sig.output {
         ReturnType::Default => errors.push(Error::new_spanned(
             &sig.ident,
-            "#[reverse_diff] needs a result to differentiate: return f64 (or a type built \
-             from f64)",
+            "#[reverse_diff] needs a result to differentiate, and this function returns \
+             nothing: return f64 (or a type built from f64, like Vec<f64>)",
         )),
         ReturnType::Type(_, ty) => {
             if matches!(**ty, Type::ImplTrait(_)) {
@@ -145,7 +118,7 @@ pub fn check(function: &Function, errors: &mut Errors) {
                 errors.push(Error::new_spanned(
                     ty,
                     "#[reverse_diff] needs a result that holds f64 to differentiate: return f64 \
-                     (or a type built from f64)",
+                     (or a type built from f64, like Vec<f64>)",
                 ));
             }
         }
@@ -161,4 +134,91 @@ pub fn check(function: &Function, errors: &mut Errors) {
              of type f64 (or one built from f64, like &[f64]) that is not #[no_grad]",
         ));
     }
+}
+
+/// Reports each type parameter bounded by a float trait (`T: Float`, or `where S: Real`), and
+/// says whether there was one.
+///
+/// Such a function is already generic over its scalar: translating `f64` would leave it
+/// untouched, and the result and parameters over `T` would look like constants.
+fn check_float_generics(generics: &syn::Generics, errors: &mut Errors) -> bool {
+    let mut found = false;
+    for param in &generics.params {
+        if let GenericParam::Type(type_param) = param {
+            if type_param.bounds.iter().any(is_float_bound) {
+                errors.push(already_generic(type_param, &type_param.ident));
+                found = true;
+            }
+        }
+    }
+    let predicates = generics
+        .where_clause
+        .iter()
+        .flat_map(|clause| &clause.predicates);
+    for predicate in predicates {
+        let syn::WherePredicate::Type(predicate) = predicate else {
+            continue;
+        };
+        let Type::Path(bounded) = &predicate.bounded_ty else {
+            continue;
+        };
+        let Some(ident) = bounded.path.get_ident() else {
+            continue;
+        };
+        let is_type_param = generics.type_params().any(|param| param.ident == *ident);
+        if is_type_param && predicate.bounds.iter().any(is_float_bound) {
+            errors.push(already_generic(predicate, ident));
+            found = true;
+        }
+    }
+    found
+}
+
+/// Whether a bound names a trait that stands for a float type (compared by the last path
+/// segment, so `num_traits::Float` and `ad::Real` both count).
+fn is_float_bound(bound: &TypeParamBound) -> bool {
+    match bound {
+        TypeParamBound::Trait(bound) => bound
+            .path
+            .segments
+            .last()
+            .is_some_and(|segment| FLOAT_TRAITS.iter().any(|name| segment.ident == name)),
+        _ => false,
+    }
+}
+
+fn already_generic(tokens: impl quote::ToTokens, ident: &syn::Ident) -> Error {
+    Error::new_spanned(
+        tokens,
+        format!(
+            "#[reverse_diff] cannot differentiate a function that is already generic over its \
+             float type `{ident}`: write it over `f64` (`x: f64`, `-> f64`) and #[reverse_diff] \
+             makes it generic for you"
+        ),
+    )
+}
+
+/// Reports every `&mut` reference to a type holding `f64` inside a parameter's type, at any
+/// depth (`&mut f64`, `&mut [f64]`, `(&mut Vec<f64>, usize)`), but not in the signature of a
+/// function-like parameter (`impl FnMut(&mut f64)`), which is translated with the scalar.
+fn check_mut_references(ty: &Type, errors: &mut Errors) {
+    struct MutFinder<'a>(&'a mut Errors);
+    impl Visit<'_> for MutFinder<'_> {
+        fn visit_type_bare_fn(&mut self, _: &syn::TypeBareFn) {}
+        fn visit_type_impl_trait(&mut self, _: &syn::TypeImplTrait) {}
+        fn visit_type_trait_object(&mut self, _: &syn::TypeTraitObject) {}
+        fn visit_type_reference(&mut self, reference: &syn::TypeReference) {
+            if reference.mutability.is_some() && mentions_f64(&reference.elem) {
+                self.0.push(Error::new_spanned(
+                    reference,
+                    "#[reverse_diff] cannot differentiate through a `&mut` parameter holding \
+                     f64: take it by value or by shared reference (`&[f64]`) and return the \
+                     new values instead",
+                ));
+            } else {
+                syn::visit::visit_type_reference(self, reference);
+            }
+        }
+    }
+    MutFinder(errors).visit_type(ty);
 }

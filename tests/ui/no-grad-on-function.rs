@@ -1,0 +1,9 @@
+use ad::reverse_diff;
+
+#[reverse_diff]
+#[no_grad]
+fn square(x: f64) -> f64 {
+    x * x
+}
+
+fn main() {}

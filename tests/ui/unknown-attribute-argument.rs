@@ -1,0 +1,8 @@
+use ad::reverse_diff;
+
+#[reverse_diff(foo)]
+fn square(x: f64) -> f64 {
+    x * x
+}
+
+fn main() {}
