@@ -122,16 +122,31 @@ impl Neg for &Var {
     }
 }
 
+/// `Sum` and `Product` start from the first item instead of combining it with the neutral
+/// element, so `n` items record `n - 1` operations, not `n`. The value is still `f64`'s: the
+/// first item takes `f64`'s neutral element into its value (`-0.0 + x` or `0.0 + x`, which can
+/// only change the sign of a zero, derivative 1, so the node is the same), and `1.0 * x = x`.
 macro_rules! folds {
     ($($T:ty)*) => {$(
         impl<'a> Sum<$T> for Var {
-            fn sum<I: Iterator<Item = $T>>(iter: I) -> Var {
-                iter.fold(Var::constant(0.0), |acc, x| add(acc, x.operand()))
+            fn sum<I: Iterator<Item = $T>>(mut iter: I) -> Var {
+                let neutral: f64 = std::iter::empty::<f64>().sum();
+                match iter.next() {
+                    None => Var::constant(neutral),
+                    Some(first) => {
+                        let first = first.operand();
+                        let first = Var { value: neutral + first.value, ..first };
+                        iter.fold(first, |acc, x| add(acc, x.operand()))
+                    }
+                }
             }
         }
         impl<'a> Product<$T> for Var {
-            fn product<I: Iterator<Item = $T>>(iter: I) -> Var {
-                iter.fold(Var::constant(1.0), |acc, x| mul(acc, x.operand()))
+            fn product<I: Iterator<Item = $T>>(mut iter: I) -> Var {
+                match iter.next() {
+                    None => Var::constant(1.0),
+                    Some(first) => iter.fold(first.operand(), |acc, x| mul(acc, x.operand())),
+                }
             }
         }
     )*};

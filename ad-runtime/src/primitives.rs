@@ -6,10 +6,17 @@
 //! - `max`/`min` on a tie: the receiver (`self`) gets the derivative, as `if a >= b { a } else { b }`
 //!   would; a NaN operand is ignored for the value and the derivative alike;
 //! - `clamp` at a bound: the derivative goes to `self`;
-//! - `floor`, `ceil`, `round`, `trunc`, `signum`: 0 everywhere, integers included;
-//! - `sqrt` and `cbrt` at 0: +∞; `powi(0)` and `powf` with exponent 0: 0; `powf` with base 0: 0
-//!   with respect to the exponent (no NaN from 0 · ln 0);
-//! - `atan2` and `hypot` at the origin: 0 for both operands.
+//! - `floor`, `ceil`, `round`, `trunc`, `signum`: 0 everywhere, integers included; `fract`
+//!   (`x - trunc x`): 1 everywhere, integers included;
+//! - `sqrt` and `cbrt` at 0 (+0 or -0): +∞; `powi(0)` and `powf` with exponent 0: 0; `powf` with
+//!   base 0: 0 with respect to the exponent, whatever the exponent (no NaN from 0 · ln 0);
+//! - `atan2` and `hypot` at the origin: 0 for both operands;
+//! - in the backward sweep, a value whose adjoint is 0 (it does not reach the output, or only
+//!   through a factor 0) passes nothing back, so an infinite or NaN partial behind it
+//!   contributes 0, not 0 · ∞ = NaN.
+//!
+//! Elsewhere the partials are the textbook formulas evaluated in `f64`, infinities included
+//! (`ln` at 0: +∞, `x / y` at `y = 0`: ±∞).
 
 use crate::real::Real;
 use crate::tape::{record_binary, record_nary, record_unary};
@@ -72,7 +79,7 @@ impl Real for Var {
 
     unary! {
         abs:        |x, v| x.abs(),            sign_or_zero(x);
-        sqrt:       |x, v| x.sqrt(),           0.5 / v;
+        sqrt:       |x, v| x.sqrt(),           0.5 / v.abs(); // +∞ at -0 too, not -∞
         cbrt:       |x, v| x.cbrt(),           1.0 / (3.0 * v * v);
         exp:        |x, v| x.exp(),            v;
         exp2:       |x, v| x.exp2(),           v * LN_2;
@@ -90,8 +97,8 @@ impl Real for Var {
         sinh:       |x, v| x.sinh(),           x.cosh();
         cosh:       |x, v| x.cosh(),           x.sinh();
         tanh:       |x, v| x.tanh(),           1.0 - v * v;
-        asinh:      |x, v| x.asinh(),          1.0 / (x * x + 1.0).sqrt();
-        acosh:      |x, v| x.acosh(),          1.0 / (x * x - 1.0).sqrt();
+        asinh:      |x, v| x.asinh(),          1.0 / x.hypot(1.0); // 1/√(x² + 1), no overflow
+        acosh:      |x, v| x.acosh(),          1.0 / ((x - 1.0).sqrt() * (x + 1.0).sqrt());
         atanh:      |x, v| x.atanh(),          1.0 / (1.0 - x * x);
         recip:      |x, v| x.recip(),          -v * v;
         fract:      |x, v| x.fract(),          1.0;
@@ -106,10 +113,11 @@ impl Real for Var {
     #[inline]
     fn powi(self, n: i32) -> Var {
         let x = self.value;
-        let partial = if n == 0 {
-            0.0
-        } else {
-            f64::from(n) * x.powi(n - 1)
+        let partial = match n {
+            0 => 0.0,
+            // n - 1 does not fit in an i32: x^(n-1) = x^n / x.
+            i32::MIN => f64::from(n) * (x.powi(n) / x),
+            _ => f64::from(n) * x.powi(n - 1),
         };
         record_unary(x.powi(n), self, partial)
     }
@@ -120,7 +128,13 @@ impl Real for Var {
         let (x, y) = (self.value, n.value);
         let v = x.powf(y);
         let dx = if y == 0.0 { 0.0 } else { y * x.powf(y - 1.0) };
-        let dy = if v == 0.0 { 0.0 } else { v * x.ln() };
+        // Base 0: y ↦ 0^y is constant on each side of 0 (0 for y > 0, ∞ for y < 0), so 0, never
+        // 0 · ln 0 = NaN nor ∞ · ln 0 = -∞. A zero result (underflow, base ∞ with y < 0): 0 too.
+        let dy = if x == 0.0 || v == 0.0 {
+            0.0
+        } else {
+            v * x.ln()
+        };
         record_binary(v, self, dx, n, dy)
     }
 
@@ -139,11 +153,16 @@ impl Real for Var {
     fn atan2(self, other: impl Into<Var>) -> Var {
         let other = other.into();
         let (y, x) = (self.value, other.value);
+        // x / (x² + y²) and -y / (x² + y²). When x² + y² underflows (near the origin) or
+        // overflows (far from it), divide twice by r = hypot(x, y) instead.
         let r2 = x * x + y * y;
-        let (dy, dx) = if r2 == 0.0 {
+        let (dy, dx) = if r2.is_normal() {
+            (x / r2, -y / r2)
+        } else if x == 0.0 && y == 0.0 {
             (0.0, 0.0)
         } else {
-            (x / r2, -y / r2)
+            let r = x.hypot(y);
+            (x / r / r, -y / r / r)
         };
         record_binary(y.atan2(x), self, dy, other, dx)
     }

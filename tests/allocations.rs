@@ -1,0 +1,162 @@
+//! Once warm, a `_grad` call on a fixed-size problem performs no heap allocation (issue 2,
+//! point 6): the thread's tape keeps its buffers between sessions.
+//!
+//! A counting global allocator serves this whole test binary, which is why these tests live in
+//! their own file. It counts per thread, so the test harness and tests running in parallel on
+//! other threads do not disturb a measurement.
+
+use ad::reverse_diff;
+use approx::assert_relative_eq;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+
+/// The system allocator, counting the allocations (and reallocations) of each thread.
+struct CountingAllocator;
+
+thread_local! {
+    // `const` initialisation and a type without `Drop`: reading it never allocates.
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+fn count_one() {
+    // `try_with`: during thread teardown the counter may already be gone.
+    let _ = ALLOCATIONS.try_with(|count| count.set(count.get() + 1));
+}
+
+unsafe impl GlobalAlloc for CountingAllocator {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count_one();
+        System.alloc(layout)
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count_one();
+        System.alloc_zeroed(layout)
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count_one();
+        System.realloc(ptr, layout, new_size)
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        System.dealloc(ptr, layout)
+    }
+}
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
+
+/// How many allocations the current thread made while running `f`.
+fn allocations_during(f: impl FnOnce()) -> u64 {
+    let before = ALLOCATIONS.with(Cell::get);
+    f();
+    ALLOCATIONS.with(Cell::get) - before
+}
+
+/// Calls `grad` once to warm the thread's tape, then asserts that 1 000 more calls (on slightly
+/// different inputs, so nothing can be cached by value) allocate nothing.
+#[track_caller]
+fn assert_warm_calls_do_not_allocate(mut grad: impl FnMut(f64) -> f64) {
+    std::hint::black_box(grad(0.5));
+    let mut sink = 0.0;
+    let count = allocations_during(|| {
+        for i in 0..1_000 {
+            sink += grad(0.5 + 1e-4 * f64::from(i));
+        }
+    });
+    std::hint::black_box(sink);
+    assert_eq!(count, 0, "allocations in 1 000 warm _grad calls");
+}
+
+/// A scalar function of three scalars, with a branch and several primitives.
+#[reverse_diff]
+fn scalar_mix(x: f64, y: f64, z: f64) -> f64 {
+    let r = (x * x + y * y + z * z).sqrt();
+    if r > 1.0 {
+        r.ln() * x.sin()
+    } else {
+        (x * y).exp() - z.powi(3)
+    }
+}
+
+/// The extended Rosenbrock function on a fixed-size array: a loop of many recorded operations.
+#[reverse_diff]
+fn rosenbrock_16(x: [f64; 16]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..15 {
+        let a = 1.0 - x[i];
+        let b = x[i + 1] - x[i] * x[i];
+        total += a * a + 100.0 * b * b;
+    }
+    total
+}
+
+/// An array by reference and a local array built inside the body.
+#[reverse_diff]
+fn weighted_norm(w: &[f64; 4], #[no_grad] scale: f64) -> f64 {
+    let mut squares = [0.0; 4];
+    for i in 0..4 {
+        squares[i] = w[i] * w[i] * scale;
+    }
+    squares.iter().sum::<f64>().sqrt()
+}
+
+#[test]
+fn warm_grad_calls_do_not_allocate() {
+    // Each `_grad` is also checked once against its analytic gradient, so the loop measures
+    // a computation that is known to be right.
+
+    // Scalars. At (0.9, 0.8, 0.3): r = √1.54 > 1, f = ln r · sin x;
+    // ∂f/∂x = x/r² · sin x + ln r · cos x, ∂f/∂y = y/r² · sin x, ∂f/∂z = z/r² · sin x.
+    let (x, y, z) = (0.9, 0.8, 0.3);
+    let r2: f64 = x * x + y * y + z * z;
+    let (_, (dx, dy, dz)) = scalar_mix_grad(x, y, z);
+    assert_relative_eq!(
+        dx,
+        x / r2 * x.sin() + 0.5 * r2.ln() * x.cos(),
+        max_relative = 1e-14
+    );
+    assert_relative_eq!(dy, y / r2 * x.sin(), max_relative = 1e-14);
+    assert_relative_eq!(dz, z / r2 * x.sin(), max_relative = 1e-14);
+    assert_warm_calls_do_not_allocate(|t| {
+        let (value, (dx, dy, dz)) = scalar_mix_grad(t, 0.8, 0.3);
+        value + dx + dy + dz
+    });
+
+    // An array by value. At the optimum (1, …, 1) the gradient is 0; at x = t·(1, …, 1),
+    // ∂f/∂x₀ = −2(1 − t) − 400 t (t − t²) (the first entry has only one term).
+    let t = 0.5;
+    let (_, gradient) = rosenbrock_16_grad([t; 16]);
+    assert_relative_eq!(
+        gradient[0],
+        -2.0 * (1.0 - t) - 400.0 * t * (t - t * t),
+        max_relative = 1e-14
+    );
+    assert_warm_calls_do_not_allocate(|t| {
+        let (value, gradient) = rosenbrock_16_grad([t; 16]);
+        value + gradient.iter().sum::<f64>()
+    });
+
+    // An array by reference with a `#[no_grad]` scalar: f = √(s Σ wᵢ²), ∂f/∂wᵢ = s wᵢ / f.
+    let w = [1.0, 2.0, 3.0, 4.0];
+    let (value, gradient) = weighted_norm_grad(&w, 2.0);
+    assert_relative_eq!(value, 60f64.sqrt(), max_relative = 1e-15);
+    for (g, wi) in gradient.iter().zip(w) {
+        assert_relative_eq!(*g, 2.0 * wi / 60f64.sqrt(), max_relative = 1e-15);
+    }
+    assert_warm_calls_do_not_allocate(|t| {
+        let (value, gradient) = weighted_norm_grad(&[t, 1.0, -t, 2.0], 2.0);
+        value + gradient[0]
+    });
+}
+
+/// The counter itself works: a call that does allocate is seen, so the zero above means
+/// something.
+#[test]
+fn the_counter_sees_allocations() {
+    let count = allocations_during(|| {
+        std::hint::black_box(vec![1.0f64; 100]);
+    });
+    assert!(count >= 1, "a Vec allocation was not counted");
+}

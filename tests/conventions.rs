@@ -1,0 +1,602 @@
+//! The documented convention at every point where a derivative does not exist or is infinite
+//! (issue 2, point 6; the list is the doc comment at the top of `ad-runtime/src/primitives.rs`).
+//!
+//! Each test is a table: one row per point, the derivative `_grad` returns next to the expected
+//! one. Expected values are either the stated convention (rows say "convention") or the
+//! analytic derivative at that point. A failing test lists every failing row by name.
+
+use ad::reverse_diff;
+
+/// The `_grad` of a function of one scalar: its value and derivative.
+type ScalarGrad = fn(f64) -> (f64, f64);
+
+/// Whether `got` is `want`: NaN for NaN, the same infinity for an infinity, exactly 0 for 0, and
+/// within a few units in the last place otherwise (relative, so tiny expected values count: the
+/// finite expectations are analytic values the runtime reaches in a few roundings).
+fn matches(got: f64, want: f64) -> bool {
+    if want.is_nan() {
+        got.is_nan()
+    } else if want.is_infinite() {
+        got == want
+    } else {
+        (got - want).abs() <= 4.0 * f64::EPSILON * want.abs()
+    }
+}
+
+/// Asserts every row `(name, derivative from _grad, expected derivative)`, and on failure names
+/// each failing row.
+#[track_caller]
+fn check<Name: AsRef<str>>(rows: &[(Name, f64, f64)]) {
+    let failures: Vec<String> = rows
+        .iter()
+        .filter(|(_, got, want)| !matches(*got, *want))
+        .map(|(name, got, want)| {
+            let name = name.as_ref();
+            format!("  {name}: got {got:e}, expected {want:e}")
+        })
+        .collect();
+    assert!(
+        failures.is_empty(),
+        "{} of {} rows failed:\n{}",
+        failures.len(),
+        rows.len(),
+        failures.join("\n")
+    );
+}
+
+/// The derivative of a one-argument function's `_grad`.
+fn d1(grad: ScalarGrad, x: f64) -> f64 {
+    grad(x).1
+}
+
+// ---------------------------------------------------------------------------------------------
+// abs and copysign
+
+#[reverse_diff]
+fn abs_of(x: f64) -> f64 {
+    x.abs()
+}
+
+#[reverse_diff]
+fn copysign_of(x: f64, sign: f64) -> f64 {
+    x.copysign(sign)
+}
+
+#[test]
+fn abs_and_copysign() {
+    let copysign = |x, sign| copysign_of_grad(x, sign).1;
+    check(&[
+        ("abs at 0 (convention: 0)", d1(abs_of_grad, 0.0), 0.0),
+        ("abs at -0 (convention: 0)", d1(abs_of_grad, -0.0), 0.0),
+        ("abs at 2", d1(abs_of_grad, 2.0), 1.0),
+        ("abs at -2", d1(abs_of_grad, -2.0), -1.0),
+        ("abs at NaN", d1(abs_of_grad, f64::NAN), f64::NAN),
+        (
+            "copysign(0, -1) d/dx (convention: 0)",
+            copysign(0.0, -1.0).0,
+            0.0,
+        ),
+        ("copysign(2, -1) d/dx", copysign(2.0, -1.0).0, -1.0),
+        ("copysign(-2, -1) d/dx", copysign(-2.0, -1.0).0, 1.0),
+        ("copysign(-2, 1) d/dx", copysign(-2.0, 1.0).0, -1.0),
+        (
+            "copysign d/dsign (piecewise constant)",
+            copysign(2.0, -1.0).1,
+            0.0,
+        ),
+    ]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// max, min, clamp
+
+#[reverse_diff]
+fn max_of(x: f64, y: f64) -> f64 {
+    x.max(y)
+}
+
+#[reverse_diff]
+fn min_of(x: f64, y: f64) -> f64 {
+    x.min(y)
+}
+
+#[reverse_diff]
+fn max_with_nan_constant(x: f64) -> f64 {
+    x.max(f64::NAN)
+}
+
+#[reverse_diff]
+fn min_with_nan_constant(x: f64) -> f64 {
+    x.min(f64::NAN)
+}
+
+#[reverse_diff]
+fn clamp_of(x: f64, low: f64, high: f64) -> f64 {
+    x.clamp(low, high)
+}
+
+#[test]
+fn max_and_min() {
+    let nan = f64::NAN;
+    let max = |x, y| max_of_grad(x, y).1;
+    let min = |x, y| min_of_grad(x, y).1;
+    check(&[
+        ("max tie d/dself (convention: 1)", max(1.0, 1.0).0, 1.0),
+        ("max tie d/dother (convention: 0)", max(1.0, 1.0).1, 0.0),
+        ("max(3, 2) d/dself", max(3.0, 2.0).0, 1.0),
+        ("max(3, 2) d/dother", max(3.0, 2.0).1, 0.0),
+        ("max(1, 2) d/dself", max(1.0, 2.0).0, 0.0),
+        ("max(1, 2) d/dother", max(1.0, 2.0).1, 1.0),
+        ("max(1, NaN) d/dself (NaN ignored)", max(1.0, nan).0, 1.0),
+        ("max(1, NaN) d/dother (NaN ignored)", max(1.0, nan).1, 0.0),
+        ("max(NaN, 1) d/dself (NaN ignored)", max(nan, 1.0).0, 0.0),
+        ("max(NaN, 1) d/dother (NaN ignored)", max(nan, 1.0).1, 1.0),
+        (
+            "x.max(f64::NAN) (NaN constant ignored)",
+            d1(max_with_nan_constant_grad, 1.0),
+            1.0,
+        ),
+        ("min tie d/dself (convention: 1)", min(1.0, 1.0).0, 1.0),
+        ("min tie d/dother (convention: 0)", min(1.0, 1.0).1, 0.0),
+        ("min(3, 2) d/dself", min(3.0, 2.0).0, 0.0),
+        ("min(3, 2) d/dother", min(3.0, 2.0).1, 1.0),
+        ("min(1, 2) d/dself", min(1.0, 2.0).0, 1.0),
+        ("min(1, 2) d/dother", min(1.0, 2.0).1, 0.0),
+        ("min(1, NaN) d/dself (NaN ignored)", min(1.0, nan).0, 1.0),
+        ("min(1, NaN) d/dother (NaN ignored)", min(1.0, nan).1, 0.0),
+        ("min(NaN, 1) d/dself (NaN ignored)", min(nan, 1.0).0, 0.0),
+        ("min(NaN, 1) d/dother (NaN ignored)", min(nan, 1.0).1, 1.0),
+        (
+            "x.min(f64::NAN) (NaN constant ignored)",
+            d1(min_with_nan_constant_grad, 1.0),
+            1.0,
+        ),
+    ]);
+    // The value ignores the NaN too, as f64::max/min do.
+    assert_eq!(max_of_grad(1.0, nan).0, 1.0);
+    assert_eq!(min_of_grad(nan, 1.0).0, 1.0);
+}
+
+#[test]
+fn clamp_at_and_between_bounds() {
+    let clamp = |x, low, high| clamp_of_grad(x, low, high).1;
+    check(&[
+        (
+            "clamp at low bound d/dx (convention: 1)",
+            clamp(0.0, 0.0, 1.0).0,
+            1.0,
+        ),
+        (
+            "clamp at low bound d/dlow (convention: 0)",
+            clamp(0.0, 0.0, 1.0).1,
+            0.0,
+        ),
+        ("clamp at low bound d/dhigh", clamp(0.0, 0.0, 1.0).2, 0.0),
+        (
+            "clamp at high bound d/dx (convention: 1)",
+            clamp(1.0, 0.0, 1.0).0,
+            1.0,
+        ),
+        ("clamp at high bound d/dlow", clamp(1.0, 0.0, 1.0).1, 0.0),
+        (
+            "clamp at high bound d/dhigh (convention: 0)",
+            clamp(1.0, 0.0, 1.0).2,
+            0.0,
+        ),
+        ("clamp inside d/dx", clamp(0.5, 0.0, 1.0).0, 1.0),
+        ("clamp inside d/dlow", clamp(0.5, 0.0, 1.0).1, 0.0),
+        ("clamp inside d/dhigh", clamp(0.5, 0.0, 1.0).2, 0.0),
+        ("clamp below d/dx", clamp(-1.0, 0.0, 1.0).0, 0.0),
+        ("clamp below d/dlow", clamp(-1.0, 0.0, 1.0).1, 1.0),
+        ("clamp below d/dhigh", clamp(-1.0, 0.0, 1.0).2, 0.0),
+        ("clamp above d/dx", clamp(2.0, 0.0, 1.0).0, 0.0),
+        ("clamp above d/dlow", clamp(2.0, 0.0, 1.0).1, 0.0),
+        ("clamp above d/dhigh", clamp(2.0, 0.0, 1.0).2, 1.0),
+        (
+            "clamp with low = high = x d/dx",
+            clamp(0.5, 0.5, 0.5).0,
+            1.0,
+        ),
+    ]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// floor, ceil, round, trunc, signum (piecewise constant) and fract
+
+#[reverse_diff]
+fn floor_of(x: f64) -> f64 {
+    x.floor()
+}
+
+#[reverse_diff]
+fn ceil_of(x: f64) -> f64 {
+    x.ceil()
+}
+
+#[reverse_diff]
+fn round_of(x: f64) -> f64 {
+    x.round()
+}
+
+#[reverse_diff]
+fn trunc_of(x: f64) -> f64 {
+    x.trunc()
+}
+
+#[reverse_diff]
+fn signum_of(x: f64) -> f64 {
+    x.signum()
+}
+
+#[reverse_diff]
+fn fract_of(x: f64) -> f64 {
+    x.fract()
+}
+
+#[test]
+fn piecewise_constant_functions_have_derivative_zero() {
+    // Integers (where the functions jump), a half (round's tie), and ordinary points.
+    let points = [-1.0, 0.0, -0.0, 2.0, 2.5, -2.5, 2.3, -0.7];
+    let functions: [(&str, ScalarGrad); 5] = [
+        ("floor", floor_of_grad),
+        ("ceil", ceil_of_grad),
+        ("round", round_of_grad),
+        ("trunc", trunc_of_grad),
+        ("signum", signum_of_grad),
+    ];
+    let mut rows = Vec::new();
+    for (name, grad) in functions {
+        for x in points {
+            rows.push((format!("{name} at {x:?} (convention: 0)"), grad(x).1, 0.0));
+        }
+    }
+    check(&rows);
+}
+
+#[test]
+fn fract_has_derivative_one() {
+    // fract x = x − trunc x, and trunc has derivative 0 (integers included).
+    check(&[
+        ("fract at 2 (convention: 1)", d1(fract_of_grad, 2.0), 1.0),
+        ("fract at 0 (convention: 1)", d1(fract_of_grad, 0.0), 1.0),
+        ("fract at 2.3", d1(fract_of_grad, 2.3), 1.0),
+        ("fract at -0.7", d1(fract_of_grad, -0.7), 1.0),
+    ]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// sqrt, cbrt, ln, ln_1p
+
+#[reverse_diff]
+fn sqrt_of(x: f64) -> f64 {
+    x.sqrt()
+}
+
+#[reverse_diff]
+fn cbrt_of(x: f64) -> f64 {
+    x.cbrt()
+}
+
+#[reverse_diff]
+fn ln_of(x: f64) -> f64 {
+    x.ln()
+}
+
+#[reverse_diff]
+fn log2_of(x: f64) -> f64 {
+    x.log2()
+}
+
+#[reverse_diff]
+fn log10_of(x: f64) -> f64 {
+    x.log10()
+}
+
+#[reverse_diff]
+fn ln_1p_of(x: f64) -> f64 {
+    x.ln_1p()
+}
+
+#[test]
+fn roots_at_zero() {
+    let inf = f64::INFINITY;
+    check(&[
+        ("sqrt at 0 (convention: +inf)", d1(sqrt_of_grad, 0.0), inf),
+        ("sqrt at -0 (convention: +inf)", d1(sqrt_of_grad, -0.0), inf),
+        (
+            "sqrt at -1 (outside the domain: NaN)",
+            d1(sqrt_of_grad, -1.0),
+            f64::NAN,
+        ),
+        ("sqrt at 4", d1(sqrt_of_grad, 4.0), 0.25),
+        ("cbrt at 0 (convention: +inf)", d1(cbrt_of_grad, 0.0), inf),
+        ("cbrt at -0 (convention: +inf)", d1(cbrt_of_grad, -0.0), inf),
+        ("cbrt at 8", d1(cbrt_of_grad, 8.0), 1.0 / 12.0),
+        ("cbrt at -8", d1(cbrt_of_grad, -8.0), 1.0 / 12.0),
+    ]);
+}
+
+#[test]
+fn logarithms_at_zero_and_near_zero() {
+    let inf = f64::INFINITY;
+    let x = 1e-15;
+    check(&[
+        ("ln at 0 (1/x: +inf)", d1(ln_of_grad, 0.0), inf),
+        ("ln at 2", d1(ln_of_grad, 2.0), 0.5),
+        ("log2 at 0 (+inf)", d1(log2_of_grad, 0.0), inf),
+        (
+            "log2 at 2",
+            d1(log2_of_grad, 2.0),
+            0.5 / std::f64::consts::LN_2,
+        ),
+        ("log10 at 0 (+inf)", d1(log10_of_grad, 0.0), inf),
+        (
+            "log10 at 10",
+            d1(log10_of_grad, 10.0),
+            0.1 / std::f64::consts::LN_10,
+        ),
+        // 1/(1 + x) = 1 − x + x² − …; 1 − x is exact to well below an ulp here.
+        ("ln_1p at 1e-15", d1(ln_1p_of_grad, x), 1.0 - x),
+        ("ln_1p at 0", d1(ln_1p_of_grad, 0.0), 1.0),
+        ("ln_1p at -1 (1/(1+x): +inf)", d1(ln_1p_of_grad, -1.0), inf),
+    ]);
+    // The derivative near 0 must see x at all: strictly below 1.
+    assert!(d1(ln_1p_of_grad, x) < 1.0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// powi and powf
+
+#[reverse_diff]
+fn powi_0(x: f64) -> f64 {
+    x.powi(0)
+}
+
+#[reverse_diff]
+fn powi_1(x: f64) -> f64 {
+    x.powi(1)
+}
+
+#[reverse_diff]
+fn powi_2(x: f64) -> f64 {
+    x.powi(2)
+}
+
+#[reverse_diff]
+fn powi_minus_1(x: f64) -> f64 {
+    x.powi(-1)
+}
+
+#[reverse_diff]
+fn powi_min(x: f64) -> f64 {
+    x.powi(i32::MIN)
+}
+
+#[reverse_diff]
+fn powf_of(x: f64, exponent: f64) -> f64 {
+    x.powf(exponent)
+}
+
+#[test]
+fn integer_powers_at_zero() {
+    check(&[
+        ("powi(0) at 0 (convention: 0)", d1(powi_0_grad, 0.0), 0.0),
+        (
+            "powi(0) at 3 (x⁰ = 1 is constant)",
+            d1(powi_0_grad, 3.0),
+            0.0,
+        ),
+        ("powi(1) at 0", d1(powi_1_grad, 0.0), 1.0),
+        ("powi(1) at -0", d1(powi_1_grad, -0.0), 1.0),
+        ("powi(2) at 0", d1(powi_2_grad, 0.0), 0.0),
+        ("powi(2) at 3", d1(powi_2_grad, 3.0), 6.0),
+        (
+            "powi(-1) at 0 (−1/x²: −inf)",
+            d1(powi_minus_1_grad, 0.0),
+            f64::NEG_INFINITY,
+        ),
+        ("powi(-1) at 2", d1(powi_minus_1_grad, 2.0), -0.25),
+        // n·x^(n−1) where n − 1 does not fit in an i32.
+        ("powi(i32::MIN) at 1", d1(powi_min_grad, 1.0), -2147483648.0),
+        (
+            "powi(i32::MIN) at -1",
+            d1(powi_min_grad, -1.0),
+            2147483648.0,
+        ),
+    ]);
+}
+
+#[test]
+fn real_powers_at_zero() {
+    let dx = |x, y| powf_of_grad(x, y).1 .0;
+    let dy = |x, y| powf_of_grad(x, y).1 .1;
+    check(&[
+        ("powf(0, 0) d/dx (convention: 0)", dx(0.0, 0.0), 0.0),
+        ("powf(3, 0) d/dx (x⁰ = 1 is constant)", dx(3.0, 0.0), 0.0),
+        ("powf(0, 1) d/dx", dx(0.0, 1.0), 1.0),
+        ("powf(0, 2) d/dx", dx(0.0, 2.0), 0.0),
+        (
+            "powf(0, 0.5) d/dx (as sqrt: +inf)",
+            dx(0.0, 0.5),
+            f64::INFINITY,
+        ),
+        ("powf(4, 0.5) d/dx", dx(4.0, 0.5), 0.25),
+        ("powf(0, 2) d/dexponent (convention: 0)", dy(0.0, 2.0), 0.0),
+        (
+            "powf(0, 0.5) d/dexponent (convention: 0)",
+            dy(0.0, 0.5),
+            0.0,
+        ),
+        ("powf(0, 1) d/dexponent (convention: 0)", dy(0.0, 1.0), 0.0),
+        ("powf(0, 0) d/dexponent (convention: 0)", dy(0.0, 0.0), 0.0),
+        (
+            "powf(0, -1) d/dexponent (convention: 0)",
+            dy(0.0, -1.0),
+            0.0,
+        ),
+        (
+            "powf(-0, 2) d/dexponent (convention: 0)",
+            dy(-0.0, 2.0),
+            0.0,
+        ),
+        (
+            "powf(2, 3) d/dexponent (x^y ln x)",
+            dy(2.0, 3.0),
+            8.0 * std::f64::consts::LN_2,
+        ),
+    ]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// atan2 and hypot at the origin and on the axes
+
+#[reverse_diff]
+fn atan2_of(y: f64, x: f64) -> f64 {
+    y.atan2(x)
+}
+
+#[reverse_diff]
+fn hypot_of(x: f64, y: f64) -> f64 {
+    x.hypot(y)
+}
+
+#[test]
+fn atan2_at_origin_and_on_axes() {
+    // ∂/∂y atan2(y, x) = x / (x² + y²), ∂/∂x = −y / (x² + y²).
+    let d = |y, x| atan2_of_grad(y, x).1;
+    check(&[
+        ("atan2 at origin d/dy (convention: 0)", d(0.0, 0.0).0, 0.0),
+        ("atan2 at origin d/dx (convention: 0)", d(0.0, 0.0).1, 0.0),
+        (
+            "atan2 at (-0, -0) d/dy (convention: 0)",
+            d(-0.0, -0.0).0,
+            0.0,
+        ),
+        (
+            "atan2 at (-0, -0) d/dx (convention: 0)",
+            d(-0.0, -0.0).1,
+            0.0,
+        ),
+        ("atan2 on +x axis d/dy", d(0.0, 2.0).0, 0.5),
+        ("atan2 on +x axis d/dx", d(0.0, 2.0).1, 0.0),
+        ("atan2 on -x axis d/dy", d(0.0, -2.0).0, -0.5),
+        ("atan2 on -x axis d/dx", d(0.0, -2.0).1, 0.0),
+        ("atan2 on +y axis d/dy", d(2.0, 0.0).0, 0.0),
+        ("atan2 on +y axis d/dx", d(2.0, 0.0).1, -0.5),
+        ("atan2 on -y axis d/dy", d(-2.0, 0.0).0, 0.0),
+        ("atan2 on -y axis d/dx", d(-2.0, 0.0).1, 0.5),
+        // Near the origin, but not at it: x² + y² underflows to 0 in f64, the partials do not.
+        (
+            "atan2 at (1e-170, 1e-170) d/dy",
+            d(1e-170, 1e-170).0,
+            0.5e170,
+        ),
+        (
+            "atan2 at (1e-170, 1e-170) d/dx",
+            d(1e-170, 1e-170).1,
+            -0.5e170,
+        ),
+        // Far out: x² + y² overflows to ∞ in f64, the partials do not.
+        ("atan2 at (1e200, 1e200) d/dy", d(1e200, 1e200).0, 0.5e-200),
+        ("atan2 at (1e200, 1e200) d/dx", d(1e200, 1e200).1, -0.5e-200),
+    ]);
+}
+
+#[test]
+fn hypot_at_origin_and_on_axes() {
+    // ∂/∂x hypot(x, y) = x / hypot, ∂/∂y = y / hypot.
+    let d = |x, y| hypot_of_grad(x, y).1;
+    check(&[
+        ("hypot at origin d/dx (convention: 0)", d(0.0, 0.0).0, 0.0),
+        ("hypot at origin d/dy (convention: 0)", d(0.0, 0.0).1, 0.0),
+        ("hypot on +x axis d/dx", d(3.0, 0.0).0, 1.0),
+        ("hypot on +x axis d/dy", d(3.0, 0.0).1, 0.0),
+        ("hypot on -x axis d/dx", d(-3.0, 0.0).0, -1.0),
+        ("hypot on -y axis d/dx", d(0.0, -2.0).0, 0.0),
+        ("hypot on -y axis d/dy", d(0.0, -2.0).1, -1.0),
+        ("hypot at (3, 4) d/dx", d(3.0, 4.0).0, 0.6),
+        ("hypot at (3, 4) d/dy", d(3.0, 4.0).1, 0.8),
+    ]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Inverse hyperbolic functions far out, where x² overflows
+
+#[reverse_diff]
+fn asinh_of(x: f64) -> f64 {
+    x.asinh()
+}
+
+#[reverse_diff]
+fn acosh_of(x: f64) -> f64 {
+    x.acosh()
+}
+
+#[test]
+fn inverse_hyperbolic_partials_where_the_square_overflows() {
+    // asinh′ x = 1/√(x² + 1), acosh′ x = 1/√(x² − 1): both ≈ 1/|x| for large |x|.
+    check(&[
+        ("asinh at 1e200", d1(asinh_of_grad, 1e200), 1e-200),
+        ("asinh at -1e200", d1(asinh_of_grad, -1e200), 1e-200),
+        ("asinh at 0", d1(asinh_of_grad, 0.0), 1.0),
+        ("acosh at 1e200", d1(acosh_of_grad, 1e200), 1e-200),
+        (
+            "acosh at 1 (1/√0: +inf)",
+            d1(acosh_of_grad, 1.0),
+            f64::INFINITY,
+        ),
+        ("acosh at 2", d1(acosh_of_grad, 2.0), 1.0 / 3f64.sqrt()),
+    ]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Division by zero, and a zero adjoint against an infinite partial
+
+#[reverse_diff]
+fn quotient(x: f64, y: f64) -> f64 {
+    x / y
+}
+
+#[reverse_diff]
+fn reciprocal(x: f64) -> f64 {
+    x.recip()
+}
+
+#[reverse_diff]
+fn one_over(x: f64) -> f64 {
+    1.0 / x
+}
+
+/// `√x` enters the result only through a product with 0: the infinite partial of `sqrt` at 0
+/// meets a zero adjoint.
+#[reverse_diff]
+fn masked_sqrt(x: f64) -> f64 {
+    x.sqrt() * 0.0 + x
+}
+
+#[test]
+fn division_by_zero() {
+    let inf = f64::INFINITY;
+    let d = |x, y| quotient_grad(x, y).1;
+    check(&[
+        // ∂/∂x (x/y) = 1/y, ∂/∂y = −x/y².
+        ("1 / 0 d/dx (1/y: +inf)", d(1.0, 0.0).0, inf),
+        ("1 / 0 d/dy (−x/y²: −inf)", d(1.0, 0.0).1, -inf),
+        ("-1 / 0 d/dx (1/y: +inf)", d(-1.0, 0.0).0, inf),
+        ("-1 / 0 d/dy (−x/y²: +inf)", d(-1.0, 0.0).1, inf),
+        ("1 / -0 d/dx (1/y: −inf)", d(1.0, -0.0).0, -inf),
+        ("6 / 3 d/dx", d(6.0, 3.0).0, 1.0 / 3.0),
+        ("6 / 3 d/dy", d(6.0, 3.0).1, -6.0 / 9.0),
+        ("recip at 0 (−1/x²: −inf)", d1(reciprocal_grad, 0.0), -inf),
+        ("recip at -0 (−1/x²: −inf)", d1(reciprocal_grad, -0.0), -inf),
+        ("1.0 / x at 0 (−1/x²: −inf)", d1(one_over_grad, 0.0), -inf),
+        ("1.0 / x at 2", d1(one_over_grad, 2.0), -0.25),
+    ]);
+}
+
+#[test]
+fn zero_adjoint_is_not_poisoned_by_an_infinite_partial() {
+    // Convention: a node whose adjoint is 0 passes nothing back, so 0 · inf contributes 0,
+    // not NaN. d/dx (0·√x + x) = 1.
+    check(&[("0·sqrt(x) + x at 0", d1(masked_sqrt_grad, 0.0), 1.0)]);
+}

@@ -1,0 +1,498 @@
+//! The runtime's guarantees (issue 2, point 6): `Var` is small and `Copy`; one record per
+//! primitive operation and none for constants; `_grad` is safe to call from many threads; a panic
+//! in a differentiated function reaches the caller and leaves the thread's tape usable; a `Var`
+//! used on a tape that did not make it panics with a message naming the problem; tapes nest; a
+//! full tape panics with a message giving its limit.
+//!
+//! The no-allocation guarantee has its own test binary (`tests/allocations.rs`), because it needs
+//! a counting global allocator.
+
+use ad::{reverse_diff, Real, Tape, Var};
+use approx::assert_relative_eq;
+use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+
+/// The text of a panic payload (`panic!` with a literal gives `&str`, with arguments `String`).
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        text.to_string()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "<non-text panic payload>".to_string()
+    }
+}
+
+/// Runs `f`, expects it to panic, and returns the panic message.
+#[track_caller]
+fn expect_panic<R>(f: impl FnOnce() -> R) -> String {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(_) => panic!("expected a panic, but the call returned"),
+        Err(payload) => panic_message(&*payload),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// `Var` is Copy and 16 bytes.
+
+/// Compiles only for `Copy` types.
+fn assert_copy<T: Copy>() {}
+
+#[test]
+fn var_is_copy_and_sixteen_bytes() {
+    assert_copy::<Var>();
+    assert_eq!(std::mem::size_of::<Var>(), 16);
+}
+
+// ---------------------------------------------------------------------------------------------
+// One record per primitive operation; constants record nothing.
+
+/// Two operations: a product of two inputs (binary record) and the addition of a constant
+/// (unary record: the constant takes no slot and no node).
+#[reverse_diff]
+fn product_plus_two(x: f64, y: f64) -> f64 {
+    x * y + 2.0
+}
+
+/// A value used three times is recorded once: `sin`, `*`, `+`.
+#[reverse_diff]
+fn shared_sine(x: f64) -> f64 {
+    let s = x.sin();
+    s * s + s
+}
+
+/// Everything but the final product is constant, so only that product is recorded.
+#[reverse_diff]
+fn scaled_by_constant_expression(x: f64) -> f64 {
+    let c = 2.0f64.sin() * 3.0 + f64::EPSILON;
+    x * c
+}
+
+/// `mul_add` is one primitive with three operands: one record.
+#[reverse_diff]
+fn fused_multiply_add(x: f64, y: f64, z: f64) -> f64 {
+    x.mul_add(y, z)
+}
+
+/// `floor` has derivative 0 everywhere, so its result is a constant: nothing downstream of it
+/// is recorded.
+#[reverse_diff]
+fn floored_square(x: f64) -> f64 {
+    let n = x.floor();
+    n * n + 1.0
+}
+
+/// How many nodes `record` adds to a fresh tape beyond `inputs` input values.
+fn nodes_recorded(inputs: &[f64], record: impl FnOnce(&[Var]) -> Var) -> usize {
+    let tape = Tape::new();
+    let vars: Vec<Var> = inputs.iter().map(|&x| tape.var(x)).collect();
+    assert_eq!(tape.len(), inputs.len(), "one node per input");
+    let _output = record(&vars);
+    tape.len() - inputs.len()
+}
+
+/// A sum and a product of three values: two additions and two multiplications.
+#[reverse_diff]
+fn sum_times_product(xs: &[f64; 3]) -> f64 {
+    xs.iter().sum::<f64>() * xs.iter().product::<f64>()
+}
+
+#[test]
+fn sum_and_product_of_n_values_record_n_minus_one_nodes() {
+    // 2 additions + 2 multiplications + the final product.
+    assert_eq!(
+        nodes_recorded(&[1.0, 2.0, 3.0], |v| sum_times_product(&[v[0], v[1], v[2]])),
+        5
+    );
+    // ∂/∂xᵢ (S·P) = P + S·P/xᵢ with S = 6, P = 6 at (1, 2, 3).
+    let (value, gradient) = sum_times_product_grad(&[1.0, 2.0, 3.0]);
+    assert_eq!(value, 36.0);
+    assert_eq!(gradient, [6.0 + 36.0, 6.0 + 18.0, 6.0 + 12.0]);
+}
+
+/// A plain sum, to compare the recorded value with `f64`'s.
+#[reverse_diff]
+fn total(xs: &[f64]) -> f64 {
+    xs.iter().sum()
+}
+
+#[test]
+fn recorded_sum_has_the_f64_value_bit_for_bit() {
+    // Signed zeros are where a different starting value of the fold would show.
+    for xs in [
+        &[-0.0][..],
+        &[-0.0, -0.0],
+        &[0.0, -0.0],
+        &[],
+        &[1.5, -2.25, 1e300],
+    ] {
+        let (value, gradient) = total_grad(xs);
+        assert_eq!(value.to_bits(), total(xs).to_bits(), "sum of {xs:?}");
+        // ∂/∂xᵢ Σ xⱼ = 1.
+        assert!(gradient.iter().all(|&g| g == 1.0), "{gradient:?}");
+    }
+}
+
+#[test]
+fn product_plus_constant_records_two_nodes() {
+    assert_eq!(
+        nodes_recorded(&[3.0, 4.0], |v| product_plus_two(v[0], v[1])),
+        2
+    );
+}
+
+#[test]
+fn shared_value_is_recorded_once() {
+    assert_eq!(nodes_recorded(&[0.5], |v| shared_sine(v[0])), 3);
+}
+
+#[test]
+fn constant_subexpressions_record_nothing() {
+    assert_eq!(
+        nodes_recorded(&[0.5], |v| scaled_by_constant_expression(v[0])),
+        1
+    );
+}
+
+#[test]
+fn operations_on_constants_only_record_nothing() {
+    let tape = Tape::new();
+    let output = product_plus_two(Var::constant(3.0), Var::constant(4.0));
+    assert_eq!(tape.len(), 0);
+    assert!(output.is_constant());
+    // The value is still computed: 3 · 4 + 2.
+    assert_eq!(output.value(), 14.0);
+}
+
+#[test]
+fn mul_add_is_one_record() {
+    assert_eq!(
+        nodes_recorded(&[1.0, 2.0, 3.0], |v| fused_multiply_add(v[0], v[1], v[2])),
+        1
+    );
+}
+
+#[test]
+fn piecewise_constant_result_records_nothing() {
+    assert_eq!(nodes_recorded(&[2.5], |v| floored_square(v[0])), 0);
+}
+
+#[test]
+fn each_unary_method_is_one_record() {
+    // exp, ln, sqrt, tanh, powi, neg: six primitives, six records.
+    assert_eq!(
+        nodes_recorded(&[0.7], |v| -v[0].exp().ln().sqrt().tanh().powi(3)),
+        6
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// Many threads at once.
+
+/// A function with enough structure (loops, branches, several primitives) that a mix-up
+/// between threads' tapes would show.
+#[reverse_diff]
+fn wavy_energy(x: f64, ys: [f64; 3]) -> f64 {
+    let mut total = 0.0;
+    for (i, y) in ys.iter().enumerate() {
+        let t = x * y + i as f64;
+        if t > 0.0 {
+            total += t.sin() * y.exp();
+        } else {
+            total += (t * t).sqrt() - y;
+        }
+    }
+    total * x
+}
+
+/// The input of call `k`: every call of every thread differs.
+fn wavy_input(k: usize) -> (f64, [f64; 3]) {
+    let k = k as f64;
+    (
+        0.3 + 0.001 * k,
+        [(0.01 * k).sin(), -0.5 + 0.0003 * k, 1.0 - 0.0002 * k],
+    )
+}
+
+/// The bits of a `_grad` result, for exact comparison.
+fn wavy_bits(k: usize) -> (u64, u64, [u64; 3]) {
+    let (x, ys) = wavy_input(k);
+    let (value, (dx, dys)) = wavy_energy_grad(x, ys);
+    (value.to_bits(), dx.to_bits(), dys.map(f64::to_bits))
+}
+
+#[test]
+fn eight_threads_give_the_single_threaded_results_bit_for_bit() {
+    const THREADS: usize = 8;
+    const CALLS: usize = 1_000;
+    let expected: Vec<_> = (0..THREADS * CALLS).map(wavy_bits).collect();
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..THREADS)
+            .map(|thread| {
+                let expected = &expected;
+                scope.spawn(move || {
+                    for call in 0..CALLS {
+                        let k = thread * CALLS + call;
+                        assert_eq!(wavy_bits(k), expected[k], "thread {thread}, call {call}");
+                    }
+                })
+            })
+            .collect();
+        for worker in workers {
+            worker.join().expect("worker thread panicked");
+        }
+    });
+}
+
+#[test]
+fn threaded_result_is_also_correct() {
+    // Check the reference itself once against a central difference in x (step 1e-6, the
+    // function is smooth at this point).
+    let (x, ys) = wavy_input(17);
+    let (_, (dx, _)) = wavy_energy_grad(x, ys);
+    let h = 1e-6;
+    let central = (wavy_energy(x + h, ys) - wavy_energy(x - h, ys)) / (2.0 * h);
+    assert_relative_eq!(dx, central, max_relative = 1e-7);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A panic inside a differentiated function.
+
+/// `Σ xᵢ^1.5`; panics on a negative entry, after the entries before it have been recorded.
+#[reverse_diff]
+fn sum_of_powers_checked(xs: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for (i, x) in xs.iter().enumerate() {
+        if *x < 0.0 {
+            panic!("negative input {} at {}", x, i);
+        }
+        total += x * x.sqrt();
+    }
+    total
+}
+
+/// The analytic gradient of `Σ xᵢ^1.5`: `1.5 √xᵢ`.
+fn sum_of_powers_gradient(xs: &[f64]) -> Vec<f64> {
+    xs.iter().map(|x| 1.5 * x.sqrt()).collect()
+}
+
+#[test]
+fn panic_reaches_the_caller_and_the_next_call_is_correct() {
+    // Warm the tape so the panic interrupts a reused, non-empty recording.
+    let _ = sum_of_powers_checked_grad(&[1.0, 2.0]);
+    let message = expect_panic(|| sum_of_powers_checked_grad(&[1.0, 4.0, -1.0, 9.0]));
+    assert_eq!(message, "negative input -1 at 2");
+
+    let xs = [4.0, 0.25, 2.0];
+    let (value, gradient) = sum_of_powers_checked_grad(&xs);
+    assert_relative_eq!(value, 8.0 + 0.125 + 2f64.powf(1.5), max_relative = 1e-15);
+    let expected = sum_of_powers_gradient(&xs);
+    for (got, want) in gradient.iter().zip(&expected) {
+        assert_relative_eq!(*got, *want, max_relative = 1e-15);
+    }
+    // The panic left no session behind: a new tape starts empty.
+    let tape = Tape::new();
+    assert_eq!(tape.len(), 0);
+}
+
+#[test]
+fn panic_in_nested_grad_leaves_the_outer_tape_intact() {
+    let outer = Tape::new();
+    let x = outer.var(3.0);
+    let square = x * x;
+    let message = expect_panic(|| sum_of_powers_checked_grad(&[-2.0]));
+    assert!(message.contains("negative input"), "{message}");
+    let cube = square * x;
+    outer.backward(cube);
+    // d/dx x³ = 3x² = 27.
+    assert_eq!(outer.adjoint(x), 27.0);
+}
+
+// ---------------------------------------------------------------------------------------------
+// A `Var` on a tape that did not make it.
+
+#[test]
+#[should_panic(expected = "a Var was used while no tape records on this thread")]
+fn var_kept_from_a_finished_tape_panics() {
+    let stale = {
+        let tape = Tape::new();
+        tape.var(1.0)
+    };
+    let _ = stale * 2.0;
+}
+
+#[test]
+#[should_panic(expected = "a Var from another tape was used")]
+fn var_kept_from_a_finished_tape_panics_on_the_next_tape() {
+    let stale = {
+        let tape = Tape::new();
+        tape.var(1.0)
+    };
+    let tape = Tape::new();
+    let fresh = tape.var(2.0);
+    let _ = fresh * stale;
+}
+
+#[test]
+#[should_panic(expected = "a Var from another tape was used")]
+fn stale_var_as_output_of_backward_panics() {
+    let stale = {
+        let tape = Tape::new();
+        tape.var(1.0)
+    };
+    let tape = Tape::new();
+    let _ = tape.var(2.0);
+    tape.backward(stale);
+}
+
+#[test]
+fn var_moved_to_another_thread_panics_there() {
+    let tape = Tape::new();
+    let x = tape.var(1.5);
+    // On a thread with no tape.
+    let payload = std::thread::spawn(move || x.sin())
+        .join()
+        .expect_err("using a foreign Var must panic");
+    let message = panic_message(&*payload);
+    assert!(
+        message.contains("no tape records on this thread") && message.contains("another thread"),
+        "{message}"
+    );
+    // On a thread with its own tape.
+    let payload = std::thread::spawn(move || {
+        let local = Tape::new();
+        let y = local.var(2.0);
+        x * y
+    })
+    .join()
+    .expect_err("using a foreign Var must panic");
+    let message = panic_message(&*payload);
+    assert!(
+        message.contains("a Var from another tape was used")
+            && message.contains("cannot move between threads"),
+        "{message}"
+    );
+    // The Var is still fine on its own thread and tape: d/dx x² = 2x.
+    let y = x * x;
+    tape.backward(y);
+    assert_eq!(tape.adjoint(x), 3.0);
+}
+
+#[test]
+fn var_from_outer_tape_used_in_nested_tape_panics() {
+    let outer = Tape::new();
+    let x = outer.var(2.0);
+    let message = expect_panic(|| {
+        let inner = Tape::new();
+        let a = inner.var(1.0);
+        a + x
+    });
+    assert!(
+        message.contains("a Var from another tape was used") && message.contains("nested tape"),
+        "{message}"
+    );
+    // The outer tape is intact after the inner one unwound: d/dx (x·x) = 2x.
+    let y = x * x;
+    outer.backward(y);
+    assert_eq!(outer.adjoint(x), 4.0);
+}
+
+#[test]
+fn outer_tape_used_while_nested_tape_records_panics() {
+    let outer = Tape::new();
+    let message = expect_panic(|| {
+        let _inner = Tape::new();
+        outer.var(1.0)
+    });
+    assert!(message.contains("not the innermost tape"), "{message}");
+}
+
+#[test]
+fn nested_tapes_give_correct_gradients() {
+    let outer = Tape::new();
+    let x = outer.var(2.0);
+    let partial = x * x.exp(); // recorded on the outer tape
+    {
+        let inner = Tape::new();
+        let a = inner.var(3.0);
+        let b = a.sin() * a;
+        inner.backward(b);
+        // d/da (a sin a) = sin a + a cos a.
+        assert_relative_eq!(
+            inner.adjoint(a),
+            3f64.sin() + 3.0 * 3f64.cos(),
+            max_relative = 1e-15
+        );
+        // A `_grad` inside the inner session nests once more and is correct too.
+        let (value, gradient) = sum_of_powers_checked_grad(&[4.0]);
+        assert_eq!(value, 8.0);
+        assert_eq!(gradient, vec![3.0]);
+    }
+    let output = partial + x.powi(3);
+    outer.backward(output);
+    // d/dx (x eˣ + x³) = (1 + x) eˣ + 3x² at x = 2.
+    assert_relative_eq!(
+        outer.adjoint(x),
+        3.0 * 2f64.exp() + 12.0,
+        max_relative = 1e-15
+    );
+}
+
+// ---------------------------------------------------------------------------------------------
+// The tape-full message.
+
+/// Restores the real node limit when dropped, so a failing assertion cannot leak the lowered
+/// limit into later tests on this thread.
+struct NodeLimit;
+
+impl NodeLimit {
+    fn lower_to(limit: u32) -> NodeLimit {
+        ad::__private::set_node_limit(Some(limit));
+        NodeLimit
+    }
+}
+
+impl Drop for NodeLimit {
+    fn drop(&mut self) {
+        ad::__private::set_node_limit(None);
+    }
+}
+
+/// Twenty-one recorded operations on one input.
+#[reverse_diff]
+fn twenty_one_steps(x: f64) -> f64 {
+    let mut y = x;
+    for _ in 0..20 {
+        y = y * 0.5 + x;
+    }
+    y.sin()
+}
+
+#[test]
+fn full_tape_panics_with_its_limit() {
+    let limit = NodeLimit::lower_to(10);
+    let message = expect_panic(|| {
+        let tape = Tape::new();
+        let x = tape.var(1.0);
+        let mut y = x;
+        for _ in 0..20 {
+            y *= x;
+        }
+        y
+    });
+    assert!(
+        message.contains("the tape is full") && message.contains("at most 10 "),
+        "{message}"
+    );
+    // Through `_grad` as well.
+    let message = expect_panic(|| twenty_one_steps_grad(1.0));
+    assert!(message.contains("at most 10 "), "{message}");
+    drop(limit);
+
+    // With the real limit restored the same call succeeds. Derivative: y₂₀ = x(2 − 2⁻²⁰) after
+    // y₀ = x (geometric series), so d/dx sin(y₂₀) = cos(y₂₀)(2 − 2⁻²⁰).
+    let slope = 2.0 - 0.5f64.powi(20);
+    let (value, derivative) = twenty_one_steps_grad(1.0);
+    assert_relative_eq!(value, slope.sin(), max_relative = 1e-14);
+    assert_relative_eq!(derivative, slope.cos() * slope, max_relative = 1e-14);
+}
