@@ -76,12 +76,27 @@ fn generic_function(function: &Function) -> ItemFn {
 }
 
 /// The bounds that give `f64 (op) S` and `&S (op) ...`, which `S: Real` cannot imply.
+///
+/// Each bound is repeated with `f64` for `S` (bounds that always hold). Without them, a call
+/// from this body to another annotated function `g<T>` whose arguments are all plain `f64`
+/// (`g(data)`) fails: rustc prefers a where-clause to an impl, so the one bound
+/// `f64: F64Ops<S>` in scope decides `T = S` before the arguments are looked at. With two
+/// bounds in scope the choice waits for the arguments.
+///
+/// Before: `where f64: F64Ops<S>, ...`
+/// After:  `where f64: F64Ops<S>, f64: F64Ops<f64>, ...`
 fn scalar_predicates(scalar: &syn::Ident) -> Vec<syn::WherePredicate> {
-    vec![
-        syn::parse_quote!(f64: ::ad::__private::F64Ops<#scalar>),
-        syn::parse_quote!(for<'__a> &'__a f64: ::ad::__private::ScalarOps<#scalar>),
-        syn::parse_quote!(for<'__a> &'__a #scalar: ::ad::__private::RefOps<#scalar>),
-    ]
+    let f64_scalar: syn::Type = syn::parse_quote!(f64);
+    [syn::parse_quote!(#scalar), f64_scalar]
+        .iter()
+        .flat_map(|scalar: &syn::Type| -> [syn::WherePredicate; 3] {
+            [
+                syn::parse_quote!(f64: ::ad::__private::F64Ops<#scalar>),
+                syn::parse_quote!(for<'__a> &'__a f64: ::ad::__private::ScalarOps<#scalar>),
+                syn::parse_quote!(for<'__a> &'__a #scalar: ::ad::__private::RefOps<#scalar>),
+            ]
+        })
+        .collect()
 }
 
 /// The gradient's type for a parameter of type `ty`: its own shape, owned (`&[f64]` gives
@@ -212,8 +227,11 @@ fn grad_companion(function: &Function) -> TokenStream {
         seeds.push(quote_spanned! {param.ty.span()=>
             let #seeded = ::ad::__private::seed::<#shape>(&#tape, #source);
         });
+        // Before: `f(__seeded_v)` moved a `Vec<Var>` that the read-back below still needs.
+        // After: `f(Clone::clone(&__seeded_v))`: a copy for `f64` and arrays, one allocation
+        // for owned vectors.
         call_args.push(match param.passing {
-            Passing::ByValue => quote!(#seeded),
+            Passing::ByValue => quote!(::core::clone::Clone::clone(&#seeded)),
             Passing::ByRef => quote!(&#seeded),
         });
         reads.push(quote!(::ad::__private::read_gradient::<#shape>(&#seeded, #adjoints)));

@@ -117,7 +117,13 @@ impl Translator {
 
     fn fold_cast(&mut self, cast: ExprCast) -> Expr {
         let span = cast.span();
-        match *cast.expr {
+        // Before: `(i + 1) as f64`. After: `into_real(i + 1)`: the parentheses the cast needed
+        // would be redundant around a call argument (and warn as `unused_parens`).
+        let mut operand = *cast.expr;
+        while let Expr::Paren(inner) = operand {
+            operand = *inner.expr;
+        }
+        match operand {
             // Before: `2 as f64`. After: `<S as Real>::from_f64(2 as f64)` (an integer literal
             // has no type to pick a conversion by).
             Expr::Lit(lit) => self.constant(span, quote!(#lit as f64)),
@@ -165,6 +171,27 @@ impl Translator {
         }
     }
 
+    /// Before: `f64::max(c, x)` with `c` constant data. After:
+    /// `<S as Real>::max(IntoReal::<S>::into_real(c), x)`: the receiver of the path form
+    /// may be a plain `f64` (the other arguments already take `impl Into<S>`). A receiver whose
+    /// type comes from inference (`f64::sqrt(xs.iter().sum())`) is left as written.
+    fn fold_method_call(&mut self, call: syn::ExprCall) -> Expr {
+        let wrap_receiver = call.args.first().is_some_and(has_own_type);
+        let mut call = match fold::fold_expr(self, Expr::Call(call)) {
+            Expr::Call(call) => call,
+            other => return other,
+        };
+        if wrap_receiver {
+            if let Some(receiver) = call.args.first_mut() {
+                let scalar = &self.scalar;
+                let span = receiver.span();
+                *receiver = syn::parse_quote_spanned!(span=>
+                    ::ad::__private::IntoReal::<#scalar>::into_real(#receiver));
+            }
+        }
+        Expr::Call(call)
+    }
+
     /// Rewrites the arguments of a standard expression macro; other macros are left alone.
     fn fold_macro_arguments(&mut self, mac: Macro) -> Macro {
         let is_expression_macro = mac
@@ -197,6 +224,45 @@ impl Translator {
             }
             Err(_) => mac,
         }
+    }
+}
+
+/// Whether `expr` is a path `f64::m` or `std::f64::m` to a method that `ad::Real` offers.
+fn is_real_method_path(expr: &Expr) -> bool {
+    let Expr::Path(path) = expr else {
+        return false;
+    };
+    let names: Vec<String> = path
+        .path
+        .segments
+        .iter()
+        .map(|segment| segment.ident.to_string())
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    path.qself.is_none()
+        && matches!(
+            names.as_slice(),
+            ["f64", method] | ["std" | "core", "f64", method] if REAL_METHODS.contains(method)
+        )
+}
+
+/// Whether an expression's type is fixed by the expression itself (a variable, an element, a
+/// field, arithmetic on those, a literal, a real method of those), so wrapping it in
+/// `IntoReal::into_real` cannot leave its type to inference. `xs.iter().sum()` is not.
+fn has_own_type(expr: &Expr) -> bool {
+    match expr {
+        Expr::Lit(_) | Expr::Path(_) | Expr::Field(_) | Expr::Index(_) => true,
+        Expr::Cast(cast) => is_f64(&cast.ty),
+        Expr::Paren(inner) => has_own_type(&inner.expr),
+        Expr::Group(inner) => has_own_type(&inner.expr),
+        Expr::Unary(unary) => has_own_type(&unary.expr),
+        Expr::Binary(binary) => has_own_type(&binary.left) && has_own_type(&binary.right),
+        Expr::MethodCall(call) => {
+            REAL_METHODS.contains(&call.method.to_string().as_str())
+                && call.turbofish.is_none()
+                && has_own_type(&call.receiver)
+        }
+        _ => false,
     }
 }
 
@@ -239,14 +305,45 @@ impl Fold for Translator {
                 }
                 constant
             }
+            // Before: `1f64` (an integer literal with the `f64` suffix). After:
+            // `<S as ::ad::Real>::from_f64(1f64)`, like any other float literal.
+            Expr::Lit(ExprLit {
+                lit: Lit::Int(lit),
+                attrs,
+            }) if lit.suffix() == "f64" => {
+                let mut constant = self.constant(lit.span(), lit.into_token_stream());
+                if let Expr::Call(call) = &mut constant {
+                    call.attrs = attrs;
+                }
+                constant
+            }
             Expr::Cast(cast) if is_f64(&cast.ty) => self.fold_cast(cast),
             Expr::Path(path) => self.fold_f64_path(path),
+            Expr::Call(call) if is_real_method_path(&call.func) => self.fold_method_call(call),
             other => fold::fold_expr(self, other),
         }
     }
 
     fn fold_macro(&mut self, mac: Macro) -> Macro {
         self.fold_macro_arguments(mac)
+    }
+
+    // Before: `let k: f64 = data[0];` (constant data). After:
+    // `let k: S = IntoReal::<S>::into_real(data[0]);`, so `k` can later take reals (`k += x`).
+    // Only initialisers whose type does not depend on the ascription are wrapped: `let s: f64 =
+    // xs.iter().sum();` needs the ascription to infer the sum and is left as it is.
+    fn fold_local(&mut self, local: syn::Local) -> syn::Local {
+        let ascribes_f64 = matches!(&local.pat, Pat::Type(typed) if is_f64(&typed.ty));
+        let mut local = fold::fold_local(self, local);
+        if let Some(init) = &mut local.init {
+            if ascribes_f64 && init.diverge.is_none() && has_own_type(&init.expr) {
+                let expr = &init.expr;
+                let scalar = &self.scalar;
+                *init.expr = syn::parse_quote_spanned!(expr.span()=>
+                    ::ad::__private::IntoReal::<#scalar>::into_real(#expr));
+            }
+        }
+        local
     }
 
     // Nested items are ordinary Rust: left as written.

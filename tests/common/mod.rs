@@ -1,0 +1,49 @@
+//! Helpers shared by the integration tests: central finite differences, the independent
+//! reference every gradient is checked against.
+//!
+//! Each test binary includes this module with `mod common;` and may use only part of it.
+#![allow(dead_code)] // each test binary uses a different part of the helpers
+
+/// The step used by the tests unless they say otherwise: small enough for a truncation error
+/// of about `h²`, large enough that rounding (about `ε / h`) stays near `1e-10`.
+pub const STEP: f64 = 1e-5;
+
+/// The central difference `(f(x + h) - f(x - h)) / 2h` of a scalar function at `x`.
+pub fn central_derivative(f: impl Fn(f64) -> f64, x: f64, h: f64) -> f64 {
+    (f(x + h) - f(x - h)) / (2.0 * h)
+}
+
+/// The gradient of `f` at the point `x` by central differences, one coordinate at a time.
+pub fn central_gradient(f: impl Fn(&[f64]) -> f64, x: &[f64], h: f64) -> Vec<f64> {
+    let mut point = x.to_vec();
+    (0..x.len())
+        .map(|i| {
+            point[i] = x[i] + h;
+            let above = f(&point);
+            point[i] = x[i] - h;
+            let below = f(&point);
+            point[i] = x[i];
+            (above - below) / (2.0 * h)
+        })
+        .collect()
+}
+
+/// Asserts that `gradient` matches the central-difference gradient of `f` at `x`, entry by
+/// entry, within `tolerance` (absolute, or relative for large entries).
+#[track_caller]
+pub fn assert_gradient_matches(
+    f: impl Fn(&[f64]) -> f64,
+    x: &[f64],
+    gradient: &[f64],
+    tolerance: f64,
+) {
+    let expected = central_gradient(f, x, STEP);
+    assert_eq!(gradient.len(), expected.len(), "gradient length");
+    for (i, (got, want)) in gradient.iter().zip(&expected).enumerate() {
+        let scale = want.abs().max(1.0);
+        assert!(
+            (got - want).abs() <= tolerance * scale,
+            "entry {i}: gradient {got}, central difference {want} (tolerance {tolerance})"
+        );
+    }
+}
