@@ -1,10 +1,12 @@
 //! Generates the translated generic function and its companions.
 
 use proc_macro2::{Span, TokenStream};
+use quote::ToTokens;
 use quote::{format_ident, quote, quote_spanned};
 use syn::fold::Fold;
+use syn::parse::{Parse, ParseStream, Parser};
 use syn::spanned::Spanned;
-use syn::{FnArg, GenericParam, ItemFn, ReturnType, Type};
+use syn::{Error, FnArg, GenericParam, ImplItem, ItemFn, ItemImpl, ReturnType, TraitItemFn, Type};
 
 use crate::attr;
 use crate::fallback;
@@ -13,20 +15,120 @@ use crate::names::scalar_param;
 use crate::translate::Translator;
 use crate::validate::{self, Errors};
 
+/// What `#[reverse_diff]` can stand on.
+pub enum Annotated {
+    /// A function (free, or a method with `self`).
+    Function(ItemFn),
+    /// An `impl` block: its methods marked `#[reverse_diff]` are expanded as methods.
+    Impl(ItemImpl),
+}
+
+impl Parse for Annotated {
+    fn parse(input: ParseStream) -> syn::Result<Annotated> {
+        let fork = input.fork();
+        if fork.parse::<ItemFn>().is_ok() {
+            return input.parse().map(Annotated::Function);
+        }
+        let fork = input.fork();
+        if fork.parse::<ItemImpl>().is_ok() {
+            return input.parse().map(Annotated::Impl);
+        }
+        if let Ok(declaration) = input.fork().parse::<TraitItemFn>() {
+            return Err(Error::new_spanned(
+                &declaration.sig.ident,
+                "#[reverse_diff] needs a function body to differentiate: put it on the \
+                 method in each `impl` of the trait, not on the declaration",
+            ));
+        }
+        Err(input.error(
+            "#[reverse_diff] applies to a function or to an `impl` block whose methods are \
+             marked #[reverse_diff]",
+        ))
+    }
+}
+
+/// Expands `#[reverse_diff]` on a function or on an `impl` block.
+pub fn annotated(args: TokenStream, item: Annotated) -> TokenStream {
+    match item {
+        Annotated::Function(item) => reverse_diff(args, item, false),
+        Annotated::Impl(item) => impl_block(args, item),
+    }
+}
+
+/// Before: `#[reverse_diff] impl M { #[reverse_diff] fn square(x: f64) -> f64 {..} }`
+/// After:  `impl M { fn square<S: Real>(x: S) -> S {..} fn square_grad(x: f64) -> .. {
+///          .. Self::square(..) .. } }`: inside the block the companions can call
+///          associated functions without `self`, which a lone method attribute cannot know.
+fn impl_block(args: TokenStream, mut block: ItemImpl) -> TokenStream {
+    let mut errors = Errors::default();
+    if let Some(first) = args.into_iter().next() {
+        errors.push(Error::new_spanned(
+            first,
+            "#[reverse_diff] on an `impl` block takes no arguments: put them on the methods",
+        ));
+    }
+    let mut items = Vec::new();
+    for item in std::mem::take(&mut block.items) {
+        let ImplItem::Fn(method) = item else {
+            items.push(item);
+            continue;
+        };
+        let is_marker = |attr: &syn::Attribute| {
+            attr.path()
+                .segments
+                .last()
+                .is_some_and(|segment| segment.ident == "reverse_diff")
+        };
+        let Some(position) = method.attrs.iter().position(is_marker) else {
+            items.push(ImplItem::Fn(method));
+            continue;
+        };
+        let mut attrs = method.attrs;
+        let marker = attrs.remove(position);
+        let args = match marker.meta {
+            syn::Meta::Path(_) => TokenStream::new(),
+            syn::Meta::List(list) => list.tokens,
+            syn::Meta::NameValue(value) => value.into_token_stream(),
+        };
+        let function = ItemFn {
+            attrs,
+            vis: method.vis,
+            sig: method.sig,
+            block: Box::new(method.block),
+        };
+        let expanded = reverse_diff(args, function, true);
+        let parser = |input: ParseStream| {
+            let mut parsed = Vec::new();
+            while !input.is_empty() {
+                parsed.push(input.parse::<ImplItem>()?);
+            }
+            Ok(parsed)
+        };
+        match parser.parse2(expanded) {
+            Ok(parsed) => items.extend(parsed),
+            Err(error) => errors.push(error),
+        }
+    }
+    block.items = items;
+    let errors = errors.finish().err().map(Error::into_compile_error);
+    quote!(#errors #block)
+}
+
 /// The whole expansion of `#[reverse_diff]`: the checks, then the generic function and its
 /// companions, or the original function and compile errors.
-pub fn reverse_diff(args: TokenStream, item: ItemFn) -> TokenStream {
+fn reverse_diff(args: TokenStream, item: ItemFn, in_impl: bool) -> TokenStream {
     let mut errors = Errors::default();
     if let Err(error) = attr::parse(args) {
         errors.push(error);
     }
     validate::check_original(&item, &mut errors);
-    let function = Function::new(item);
+    let function = Function::new(item, in_impl);
     validate::check(&function, &mut errors);
     match errors.finish() {
         Ok(()) => {
             let generic = generic_function(&function);
-            let grad = function.returns_scalar.then(|| grad_companion(&function));
+            let grad = (function.returns_scalar && !function.takes_function())
+                .then(|| grad_companion(&function));
             quote!(#generic #grad)
         }
         Err(error) => fallback::emit(&function, error),
@@ -58,6 +160,8 @@ fn generic_function(function: &Function) -> ItemFn {
         **ty = translator.fold_type((**ty).clone());
     }
     item.block = Box::new(translator.fold_block(*item.block));
+    // Before: `F: Fn(f64) -> f64`. After: `F: Fn(S) -> S`.
+    item.sig.generics = translator.fold_generics(item.sig.generics);
     // The scalar goes first among the type parameters (after the lifetimes).
     let position = item
         .sig
@@ -239,7 +343,7 @@ fn grad_companion(function: &Function) -> TokenStream {
     }
     let gradient_type = tuple_or_single(&gradient_types);
     let reads = tuple_or_single(&reads);
-    let callee = if function.has_receiver {
+    let callee = if function.in_impl {
         quote!(Self::#ident)
     } else {
         quote!(#ident)

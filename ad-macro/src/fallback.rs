@@ -13,7 +13,7 @@ pub fn emit(function: &Function, error: syn::Error) -> TokenStream {
     // A misplaced `#[no_grad]` has been reported; left in place, rustc would report it again
     // as an unknown attribute (and, on an expression, as an unstable one).
     let cleaned = syn::parse2(remove_no_grad(function.item.to_token_stream()))
-        .map(Function::new)
+        .map(|item| Function::new(item, function.in_impl))
         .ok();
     let function = cleaned.as_ref().unwrap_or(function);
     let item = &function.item;

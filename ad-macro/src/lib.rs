@@ -22,8 +22,8 @@ use proc_macro::TokenStream;
 /// documentation of `ad::reverse_diff`.
 #[proc_macro_attribute]
 pub fn reverse_diff(args: TokenStream, item: TokenStream) -> TokenStream {
-    let item = syn::parse_macro_input!(item as syn::ItemFn);
-    expand::reverse_diff(args.into(), item).into()
+    let item = syn::parse_macro_input!(item as expand::Annotated);
+    expand::annotated(args.into(), item).into()
 }
 
 /// Implements `ad::Differentiable` for a struct or enum generic in its scalar. See the

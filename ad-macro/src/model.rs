@@ -2,7 +2,7 @@
 //! is passed.
 
 use crate::names::{is_f64, is_no_grad, mentions_f64};
-use syn::{FnArg, Ident, ItemFn, Pat, ReturnType, Type};
+use syn::{FnArg, Generics, Ident, ItemFn, Pat, ReturnType, Type, WherePredicate};
 
 /// What a parameter is to the derivative.
 pub enum Role {
@@ -39,8 +39,11 @@ pub struct Param {
 pub struct Function {
     /// The function as written, with `#[no_grad]` removed from its parameters.
     pub item: ItemFn,
-    /// Whether the function takes `self` in some form (it then lives in an `impl` block).
+    /// Whether the function takes `self` in some form.
     pub has_receiver: bool,
+    /// Whether the function lives in an `impl` block (it takes `self`, or the block itself is
+    /// annotated), so companions call it as `Self::name`.
+    pub in_impl: bool,
     pub params: Vec<Param>,
     /// Whether the function returns exactly `f64`.
     pub returns_scalar: bool,
@@ -48,7 +51,8 @@ pub struct Function {
 
 impl Function {
     /// Builds the model; never fails (the checks live in `validate`).
-    pub fn new(mut item: ItemFn) -> Function {
+    pub fn new(mut item: ItemFn, in_impl: bool) -> Function {
+        let function_type_params = function_type_params(&item.sig.generics);
         let mut has_receiver = false;
         let mut params = Vec::new();
         for (position, arg) in item.sig.inputs.iter_mut().enumerate() {
@@ -58,9 +62,11 @@ impl Function {
                     let no_grad = typed.attrs.iter().any(is_no_grad);
                     typed.attrs.retain(|attr| !is_no_grad(attr));
                     let ty = (*typed.ty).clone();
-                    let role = if no_grad || !mentions_f64(&ty) {
+                    let role = if no_grad
+                        || !(mentions_f64(&ty) || mentions_any(&ty, &function_type_params))
+                    {
                         Role::Constant
-                    } else if is_function_like(&ty) {
+                    } else if is_function_like(&ty) || mentions_any(&ty, &function_type_params) {
                         Role::Function
                     } else {
                         Role::Differentiable
@@ -86,11 +92,64 @@ impl Function {
         let returns_scalar = matches!(&item.sig.output, ReturnType::Type(_, ty) if is_f64(ty));
         Function {
             item,
+            in_impl: in_impl || has_receiver,
             has_receiver,
             params,
             returns_scalar,
         }
     }
+
+    /// Whether a parameter is a function over the scalar: the function can then only be
+    /// differentiated from another annotated function that passes it, so it has no companions.
+    pub fn takes_function(&self) -> bool {
+        self.params
+            .iter()
+            .any(|param| matches!(param.role, Role::Function))
+    }
+}
+
+/// The type parameters whose bounds mention `f64` (`F: Fn(f64) -> f64`, inline or in the
+/// `where` clause): after translation they are functions over the scalar.
+fn function_type_params(generics: &Generics) -> Vec<Ident> {
+    let mut found = Vec::new();
+    for param in generics.type_params() {
+        if param.bounds.iter().any(bound_mentions_f64) {
+            found.push(param.ident.clone());
+        }
+    }
+    for predicate in generics.where_clause.iter().flat_map(|w| &w.predicates) {
+        if let WherePredicate::Type(predicate) = predicate {
+            if let Type::Path(path) = &predicate.bounded_ty {
+                if let Some(ident) = path.path.get_ident() {
+                    if predicate.bounds.iter().any(bound_mentions_f64) {
+                        found.push(ident.clone());
+                    }
+                }
+            }
+        }
+    }
+    found
+}
+
+fn bound_mentions_f64(bound: &syn::TypeParamBound) -> bool {
+    let ty: Type = syn::parse_quote!(impl #bound);
+    mentions_f64(&ty)
+}
+
+/// Whether `ty` mentions one of `idents` as a type.
+fn mentions_any(ty: &Type, idents: &[Ident]) -> bool {
+    struct Finder<'a>(&'a [Ident], bool);
+    impl syn::visit::Visit<'_> for Finder<'_> {
+        fn visit_type_path(&mut self, path: &syn::TypePath) {
+            if path.qself.is_none() && path.path.get_ident().is_some_and(|i| self.0.contains(i)) {
+                self.1 = true;
+            }
+            syn::visit::visit_type_path(self, path);
+        }
+    }
+    let mut finder = Finder(idents, false);
+    syn::visit::Visit::visit_type(&mut finder, ty);
+    finder.1
 }
 
 /// Whether a type is a function, closure or trait object (`impl Fn(f64) -> f64`, `&dyn Fn..`,
