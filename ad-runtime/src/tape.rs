@@ -7,8 +7,9 @@
 //! same layout with n slots.
 
 use crate::var::Var;
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
+use std::ptr::{self, NonNull};
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The largest number of nodes a tape holds: node indices are 32-bit.
@@ -28,7 +29,7 @@ fn next_tag() -> u32 {
 
 /// The recorded operations of one session and the adjoint buffer of its backward sweep.
 pub(crate) struct Recording {
-    /// Tag of the active session; 0 when no session records on this thread.
+    /// Tag of the session; 0 once the session has ended.
     tag: u32,
     /// The most nodes this recording may hold (lowered only by tests of the overflow message).
     limit: u32,
@@ -57,7 +58,7 @@ impl Recording {
         self.adjoints.clear();
     }
 
-    #[inline]
+    #[inline(always)]
     fn check(&self, var: Var) {
         if var.tape != self.tag {
             wrong_tape(var, self.tag);
@@ -65,7 +66,7 @@ impl Recording {
     }
 
     /// Closes a node over the operand slots pushed since the previous node.
-    #[inline]
+    #[inline(always)]
     fn push_node(&mut self, value: f64) -> Var {
         let index = self.ends.len() as u32;
         if index >= self.limit {
@@ -79,7 +80,7 @@ impl Recording {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn push_operand(&mut self, operand: Var, partial: f64) {
         self.check(operand);
         self.operands.push(operand.index);
@@ -105,8 +106,8 @@ impl Recording {
             // Nodes that do not reach the output pass nothing back, so an infinite or NaN
             // partial of an unused branch cannot poison the gradient (0 * inf would be NaN).
             if adjoint != 0.0 {
-                for slot in start..end {
-                    adjoints[operands[slot] as usize] += adjoint * partials[slot];
+                for (&operand, &partial) in operands[start..end].iter().zip(&partials[start..end]) {
+                    adjoints[operand as usize] += adjoint * partial;
                 }
             }
             end = start;
@@ -115,7 +116,30 @@ impl Recording {
 }
 
 thread_local! {
-    static RECORDING: RefCell<Recording> = const { RefCell::new(Recording::new()) };
+    /// The recording of the innermost live `Tape` on this thread, or null. A `const`-initialised
+    /// `Cell` of a pointer needs no destructor, so reaching it on every operation is one
+    /// thread-local load with no lazy-initialisation or borrow-flag check.
+    static ACTIVE: Cell<*mut Recording> = const { Cell::new(ptr::null_mut()) };
+    /// A finished recording kept for the next session on this thread, so sessions in a loop
+    /// reuse its buffers instead of allocating.
+    static SPARE: RefCell<Vec<Box<Recording>>> = const { RefCell::new(Vec::new()) };
+    /// The node limit new recordings on this thread get (tests lower it).
+    static LIMIT: Cell<u32> = const { Cell::new(MAX_NODES) };
+}
+
+/// Runs `f` on the innermost live recording of this thread, or reports a `Var` with no tape.
+///
+/// Safety of the `&mut`: the pointer is valid while its `Tape` lives (the `Tape` frees it only
+/// after taking it out of `ACTIVE`, and leaks it if it was dropped out of order), the thread is
+/// the only one that sees it, and no caller runs user code while it holds the reference.
+#[inline(always)]
+fn with_recording<R>(var: Var, f: impl FnOnce(&mut Recording) -> R) -> R {
+    let recording = ACTIVE.with(Cell::get);
+    if recording.is_null() {
+        wrong_tape(var, 0);
+    }
+    // SAFETY: see above.
+    f(unsafe { &mut *recording })
 }
 
 #[cold]
@@ -149,8 +173,7 @@ pub(crate) fn record_unary(value: f64, a: Var, da: f64) -> Var {
     if a.is_constant() {
         return Var::constant(value);
     }
-    RECORDING.with(|r| {
-        let mut r = r.borrow_mut();
+    with_recording(a, |r| {
         r.push_operand(a, da);
         r.push_node(value)
     })
@@ -163,8 +186,7 @@ pub(crate) fn record_binary(value: f64, a: Var, da: f64, b: Var, db: f64) -> Var
         (true, true) => Var::constant(value),
         (false, true) => record_unary(value, a, da),
         (true, false) => record_unary(value, b, db),
-        (false, false) => RECORDING.with(|r| {
-            let mut r = r.borrow_mut();
+        (false, false) => with_recording(a, |r| {
             r.push_operand(a, da);
             r.push_operand(b, db);
             r.push_node(value)
@@ -173,7 +195,8 @@ pub(crate) fn record_binary(value: f64, a: Var, da: f64, b: Var, db: f64) -> Var
 }
 
 /// Records a node with any number of operands (constants are skipped): one record for a whole
-/// primitive, whatever its inside does.
+/// primitive, whatever its inside does. The iterator runs while the recording is borrowed, so
+/// it must not record anything itself (no `Var` arithmetic inside it).
 pub(crate) fn record_nary(value: f64, operands: impl IntoIterator<Item = (Var, f64)>) -> Var {
     let mut operands = operands
         .into_iter()
@@ -182,8 +205,8 @@ pub(crate) fn record_nary(value: f64, operands: impl IntoIterator<Item = (Var, f
     if operands.peek().is_none() {
         return Var::constant(value);
     }
-    RECORDING.with(|r| {
-        let mut r = r.borrow_mut();
+    let first = operands.peek().expect("checked non-empty").0;
+    with_recording(first, |r| {
         for (operand, partial) in operands {
             r.push_operand(operand, partial);
         }
@@ -214,7 +237,10 @@ pub(crate) fn record_nary(value: f64, operands: impl IntoIterator<Item = (Var, f
 /// ```
 pub struct Tape {
     tag: u32,
-    outer: Option<Recording>,
+    /// This session's recording, owned through a raw pointer because `ACTIVE` points at it too.
+    recording: NonNull<Recording>,
+    /// The recording that was active when this one started, restored when this one ends.
+    outer: *mut Recording,
     _not_send: PhantomData<*const ()>,
 }
 
@@ -222,37 +248,32 @@ impl Tape {
     /// Starts recording on this thread.
     pub fn new() -> Tape {
         let tag = next_tag();
-        let outer = RECORDING.with(|r| {
-            let mut r = r.borrow_mut();
-            if r.tag == 0 {
-                r.clear();
-                r.tag = tag;
-                None
-            } else {
-                let mut inner = Recording::new();
-                inner.limit = r.limit;
-                inner.tag = tag;
-                Some(std::mem::replace(&mut *r, inner))
-            }
-        });
+        let mut recording = SPARE
+            .with(|spare| spare.borrow_mut().pop())
+            .unwrap_or_else(|| Box::new(Recording::new()));
+        recording.clear();
+        recording.tag = tag;
+        recording.limit = LIMIT.with(Cell::get);
+        let recording = NonNull::from(Box::leak(recording));
+        let outer = ACTIVE.with(|active| active.replace(recording.as_ptr()));
         Tape {
             tag,
+            recording,
             outer,
             _not_send: PhantomData,
         }
     }
 
     fn with_active<R>(&self, f: impl FnOnce(&mut Recording) -> R) -> R {
-        RECORDING.with(|r| {
-            let mut r = r.borrow_mut();
-            if r.tag != self.tag {
-                panic!(
-                    "ad: this Tape is not the innermost tape recording on this thread; \
-                     drop nested tapes before using an outer one"
-                );
-            }
-            f(&mut r)
-        })
+        if ACTIVE.with(Cell::get) != self.recording.as_ptr() {
+            panic!(
+                "ad: this Tape is not the innermost tape recording on this thread; \
+                 drop nested tapes before using an outer one"
+            );
+        }
+        // SAFETY: the recording is alive (owned by `self`), this thread is the only one that
+        // sees it, and `f` runs no user code.
+        f(unsafe { &mut *self.recording.as_ptr() })
     }
 
     /// A new input: a recorded value with no operands.
@@ -281,38 +302,46 @@ impl Tape {
     /// afterwards [`Tape::adjoint`] gives the pull-back of that cotangent (a vector–Jacobian
     /// product). Constant outputs are skipped.
     pub fn backward_seeded(&self, seeds: impl IntoIterator<Item = (Var, f64)>) {
+        // The seeds are gathered before the recording is borrowed: the iterator is user code.
         self.with_active(|r| {
             let nodes = r.ends.len();
             r.adjoints.clear();
             r.adjoints.resize(nodes, 0.0);
-            for (output, seed) in seeds {
-                if !output.is_constant() {
+        });
+        for (output, seed) in seeds {
+            if !output.is_constant() {
+                self.with_active(|r| {
                     r.check(output);
                     r.adjoints[output.index as usize] += seed;
-                }
+                });
             }
-            r.sweep();
-        })
+        }
+        self.with_active(Recording::sweep);
     }
 
     /// The derivative of the output of the last [`Tape::backward`] with respect to `var`
     /// (0 for a constant, or for a value recorded after that sweep).
     pub fn adjoint(&self, var: Var) -> f64 {
-        self.with_active(|r| adjoint_of(r, var))
+        self.with_active(|r| {
+            Adjoints {
+                adjoints: &r.adjoints,
+                tag: r.tag,
+            }
+            .get(var)
+        })
     }
 
     /// Reads many adjoints under one access to the thread's tape.
     pub fn with_adjoints<R>(&self, read: impl FnOnce(&Adjoints<'_>) -> R) -> R {
-        self.with_active(|r| read(&Adjoints { recording: r }))
+        // `read` is user code that may record: lend it the adjoints, not the recording.
+        let adjoints = self.with_active(|r| std::mem::take(&mut r.adjoints));
+        let result = read(&Adjoints {
+            adjoints: &adjoints,
+            tag: self.tag,
+        });
+        self.with_active(|r| r.adjoints = adjoints);
+        result
     }
-}
-
-fn adjoint_of(r: &Recording, var: Var) -> f64 {
-    if var.is_constant() {
-        return 0.0;
-    }
-    r.check(var);
-    r.adjoints.get(var.index as usize).copied().unwrap_or(0.0)
 }
 
 impl Default for Tape {
@@ -323,35 +352,48 @@ impl Default for Tape {
 
 impl Drop for Tape {
     fn drop(&mut self) {
-        // `try_with`: the thread-local may already be gone when a Tape is dropped during thread
-        // teardown; there is nothing left to restore then.
-        let _ = RECORDING.try_with(|r| {
-            let mut r = r.borrow_mut();
-            if r.tag != self.tag {
-                return;
-            }
-            match self.outer.take() {
-                Some(outer) => *r = outer,
-                None => {
-                    r.tag = 0;
-                    r.clear();
-                }
+        // `try_with`: during thread teardown the thread-locals may be gone; the recording is
+        // then leaked, which is safe.
+        let _ = ACTIVE.try_with(|active| {
+            if active.get() == self.recording.as_ptr() {
+                active.set(self.outer);
+                // SAFETY: this recording came from `Box::leak` in `Tape::new`, and nothing
+                // points at it any more: it is no longer active, and tapes nested in it have
+                // already been dropped (they restored it on their way out).
+                let mut recording = unsafe { Box::from_raw(self.recording.as_ptr()) };
+                recording.tag = 0;
+                let _ = SPARE.try_with(|spare| spare.borrow_mut().push(recording));
+            } else {
+                // Dropped out of order (an inner tape still lives, and will restore this
+                // recording as active when it ends). End the session so its Vars are rejected,
+                // and leak the recording: freeing it would leave that pointer dangling.
+                // SAFETY: the recording is alive (leaked, never freed).
+                unsafe { (*self.recording.as_ptr()).tag = 0 };
             }
         });
     }
 }
 
-/// The adjoints of the last backward sweep, borrowed from the thread's tape (see
-/// [`Tape::with_adjoints`]).
+/// The adjoints of the last backward sweep (see [`Tape::with_adjoints`]).
 pub struct Adjoints<'a> {
-    recording: &'a Recording,
+    adjoints: &'a [f64],
+    tag: u32,
 }
 
 impl Adjoints<'_> {
     /// The adjoint of `var` (0 for a constant).
     #[inline]
     pub fn get(&self, var: Var) -> f64 {
-        adjoint_of(self.recording, var)
+        if var.is_constant() {
+            return 0.0;
+        }
+        if var.tape != self.tag {
+            wrong_tape(var, self.tag);
+        }
+        self.adjoints
+            .get(var.index as usize)
+            .copied()
+            .unwrap_or(0.0)
     }
 }
 
@@ -359,5 +401,10 @@ impl Adjoints<'_> {
 /// without recording four billion operations. `None` restores the real limit.
 #[doc(hidden)]
 pub fn set_node_limit(limit: Option<u32>) {
-    RECORDING.with(|r| r.borrow_mut().limit = limit.unwrap_or(MAX_NODES));
+    LIMIT.with(|cell| cell.set(limit.unwrap_or(MAX_NODES)));
+    let active = ACTIVE.with(Cell::get);
+    if !active.is_null() {
+        // SAFETY: the active recording is alive; no other reference to it is held here.
+        unsafe { (*active).limit = limit.unwrap_or(MAX_NODES) };
+    }
 }
