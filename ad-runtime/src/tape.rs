@@ -121,7 +121,9 @@ thread_local! {
     /// thread-local load with no lazy-initialisation or borrow-flag check.
     static ACTIVE: Cell<*mut Recording> = const { Cell::new(ptr::null_mut()) };
     /// A finished recording kept for the next session on this thread, so sessions in a loop
-    /// reuse its buffers instead of allocating.
+    /// reuse its buffers instead of allocating. Boxed: a live `Tape` keeps a raw pointer to its
+    /// recording, so recordings must not move when the pool's vector grows.
+    #[allow(clippy::vec_box)]
     static SPARE: RefCell<Vec<Box<Recording>>> = const { RefCell::new(Vec::new()) };
     /// The node limit new recordings on this thread get (tests lower it).
     static LIMIT: Cell<u32> = const { Cell::new(MAX_NODES) };
