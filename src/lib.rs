@@ -105,6 +105,42 @@
 /// `println!`/`format!`/`assert!` (they show the value), and calls to other `#[reverse_diff]`
 /// functions, in any module and recursively.
 ///
+/// # Methods
+///
+/// On a method, `self` (in any form) is constant data and `name_grad` is generated in the same
+/// `impl` block: `model.loss_grad(&w)`. An associated function without `self` needs
+/// `#[reverse_diff]` on the `impl` block as well (the attribute on the function alone cannot
+/// know it stands in an `impl`):
+///
+/// ```
+/// use ad::reverse_diff;
+///
+/// struct Model { xs: Vec<f64> }
+///
+/// #[reverse_diff]
+/// impl Model {
+///     #[reverse_diff]
+///     fn weighted(&self, w: f64) -> f64 {
+///         w * self.xs.iter().sum::<f64>()
+///     }
+///
+///     #[reverse_diff]
+///     fn square(x: f64) -> f64 {
+///         x * x
+///     }
+/// }
+///
+/// let model = Model { xs: vec![1.0, 2.0] };
+/// assert_eq!(model.weighted_grad(2.0), (6.0, 3.0));
+/// assert_eq!(Model::square_grad(3.0), (9.0, 6.0));
+/// ```
+///
+/// # Function parameters
+///
+/// A function that takes a function (`f: impl Fn(f64) -> f64`, `F: Fn(f64) -> f64`,
+/// `&dyn Fn(f64) -> f64`) is made generic like any other and has no companion of its own: it
+/// is differentiated from the annotated function that calls it with a closure.
+///
 /// # Rejected, with a message saying what to do
 ///
 /// A result with no `f64`; no differentiable parameter; `async fn`, `const fn`, `extern fn`;
