@@ -1,6 +1,7 @@
-//! `#[reverse_diff]` on methods: `&self` and `self` are constant data (a model holding its
-//! training set), and `name_grad` is generated in the same impl block. Expected values are
-//! analytic.
+//! `#[reverse_diff]` on methods: `&self`, `&mut self`, `self`, `self: Box<Self>` and
+//! `self: Rc<Self>` are constant data (a model holding its training set), and `name_grad` is
+//! generated in the same impl block; on an `impl` block or a trait, associated functions without
+//! `self` and default methods get companions too. Expected values are analytic.
 
 use ad::reverse_diff;
 use approx::assert_relative_eq;
@@ -59,6 +60,67 @@ where
     }
 }
 
+/// A model that counts its evaluations and lives behind smart pointers.
+struct Counter {
+    k: f64,
+    calls: usize,
+}
+
+impl Counter {
+    /// `&mut self` is constant data too (its `f64` fields are not differentiated), and may be
+    /// mutated.
+    #[reverse_diff]
+    fn counted(&mut self, x: f64) -> f64 {
+        self.calls += 1;
+        self.k * x * x
+    }
+
+    /// A `self: Box<Self>` receiver (clippy would rather see `&self`: the box is the point).
+    #[reverse_diff]
+    #[allow(clippy::boxed_local)]
+    fn boxed(self: Box<Self>, x: f64) -> f64 {
+        self.k * x.sin()
+    }
+
+    /// A `self: Rc<Self>` receiver.
+    #[reverse_diff]
+    fn shared(self: std::rc::Rc<Self>, x: f64) -> f64 {
+        self.k * x.exp()
+    }
+}
+
+/// `#[reverse_diff]` on the trait lets default methods without `self` have companions.
+#[reverse_diff]
+trait Regularised {
+    /// The data, supplied by each implementation.
+    fn data(&self) -> &[f64];
+
+    /// A default method with `&self`: `regularised_loss_grad` is a default method too.
+    #[reverse_diff]
+    fn regularised_loss(&self, w: f64) -> f64 {
+        let fit: f64 = self
+            .data()
+            .iter()
+            .map(|x| (w * x - 1.0).powi(2))
+            .sum::<f64>();
+        fit + Self::penalty(w)
+    }
+
+    /// A default associated function without `self`.
+    #[reverse_diff]
+    fn penalty(w: f64) -> f64 {
+        0.5 * w * w
+    }
+}
+
+struct Samples(Vec<f64>);
+
+impl Regularised for Samples {
+    fn data(&self) -> &[f64] {
+        &self.0
+    }
+}
+
 #[test]
 fn methods_with_self_as_constant_data() {
     let model = LinearModel {
@@ -95,4 +157,41 @@ fn methods_of_generic_impls() {
     };
     // d(w Σ x)/dw = Σ x.
     assert_eq!(wrapper.weighted_sum_grad(3.0), (21.0, 7.0));
+}
+
+#[test]
+fn mutable_and_smart_pointer_receivers() {
+    let mut counter = Counter { k: 3.0, calls: 0 };
+    // d(k x²)/dx = 2 k x.
+    assert_eq!(counter.counted_grad(2.0), (12.0, 12.0));
+    assert_eq!(counter.calls, 1);
+    // d(k sin x)/dx = k cos x; d(k eˣ)/dx = k eˣ.
+    let (value, dx) = Box::new(Counter { k: 2.0, calls: 0 }).boxed_grad(0.5);
+    assert_relative_eq!(value, 2.0 * 0.5f64.sin(), max_relative = 1e-15);
+    assert_relative_eq!(dx, 2.0 * 0.5f64.cos(), max_relative = 1e-15);
+    let shared = std::rc::Rc::new(Counter { k: 2.0, calls: 0 });
+    let (value, dx) = shared.shared_grad(1.0);
+    assert_relative_eq!(value, 2.0 * std::f64::consts::E, max_relative = 1e-15);
+    assert_relative_eq!(dx, 2.0 * std::f64::consts::E, max_relative = 1e-15);
+}
+
+#[test]
+fn default_methods_of_traits() {
+    let samples = Samples(vec![1.0, 2.0]);
+    let w = 0.75;
+    let (value, dw) = samples.regularised_loss_grad(w);
+    // Σ (w x − 1)² + w²/2: d/dw = Σ 2 (w x − 1) x + w.
+    let expected: f64 = [1.0, 2.0]
+        .iter()
+        .map(|x| (w * x - 1.0).powi(2))
+        .sum::<f64>()
+        + 0.5 * w * w;
+    let derivative: f64 = [1.0, 2.0]
+        .iter()
+        .map(|x| 2.0 * (w * x - 1.0) * x)
+        .sum::<f64>()
+        + w;
+    assert_relative_eq!(value, expected, max_relative = 1e-15);
+    assert_relative_eq!(dw, derivative, max_relative = 1e-15);
+    assert_eq!(Samples::penalty_grad(2.0), (2.0, 2.0));
 }

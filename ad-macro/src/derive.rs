@@ -24,6 +24,10 @@ pub fn derive(input: DeriveInput) -> TokenStream {
 }
 
 fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
+    // A union is rejected first: making it generic, as the other messages advise, would not help.
+    if let Data::Union(data) = &input.data {
+        return Err(union_error(data));
+    }
     let scalar = scalar_parameter(input)?;
     let name = &input.ident;
     let bodies = match &input.data {
@@ -77,13 +81,7 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                 gradient_from: quote!(match with { #gradient_arms }),
             }
         }
-        Data::Union(data) => {
-            return Err(Error::new_spanned(
-                data.union_token,
-                "#[derive(Differentiable)] does not support unions: use a struct or an enum \
-                 generic over its scalar, like `struct Vec3<T> { x: T, y: T, z: T }`",
-            ))
-        }
+        Data::Union(data) => return Err(union_error(data)),
     };
     let Bodies {
         map_scalars,
@@ -118,6 +116,15 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             }
         }
     })
+}
+
+fn union_error(data: &syn::DataUnion) -> Error {
+    Error::new_spanned(
+        data.union_token,
+        "#[derive(Differentiable)] does not support unions (which field holds the value is not \
+         known): use a struct, or an enum for alternatives, generic over its scalar, like \
+         `struct Vec3<T> { x: T, y: T, z: T }`",
+    )
 }
 
 struct Bodies {

@@ -6,11 +6,14 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::fold::Fold;
 use syn::parse::{Parse, ParseStream, Parser};
 use syn::spanned::Spanned;
-use syn::{Error, FnArg, GenericParam, ImplItem, ItemFn, ItemImpl, ReturnType, TraitItemFn, Type};
+use syn::{
+    Error, FnArg, GenericParam, ImplItem, ItemFn, ItemImpl, ItemTrait, ReturnType, TraitItem,
+    TraitItemFn, Type,
+};
 
 use crate::attr;
 use crate::fallback;
-use crate::model::{Function, Passing, Role};
+use crate::model::{FallibleKind, Function, Passing, Role};
 use crate::names::scalar_param;
 use crate::translate::Translator;
 use crate::validate::{self, Errors};
@@ -21,6 +24,8 @@ pub enum Annotated {
     Function(ItemFn),
     /// An `impl` block: its methods marked `#[reverse_diff]` are expanded as methods.
     Impl(ItemImpl),
+    /// A trait: its default methods marked `#[reverse_diff]` are expanded as methods.
+    Trait(ItemTrait),
 }
 
 impl Parse for Annotated {
@@ -33,16 +38,20 @@ impl Parse for Annotated {
         if fork.parse::<ItemImpl>().is_ok() {
             return input.parse().map(Annotated::Impl);
         }
+        let fork = input.fork();
+        if fork.parse::<ItemTrait>().is_ok() {
+            return input.parse().map(Annotated::Trait);
+        }
         if let Ok(declaration) = input.fork().parse::<TraitItemFn>() {
             return Err(Error::new_spanned(
                 &declaration.sig.ident,
-                "#[reverse_diff] needs a function body to differentiate: put it on the \
-                 method in each `impl` of the trait, not on the declaration",
+                "#[reverse_diff] needs a function body to differentiate: give the method a \
+                 default body, or put #[reverse_diff] on the method in each `impl` of the trait",
             ));
         }
         Err(input.error(
-            "#[reverse_diff] applies to a function or to an `impl` block whose methods are \
-             marked #[reverse_diff]",
+            "#[reverse_diff] applies to a function, or to an `impl` block or a trait whose \
+             methods are marked #[reverse_diff]",
         ))
     }
 }
@@ -52,7 +61,87 @@ pub fn annotated(args: TokenStream, item: Annotated) -> TokenStream {
     match item {
         Annotated::Function(item) => reverse_diff(args, item, false),
         Annotated::Impl(item) => impl_block(args, item),
+        Annotated::Trait(item) => trait_block(args, item),
     }
+}
+
+/// Removes the `#[reverse_diff]` marker from a method's attributes and returns its arguments,
+/// or `None` for an unmarked method.
+fn take_marker(attrs: &mut Vec<syn::Attribute>) -> Option<TokenStream> {
+    let is_marker = |attr: &syn::Attribute| {
+        attr.path()
+            .segments
+            .last()
+            .is_some_and(|segment| segment.ident == "reverse_diff")
+    };
+    let position = attrs.iter().position(is_marker)?;
+    Some(match attrs.remove(position).meta {
+        syn::Meta::Path(_) => TokenStream::new(),
+        syn::Meta::List(list) => list.tokens,
+        syn::Meta::NameValue(value) => value.into_token_stream(),
+    })
+}
+
+/// Parses the expansion of one method back into the items of a block.
+fn parse_items<T: Parse>(expanded: TokenStream) -> syn::Result<Vec<T>> {
+    let parser = |input: ParseStream| {
+        let mut parsed = Vec::new();
+        while !input.is_empty() {
+            parsed.push(input.parse::<T>()?);
+        }
+        Ok(parsed)
+    };
+    parser.parse2(expanded)
+}
+
+/// Before: `#[reverse_diff] trait Loss { #[reverse_diff] fn square(x: f64) -> f64 {..} }`
+/// After:  `trait Loss { fn square<S: Real>(x: S) -> S {..} fn square_grad(x: f64) -> .. {
+///          .. Self::square(..) .. } }`, as for an `impl` block: default methods with a body get
+///          companions (with default bodies too); a declaration without a body is an error.
+fn trait_block(args: TokenStream, mut block: ItemTrait) -> TokenStream {
+    let mut errors = Errors::default();
+    if let Some(first) = args.into_iter().next() {
+        errors.push(Error::new_spanned(
+            first,
+            "#[reverse_diff] on a trait takes no arguments: put them on the methods",
+        ));
+    }
+    let mut items = Vec::new();
+    for item in std::mem::take(&mut block.items) {
+        let TraitItem::Fn(mut method) = item else {
+            items.push(item);
+            continue;
+        };
+        let Some(args) = take_marker(&mut method.attrs) else {
+            items.push(TraitItem::Fn(method));
+            continue;
+        };
+        let Some(body) = method.default else {
+            errors.push(Error::new_spanned(
+                &method.sig.ident,
+                "#[reverse_diff] needs a function body to differentiate: give the method a \
+                 default body, or put #[reverse_diff] on the method in each `impl` of the trait",
+            ));
+            items.push(TraitItem::Fn(TraitItemFn {
+                default: None,
+                ..method
+            }));
+            continue;
+        };
+        let function = ItemFn {
+            attrs: method.attrs,
+            vis: syn::Visibility::Inherited,
+            sig: method.sig,
+            block: Box::new(body),
+        };
+        match parse_items::<TraitItem>(reverse_diff(args, function, true)) {
+            Ok(parsed) => items.extend(parsed),
+            Err(error) => errors.push(error),
+        }
+    }
+    block.items = items;
+    let errors = errors.finish().err().map(Error::into_compile_error);
+    quote!(#errors #block)
 }
 
 /// Before: `#[reverse_diff] impl M { #[reverse_diff] fn square(x: f64) -> f64 {..} }`
@@ -69,42 +158,21 @@ fn impl_block(args: TokenStream, mut block: ItemImpl) -> TokenStream {
     }
     let mut items = Vec::new();
     for item in std::mem::take(&mut block.items) {
-        let ImplItem::Fn(method) = item else {
+        let ImplItem::Fn(mut method) = item else {
             items.push(item);
             continue;
         };
-        let is_marker = |attr: &syn::Attribute| {
-            attr.path()
-                .segments
-                .last()
-                .is_some_and(|segment| segment.ident == "reverse_diff")
-        };
-        let Some(position) = method.attrs.iter().position(is_marker) else {
+        let Some(args) = take_marker(&mut method.attrs) else {
             items.push(ImplItem::Fn(method));
             continue;
         };
-        let mut attrs = method.attrs;
-        let marker = attrs.remove(position);
-        let args = match marker.meta {
-            syn::Meta::Path(_) => TokenStream::new(),
-            syn::Meta::List(list) => list.tokens,
-            syn::Meta::NameValue(value) => value.into_token_stream(),
-        };
         let function = ItemFn {
-            attrs,
+            attrs: method.attrs,
             vis: method.vis,
             sig: method.sig,
             block: Box::new(method.block),
         };
-        let expanded = reverse_diff(args, function, true);
-        let parser = |input: ParseStream| {
-            let mut parsed = Vec::new();
-            while !input.is_empty() {
-                parsed.push(input.parse::<ImplItem>()?);
-            }
-            Ok(parsed)
-        };
-        match parser.parse2(expanded) {
+        match parse_items::<ImplItem>(reverse_diff(args, function, true)) {
             Ok(parsed) => items.extend(parsed),
             Err(error) => errors.push(error),
         }
@@ -127,8 +195,9 @@ fn reverse_diff(args: TokenStream, item: ItemFn, in_impl: bool) -> TokenStream {
     match errors.finish() {
         Ok(()) => {
             let generic = generic_function(&function);
-            let grad = (function.returns_scalar && !function.takes_function())
-                .then(|| grad_companion(&function));
+            let grad = ((function.returns_scalar || function.fallible.is_some())
+                && !function.takes_function())
+            .then(|| grad_companion(&function));
             quote!(#generic #grad)
         }
         Err(error) => fallback::emit(&function, error),
@@ -234,24 +303,52 @@ fn tuple_or_single<T: quote::ToTokens>(items: &[T]) -> TokenStream {
     }
 }
 
-/// Attributes the companions keep from the function: conditional compilation and lint levels.
-pub fn companion_attributes(item: &ItemFn) -> Vec<&syn::Attribute> {
+/// Attributes the companions keep from the function: conditional compilation, lint levels,
+/// `#[deprecated]`, `#[must_use]` and `#[doc(hidden)]`. An `#[expect(lint)]` becomes
+/// `#[allow(lint)]`: the lint it expects fires in the function, not in the companion, where
+/// the expectation would go unfulfilled. Other attributes (`#[inline]`, docs, `#[track_caller]`)
+/// stay on the function alone.
+pub fn companion_attributes(item: &ItemFn) -> Vec<syn::Attribute> {
+    const KEPT: &[&str] = &[
+        "cfg",
+        "cfg_attr",
+        "allow",
+        "warn",
+        "deny",
+        "forbid",
+        "deprecated",
+        "must_use",
+    ];
     item.attrs
         .iter()
-        .filter(|attr| {
-            [
-                "cfg",
-                "cfg_attr",
-                "allow",
-                "warn",
-                "deny",
-                "expect",
-                "deprecated",
-            ]
-            .iter()
-            .any(|name| attr.path().is_ident(name))
+        .filter_map(|attr| {
+            let path = attr.path();
+            if KEPT.iter().any(|name| path.is_ident(name)) {
+                Some(attr.clone())
+            } else if path.is_ident("expect") {
+                // Before: `#[expect(clippy::float_cmp)]`. After: `#[allow(clippy::float_cmp)]`.
+                let mut allow = attr.clone();
+                if let syn::Meta::List(list) = &mut allow.meta {
+                    list.path = syn::parse_quote_spanned!(list.path.span()=> allow);
+                }
+                Some(allow)
+            } else if path.is_ident("doc") && is_doc_hidden(attr) {
+                Some(attr.clone())
+            } else {
+                None
+            }
         })
         .collect()
+}
+
+/// Whether an attribute is `#[doc(hidden)]`.
+fn is_doc_hidden(attr: &syn::Attribute) -> bool {
+    match &attr.meta {
+        syn::Meta::List(list) => list
+            .parse_args::<syn::Ident>()
+            .is_ok_and(|ident| ident == "hidden"),
+        _ => false,
+    }
 }
 
 /// The companion's signature: the function's own, with plain parameter names.
@@ -301,6 +398,9 @@ impl<'a, I: Iterator<Item = &'a FnArg>> ZipParams<'a> for I {}
 ///              let tape = Tape::new(); let x' = seed(&tape, &x); let ys' = seed(&tape, ys);
 ///              let out = f(x', &ys'); tape.backward(out);
 ///              (out.value(), tape.with_adjoints(|adj| (read(&x', adj), read(&ys', adj)))) }`
+///
+/// A result `Result<f64, E>` (or `Option<f64>`) gives `Result<(f64, G), E>` (or
+/// `Option<(f64, G)>`).
 fn grad_companion(function: &Function) -> TokenStream {
     let span = Span::mixed_site();
     let item = &function.item;
@@ -348,7 +448,40 @@ fn grad_companion(function: &Function) -> TokenStream {
     } else {
         quote!(#ident)
     };
-    let signature = companion_signature(function, "grad", quote!((f64, #gradient_type)));
+    let success: Type = syn::parse_quote!((f64, #gradient_type));
+    let call = quote!(#callee(#(#call_args),*));
+    // Before: `fn f(x: f64) -> Result<f64, E>`. After: `fn f_grad(x: f64) -> Result<(f64, f64), E>`,
+    // which returns an `Err` (or a `None`) of the forward pass as it is, with no backward sweep.
+    let (output_type, forward, wrap) = match &function.fallible {
+        None => (success, call, quote!()),
+        Some(fallible) => {
+            let error = format_ident!("__error", span = span);
+            let value = format_ident!("__value", span = span);
+            let (ok, failure, wrap) = match fallible.kind {
+                FallibleKind::Result => (
+                    quote!(::core::result::Result::Ok(#value)),
+                    quote!(::core::result::Result::Err(#error) => {
+                        return ::core::result::Result::Err(#error)
+                    }),
+                    quote!(::core::result::Result::Ok),
+                ),
+                FallibleKind::Option => (
+                    quote!(::core::option::Option::Some(#value)),
+                    quote!(::core::option::Option::None => return ::core::option::Option::None),
+                    quote!(::core::option::Option::Some),
+                ),
+            };
+            let forward = quote!(match #call { #ok => #value, #failure, });
+            (fallible.with_success(success), forward, wrap)
+        }
+    };
+    let result = quote!((::ad::Var::value(#output), __gradient));
+    let finished = if wrap.is_empty() {
+        result
+    } else {
+        quote!(#wrap(#result))
+    };
+    let signature = companion_signature(function, "grad", output_type.into_token_stream());
     let vis = &item.vis;
     let attrs = companion_attributes(item);
     let doc = format!(
@@ -361,10 +494,12 @@ fn grad_companion(function: &Function) -> TokenStream {
         #vis #signature {
             let #tape = ::ad::Tape::new();
             #(#seeds)*
-            let #output: ::ad::Var = #callee(#(#call_args),*);
+            // A `#[deprecated]` function's companion is deprecated too, and calls it freely.
+            #[allow(deprecated)]
+            let #output: ::ad::Var = #forward;
             #tape.backward(#output);
             let __gradient = #tape.with_adjoints(|#adjoints| #reads);
-            (::ad::Var::value(#output), __gradient)
+            #finished
         }
     }
 }

@@ -47,6 +47,76 @@ pub struct Function {
     pub params: Vec<Param>,
     /// Whether the function returns exactly `f64`.
     pub returns_scalar: bool,
+    /// Set when the function returns `f64` inside a `Result` or an `Option` (`Result<f64, E>`,
+    /// `io::Result<f64>`, `Option<f64>`): `f_grad` then returns the same wrapper around
+    /// `(f64, G)` and passes an `Err` or a `None` through.
+    pub fallible: Option<Fallible>,
+}
+
+/// The wrapper of a fallible scalar result.
+pub enum FallibleKind {
+    /// `Result<f64, E>` or an alias with `f64` as its first argument (`io::Result<f64>`).
+    Result,
+    /// `Option<f64>`.
+    Option,
+}
+
+/// A result `Result<f64, E>` or `Option<f64>`, as written.
+pub struct Fallible {
+    pub kind: FallibleKind,
+    /// The return type as written.
+    ty: syn::TypePath,
+}
+
+impl Fallible {
+    /// Recognises `Result<f64, E>` (by the last path segment, so aliases like `io::Result<f64>`
+    /// count) and `Option<f64>`; `E` must not hold `f64`, since an error is not differentiated.
+    fn new(ty: &Type) -> Option<Fallible> {
+        let Type::Path(path) = ty else {
+            return None;
+        };
+        let segment = path.path.segments.last()?;
+        let kind = if segment.ident == "Result" {
+            FallibleKind::Result
+        } else if segment.ident == "Option" {
+            FallibleKind::Option
+        } else {
+            return None;
+        };
+        let syn::PathArguments::AngleBracketed(args) = &segment.arguments else {
+            return None;
+        };
+        let mut types = args.args.iter().map(|arg| match arg {
+            syn::GenericArgument::Type(ty) => Some(ty),
+            _ => None,
+        });
+        let first_is_f64 = types.next().flatten().is_some_and(is_f64);
+        let rest_constant = types.all(|ty| ty.is_some_and(|ty| !mentions_f64(ty)));
+        let single = args.args.len() == 1;
+        let shape_fits = match kind {
+            FallibleKind::Result => true,
+            FallibleKind::Option => single,
+        };
+        (path.qself.is_none() && first_is_f64 && rest_constant && shape_fits).then(|| Fallible {
+            kind,
+            ty: path.clone(),
+        })
+    }
+
+    /// The return type as written with `success` in place of its `f64`.
+    ///
+    /// Before: `Result<f64, ParseError>`. After: `Result<(f64, G), ParseError>`.
+    pub fn with_success(&self, success: Type) -> Type {
+        let mut ty = self.ty.clone();
+        if let Some(segment) = ty.path.segments.last_mut() {
+            if let syn::PathArguments::AngleBracketed(args) = &mut segment.arguments {
+                if let Some(syn::GenericArgument::Type(first)) = args.args.first_mut() {
+                    *first = success;
+                }
+            }
+        }
+        Type::Path(ty)
+    }
 }
 
 impl Function {
@@ -90,12 +160,17 @@ impl Function {
             }
         }
         let returns_scalar = matches!(&item.sig.output, ReturnType::Type(_, ty) if is_f64(ty));
+        let fallible = match &item.sig.output {
+            ReturnType::Type(_, ty) => Fallible::new(ty),
+            ReturnType::Default => None,
+        };
         Function {
             item,
             in_impl: in_impl || has_receiver,
             has_receiver,
             params,
             returns_scalar,
+            fallible,
         }
     }
 
@@ -131,9 +206,18 @@ fn function_type_params(generics: &Generics) -> Vec<Ident> {
     found
 }
 
+/// Whether a bound mentions `f64` (`Fn(f64) -> f64`, `Into<f64>`); a lifetime bound (`T: 'a`)
+/// does not.
 fn bound_mentions_f64(bound: &syn::TypeParamBound) -> bool {
-    let ty: Type = syn::parse_quote!(impl #bound);
-    mentions_f64(&ty)
+    struct Finder(bool);
+    impl syn::visit::Visit<'_> for Finder {
+        fn visit_type(&mut self, ty: &Type) {
+            self.0 |= mentions_f64(ty);
+        }
+    }
+    let mut finder = Finder(false);
+    syn::visit::Visit::visit_type_param_bound(&mut finder, bound);
+    finder.0
 }
 
 /// Whether `ty` mentions one of `idents` as a type.

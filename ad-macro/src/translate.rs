@@ -8,8 +8,9 @@
 //! - `f64::CONST` and `std::f64::consts::X` become constants of `S`; `f64::method` becomes
 //!   `<S as Real>::method`;
 //! - the arguments of the standard macros whose arguments are expressions (`vec!`, `println!`,
-//!   `assert!`...) are rewritten like any expression; other macros are left as written (their
-//!   `f64` literals stay `f64`, which mixes with `S` through the operator impls).
+//!   `assert!`...) and the first argument of `matches!` are rewritten like any expression; other
+//!   macros are left as written (their `f64` literals stay `f64`, which mixes with `S` through
+//!   the operator impls).
 //!
 //! It does not descend into nested items (`fn`, `const`, `impl` inside the body): they are
 //! ordinary Rust, left as written. Patterns are left as written but for their type ascriptions.
@@ -194,6 +195,30 @@ impl Translator {
 
     /// Rewrites the arguments of a standard expression macro; other macros are left alone.
     fn fold_macro_arguments(&mut self, mac: Macro) -> Macro {
+        // Before: `matches!(x.partial_cmp(&0.0), Some(Less) if x < 1.0)`.
+        // After:  `matches!(x.partial_cmp(&<S as Real>::from_f64(0.0)), Some(Less) if
+        //          x < <S as Real>::from_f64(1.0))`: the scrutinee and the guard are
+        // expressions, translated like a `match`'s; the pattern stays as written.
+        if mac
+            .path
+            .segments
+            .last()
+            .is_some_and(|segment| segment.ident == "matches")
+        {
+            let Ok(matches) = MatchesArgs::parse.parse2(mac.tokens.clone()) else {
+                return mac;
+            };
+            let scrutinee = self.fold_expr(matches.scrutinee);
+            let pattern = matches.pattern;
+            let guard = matches.guard.map(|guard| {
+                let guard = self.fold_expr(guard);
+                quote!(if #guard)
+            });
+            return Macro {
+                tokens: quote!(#scrutinee, #pattern #guard),
+                ..mac
+            };
+        }
         let is_expression_macro = mac
             .path
             .segments
@@ -263,6 +288,32 @@ fn has_own_type(expr: &Expr) -> bool {
                 && has_own_type(&call.receiver)
         }
         _ => false,
+    }
+}
+
+/// `scrutinee, pattern if guard`, the arguments of `matches!`.
+struct MatchesArgs {
+    scrutinee: Expr,
+    pattern: Pat,
+    guard: Option<Expr>,
+}
+
+impl Parse for MatchesArgs {
+    fn parse(input: ParseStream) -> syn::Result<MatchesArgs> {
+        let scrutinee = input.parse()?;
+        input.parse::<Token![,]>()?;
+        let pattern = Pat::parse_multi_with_leading_vert(input)?;
+        let guard = if input.parse::<Option<Token![if]>>()?.is_some() {
+            Some(input.parse()?)
+        } else {
+            None
+        };
+        input.parse::<Option<Token![,]>>()?;
+        Ok(MatchesArgs {
+            scrutinee,
+            pattern,
+            guard,
+        })
     }
 }
 

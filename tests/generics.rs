@@ -1,0 +1,151 @@
+//! Generic signatures: lifetime parameters, const generics, type parameters with bounds and
+//! `where` clauses (other than the scalar, which `#[reverse_diff]` adds). The companion keeps
+//! the function's generic parameters. Expected values are analytic derivatives.
+
+use ad::reverse_diff;
+use approx::assert_relative_eq;
+use std::collections::HashMap;
+use std::hash::Hash;
+
+/// A lifetime parameter shared by two slices.
+#[reverse_diff]
+fn paired_products<'a>(xs: &'a [f64], ys: &'a [f64]) -> f64 {
+    let pairs: Vec<(&'a f64, &'a f64)> = xs.iter().zip(ys).collect();
+    pairs.iter().map(|(x, y)| **x * **y).sum::<f64>()
+}
+
+/// Constant data borrowed by a struct with a lifetime parameter.
+struct Observations<'a> {
+    xs: &'a [f64],
+    ys: &'a [f64],
+}
+
+/// A lifetime on constant data and an elided one on the weights.
+#[reverse_diff]
+fn squared_error<'data>(w: &[f64], #[no_grad] data: &Observations<'data>) -> f64 {
+    let mut total = 0.0;
+    for (x, y) in data.xs.iter().zip(data.ys) {
+        let residual = w[0] * x + w[1] - y;
+        total += residual * residual;
+    }
+    total
+}
+
+/// A const generic: the gradient of `[f64; N]` is a `[f64; N]`.
+#[reverse_diff]
+fn norm<const N: usize>(x: [f64; N]) -> f64 {
+    let mut total = 0.0;
+    for value in x.iter() {
+        total += value * value;
+    }
+    total.sqrt()
+}
+
+/// A const generic used in the body and on a reference to an array of arrays.
+#[reverse_diff]
+fn weighted_rows<const R: usize, const C: usize>(rows: &[[f64; C]; R]) -> f64 {
+    let mut total = 0.0;
+    for (i, row) in rows.iter().enumerate() {
+        for value in row {
+            total += value * (i + C) as f64;
+        }
+    }
+    total / R as f64
+}
+
+/// A type parameter with bounds, for constant keys.
+#[reverse_diff]
+fn weight_by_key<K: Hash + Eq + Clone>(w: &[f64], keys: &[K]) -> f64 {
+    let mut first_seen: HashMap<K, usize> = HashMap::new();
+    let mut total = 0.0;
+    for (i, key) in keys.iter().enumerate() {
+        let first = *first_seen.entry(key.clone()).or_insert(i);
+        total += w[first] * w[i];
+    }
+    total
+}
+
+/// Type parameters bounded in a `where` clause, and an `impl Trait` parameter with no `f64`.
+#[reverse_diff]
+fn select_and_sum<I, P>(w: &[f64], indices: I, keep: P) -> f64
+where
+    I: IntoIterator<Item = usize>,
+    P: Fn(usize) -> bool,
+{
+    indices
+        .into_iter()
+        .filter(|i| keep(*i))
+        .map(|i| w[i] * w[i])
+        .sum::<f64>()
+}
+
+/// Every kind of generic parameter at once, and a lifetime bound in the `where` clause.
+#[reverse_diff]
+fn everything<'a, T, const N: usize>(x: [f64; N], labels: &'a [T]) -> f64
+where
+    T: AsRef<str> + 'a,
+{
+    let mut total = 0.0;
+    for (value, label) in x.iter().zip(labels) {
+        total += value * label.as_ref().len() as f64;
+    }
+    total
+}
+
+#[test]
+fn lifetime_parameters() {
+    let (xs, ys) = ([1.0, 2.0], [3.0, -4.0]);
+    let (value, (dxs, dys)) = paired_products_grad(&xs, &ys);
+    // d(x·y)/dx = y, d(x·y)/dy = x.
+    assert_eq!(value, -5.0);
+    assert_eq!((dxs, dys), (ys.to_vec(), xs.to_vec()));
+
+    let data = Observations {
+        xs: &[1.0, 2.0],
+        ys: &[1.0, 4.0],
+    };
+    let w = [2.0, 1.0];
+    let (value, dw) = squared_error_grad(&w, &data);
+    // Residuals r = (2, 1); d/dw0 = 2 Σ r x = 8, d/dw1 = 2 Σ r = 6.
+    assert_eq!(value, 5.0);
+    assert_eq!(dw, vec![8.0, 6.0]);
+}
+
+#[test]
+fn const_generics() {
+    let (value, gradient): (f64, [f64; 3]) = norm_grad([2.0, 3.0, 6.0]);
+    // d|x|/dx = x / |x|, |x| = 7.
+    assert_eq!(value, 7.0);
+    for (got, x) in gradient.iter().zip([2.0, 3.0, 6.0]) {
+        assert_relative_eq!(*got, x / 7.0, max_relative = 1e-15);
+    }
+    let (value, gradient): (f64, [f64; 1]) = norm_grad([-4.0]);
+    assert_eq!((value, gradient), (4.0, [-1.0]));
+
+    let rows = [[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]];
+    let (value, gradient): (f64, [[f64; 2]; 3]) = weighted_rows_grad(&rows);
+    // Entry (i, j) has weight (i + 2) / 3.
+    assert_relative_eq!(value, (2.0 * 3.0 + 3.0 * 7.0 + 4.0 * 11.0) / 3.0);
+    for (i, row) in gradient.iter().enumerate() {
+        for got in row {
+            assert_relative_eq!(*got, (i + 2) as f64 / 3.0, max_relative = 1e-15);
+        }
+    }
+}
+
+#[test]
+fn bounded_type_parameters() {
+    let w = [1.0, 2.0, 3.0];
+    let (value, dw) = weight_by_key_grad(&w, &["a", "b", "a"]);
+    // w0 w0 + w1 w1 + w0 w2: d/dw = (2 w0 + w2, 2 w1, w0).
+    assert_eq!(value, 1.0 + 4.0 + 3.0);
+    assert_eq!(dw, vec![5.0, 4.0, 1.0]);
+
+    let (value, dw) = select_and_sum_grad(&w, 0..3, |i| i != 1);
+    // w0² + w2²: d/dw = (2 w0, 0, 2 w2).
+    assert_eq!((value, dw), (10.0, vec![2.0, 0.0, 6.0]));
+
+    let (value, dx) = everything_grad([1.0, 0.5], &["ab", "abcd"]);
+    // Σ x_i len_i: d/dx_i = len_i.
+    assert_eq!((value, dx), (4.0, [2.0, 4.0]));
+}
