@@ -149,3 +149,18 @@ fn bounded_type_parameters() {
     // Σ x_i len_i: d/dx_i = len_i.
     assert_eq!((value, dx), (4.0, [2.0, 4.0]));
 }
+
+/// A bound that mentions `f64` but is not a function describes constant data: it stays as
+/// written, and the function keeps its companion.
+#[reverse_diff]
+fn scaled_by<T: Copy + Into<f64>>(x: f64, k: T) -> f64 {
+    let factor = k.into();
+    x * x * factor
+}
+
+#[test]
+fn non_function_bounds_over_f64_are_constant_data() {
+    // d(k x²)/dx = 2 k x.
+    assert_eq!(scaled_by_grad(3.0, 2.0f32), (18.0, 12.0));
+    assert_eq!(scaled_by(3.0, 2u8), 18.0);
+}

@@ -13,7 +13,7 @@ use syn::{
 
 use crate::attr;
 use crate::fallback;
-use crate::model::{FallibleKind, Function, Passing, Role};
+use crate::model::{is_function_bound, FallibleKind, Function, Passing, Role};
 use crate::names::scalar_param;
 use crate::translate::Translator;
 use crate::validate::{self, Errors};
@@ -229,8 +229,31 @@ fn generic_function(function: &Function) -> ItemFn {
         **ty = translator.fold_type((**ty).clone());
     }
     item.block = Box::new(translator.fold_block(*item.block));
-    // Before: `F: Fn(f64) -> f64`. After: `F: Fn(S) -> S`.
-    item.sig.generics = translator.fold_generics(item.sig.generics);
+    // Before: `F: Fn(f64) -> f64`. After: `F: Fn(S) -> S`. Other bounds (`T: Into<f64>`)
+    // describe constant data and stay as written.
+    let syn::Generics {
+        params,
+        where_clause,
+        ..
+    } = &mut item.sig.generics;
+    let inline_bounds = params.iter_mut().flat_map(|param| match param {
+        GenericParam::Type(param) => Some(param.bounds.iter_mut()),
+        _ => None,
+    });
+    let inline_bounds = inline_bounds.flatten();
+    let where_bounds = where_clause
+        .iter_mut()
+        .flat_map(|clause| clause.predicates.iter_mut())
+        .filter_map(|predicate| match predicate {
+            syn::WherePredicate::Type(predicate) => Some(predicate.bounds.iter_mut()),
+            _ => None,
+        })
+        .flatten();
+    for bound in inline_bounds.chain(where_bounds) {
+        if is_function_bound(bound) {
+            *bound = translator.fold_type_param_bound(bound.clone());
+        }
+    }
     // The scalar goes first among the type parameters (after the lifetimes).
     let position = item
         .sig

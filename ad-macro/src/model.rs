@@ -183,12 +183,12 @@ impl Function {
     }
 }
 
-/// The type parameters whose bounds mention `f64` (`F: Fn(f64) -> f64`, inline or in the
-/// `where` clause): after translation they are functions over the scalar.
+/// The type parameters with a function bound over `f64` (`F: Fn(f64) -> f64`, inline or in
+/// the `where` clause): after translation they are functions over the scalar.
 fn function_type_params(generics: &Generics) -> Vec<Ident> {
     let mut found = Vec::new();
     for param in generics.type_params() {
-        if param.bounds.iter().any(bound_mentions_f64) {
+        if param.bounds.iter().any(is_function_bound) {
             found.push(param.ident.clone());
         }
     }
@@ -196,7 +196,7 @@ fn function_type_params(generics: &Generics) -> Vec<Ident> {
         if let WherePredicate::Type(predicate) = predicate {
             if let Type::Path(path) = &predicate.bounded_ty {
                 if let Some(ident) = path.path.get_ident() {
-                    if predicate.bounds.iter().any(bound_mentions_f64) {
+                    if predicate.bounds.iter().any(is_function_bound) {
                         found.push(ident.clone());
                     }
                 }
@@ -206,18 +206,24 @@ fn function_type_params(generics: &Generics) -> Vec<Ident> {
     found
 }
 
-/// Whether a bound mentions `f64` (`Fn(f64) -> f64`, `Into<f64>`); a lifetime bound (`T: 'a`)
-/// does not.
-fn bound_mentions_f64(bound: &syn::TypeParamBound) -> bool {
-    struct Finder(bool);
-    impl syn::visit::Visit<'_> for Finder {
-        fn visit_type(&mut self, ty: &Type) {
-            self.0 |= mentions_f64(ty);
-        }
-    }
-    let mut finder = Finder(false);
-    syn::visit::Visit::visit_type_param_bound(&mut finder, bound);
-    finder.0
+/// Whether a bound is a closure trait over `f64` (`Fn(f64) -> f64`, `FnMut(&[f64])`). Other
+/// bounds that mention `f64` (`Into<f64>`) describe constant data and stay as written; a
+/// lifetime bound (`T: 'a`) is neither.
+pub fn is_function_bound(bound: &syn::TypeParamBound) -> bool {
+    let syn::TypeParamBound::Trait(bound) = bound else {
+        return false;
+    };
+    let Some(last) = bound.path.segments.last() else {
+        return false;
+    };
+    let syn::PathArguments::Parenthesized(signature) = &last.arguments else {
+        return false;
+    };
+    ["Fn", "FnMut", "FnOnce"]
+        .iter()
+        .any(|name| last.ident == name)
+        && (signature.inputs.iter().any(mentions_f64)
+            || matches!(&signature.output, ReturnType::Type(_, ty) if mentions_f64(ty)))
 }
 
 /// Whether `ty` mentions one of `idents` as a type.
