@@ -1,0 +1,301 @@
+//! BA: bundle adjustment. The residual of one observation is an annotated function of its
+//! camera (11), point (3) and weight (1); the Jacobian of all residuals is assembled from the
+//! 2×15 Jacobians of the observations into compressed sparse rows.
+
+use super::reader::{ReadError, Rows};
+use ad::{reverse_diff, Real};
+
+/// Unknowns per camera: rotation (3, axis-angle), centre (3), f, x0, y0, κ1, κ2.
+pub const CAMERA_SIZE: usize = 11;
+/// Unknowns per point.
+pub const POINT_SIZE: usize = 3;
+/// Unknowns an observation's reprojection error depends on: its camera, point and weight.
+pub const OBSERVATION_SIZE: usize = CAMERA_SIZE + POINT_SIZE + 1;
+
+/// A BA instance: `n` cameras, `m` points, `p` observations (weights and features);
+/// observation `i` joins camera `obs[i][0]` with point `obs[i][1]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct BaInput {
+    pub n: usize,
+    pub m: usize,
+    pub p: usize,
+    pub cameras: Vec<[f64; CAMERA_SIZE]>,
+    pub points: Vec<[f64; POINT_SIZE]>,
+    pub weights: Vec<f64>,
+    pub features: Vec<[f64; 2]>,
+    pub observations: Vec<[usize; 2]>,
+}
+
+/// Reads a BA file: `n m p`, then one camera (11 numbers), one point (3), one weight and one
+/// feature (2), replicated as ADBench does: n cameras, m points, p weights and features, and
+/// observation i joins camera i mod n with point i mod m.
+pub fn read_ba(text: &str) -> Result<BaInput, ReadError> {
+    let mut rows = Rows::new(text);
+    let header = rows.header(&["n", "m", "p"])?;
+    let (n, m, p) = (header[0], header[1], header[2]);
+    let camera = rows.matrix(1, CAMERA_SIZE, "camera")?;
+    let point = rows.matrix(1, POINT_SIZE, "point")?;
+    let weight = rows.matrix(1, 1, "weight")?;
+    let feature = rows.matrix(1, 2, "feature")?;
+    rows.finish("the feature")?;
+    let camera: [f64; CAMERA_SIZE] = camera.try_into().expect("read 11 numbers");
+    let point: [f64; POINT_SIZE] = point.try_into().expect("read 3 numbers");
+    let feature: [f64; 2] = feature.try_into().expect("read 2 numbers");
+    Ok(BaInput {
+        n,
+        m,
+        p,
+        cameras: vec![camera; n],
+        points: vec![point; m],
+        weights: vec![weight[0]; p],
+        features: vec![feature; p],
+        observations: (0..p).map(|i| [i % n, i % m]).collect(),
+    })
+}
+
+impl BaInput {
+    /// The number of unknowns: `11n + 3m + p` (cameras, points, weights).
+    pub fn unknowns(&self) -> usize {
+        CAMERA_SIZE * self.n + POINT_SIZE * self.m + self.p
+    }
+
+    /// The instance restricted to its first `count` observations (same cameras and points).
+    pub fn first_observations(&self, count: usize) -> BaInput {
+        let p = count.min(self.p);
+        BaInput {
+            p,
+            weights: self.weights[..p].to_vec(),
+            features: self.features[..p].to_vec(),
+            observations: self.observations[..p].to_vec(),
+            ..self.clone()
+        }
+    }
+
+    /// This instance with its unknowns moved by `step · direction` (`direction` laid out as the
+    /// Jacobian's columns: cameras, points, weights).
+    pub fn moved(&self, direction: &[f64], step: f64) -> BaInput {
+        assert_eq!(direction.len(), self.unknowns(), "direction length");
+        let (camera_part, rest) = direction.split_at(CAMERA_SIZE * self.n);
+        let (point_part, weight_part) = rest.split_at(POINT_SIZE * self.m);
+        let mut moved = self.clone();
+        let unknowns = moved.cameras.iter_mut().flatten();
+        let unknowns = unknowns.chain(moved.points.iter_mut().flatten());
+        let unknowns = unknowns.chain(moved.weights.iter_mut());
+        let directions = camera_part.iter().chain(point_part).chain(weight_part);
+        for (value, u) in unknowns.zip(directions) {
+            *value += step * u;
+        }
+        moved
+    }
+}
+
+/// The cross product `a × b`.
+#[reverse_diff]
+fn cross(a: &[f64; 3], b: &[f64; 3]) -> [f64; 3] {
+    [
+        a[1] * b[2] - a[2] * b[1],
+        a[2] * b[0] - a[0] * b[2],
+        a[0] * b[1] - a[1] * b[0],
+    ]
+}
+
+/// Rotates `x` by the axis-angle vector `r` (Rodrigues' formula; to first order at θ = 0).
+#[reverse_diff]
+fn rotate(r: &[f64; 3], x: &[f64; 3]) -> [f64; 3] {
+    let squared_angle = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
+    if squared_angle != 0.0 {
+        let angle = squared_angle.sqrt();
+        let (sin, cos) = (angle.sin(), angle.cos());
+        let axis = [r[0] / angle, r[1] / angle, r[2] / angle];
+        let axis_cross_x = cross(&axis, x);
+        let along_axis = (axis[0] * x[0] + axis[1] * x[1] + axis[2] * x[2]) * (1.0 - cos);
+        [
+            x[0] * cos + axis_cross_x[0] * sin + axis[0] * along_axis,
+            x[1] * cos + axis_cross_x[1] * sin + axis[1] * along_axis,
+            x[2] * cos + axis_cross_x[2] * sin + axis[2] * along_axis,
+        ]
+    } else {
+        let r_cross_x = cross(r, x);
+        [
+            x[0] + r_cross_x[0],
+            x[1] + r_cross_x[1],
+            x[2] + r_cross_x[2],
+        ]
+    }
+}
+
+/// Projects `point` with `camera`: rotate about the centre, divide by depth, distort
+/// radially (`L = 1 + κ1 s + κ2 s²`), scale by f and shift by (x0, y0).
+#[reverse_diff]
+fn project(camera: &[f64; 11], point: &[f64; 3]) -> [f64; 2] {
+    let rotation = [camera[0], camera[1], camera[2]];
+    let relative = [
+        point[0] - camera[3],
+        point[1] - camera[4],
+        point[2] - camera[5],
+    ];
+    let in_camera = rotate(&rotation, &relative);
+    let projected = [in_camera[0] / in_camera[2], in_camera[1] / in_camera[2]];
+    let s = projected[0] * projected[0] + projected[1] * projected[1];
+    let distortion = 1.0 + camera[9] * s + camera[10] * s * s;
+    [
+        camera[6] * distortion * projected[0] + camera[7],
+        camera[6] * distortion * projected[1] + camera[8],
+    ]
+}
+
+/// The reprojection error of one observation: `w (proj(cam, x) − feat)`.
+#[reverse_diff]
+pub fn ba_residual(cam: &[f64; 11], x: &[f64; 3], w: f64, #[no_grad] feat: &[f64; 2]) -> [f64; 2] {
+    let projection = project(cam, x);
+    [w * (projection[0] - feat[0]), w * (projection[1] - feat[1])]
+}
+
+/// The weight error of one observation: `1 − w²`.
+#[reverse_diff]
+pub fn ba_weight_residual(w: f64) -> f64 {
+    1.0 - w * w
+}
+
+/// All residuals: the reprojection errors (2p, observation after observation) and the weight
+/// errors (p).
+pub fn ba_objective(input: &BaInput) -> (Vec<f64>, Vec<f64>) {
+    let mut reprojection = Vec::with_capacity(2 * input.p);
+    for (i, &[camera, point]) in input.observations.iter().enumerate() {
+        reprojection.extend(ba_residual(
+            &input.cameras[camera],
+            &input.points[point],
+            input.weights[i],
+            &input.features[i],
+        ));
+    }
+    let weights = input
+        .weights
+        .iter()
+        .map(|&w| ba_weight_residual(w))
+        .collect();
+    (reprojection, weights)
+}
+
+/// One observation's reprojection error and its 2×15 Jacobian; columns: the camera (11), the
+/// point (3), the weight (1).
+///
+/// This is the one place that differentiates `ba_residual`: one recording on the runtime's
+/// tape and two backward sweeps over it, one per output.
+pub fn ba_residual_and_jacobian(
+    camera: &[f64; CAMERA_SIZE],
+    point: &[f64; POINT_SIZE],
+    weight: f64,
+    feature: &[f64; 2],
+) -> ([f64; 2], [[f64; OBSERVATION_SIZE]; 2]) {
+    let tape = ad::Tape::new();
+    let camera = camera.map(|value| tape.var(value));
+    let point = point.map(|value| tape.var(value));
+    let weight = tape.var(weight);
+    let residual = ba_residual::<ad::Var>(&camera, &point, weight, feature);
+    let mut jacobian = [[0.0; OBSERVATION_SIZE]; 2];
+    for (row, output) in jacobian.iter_mut().zip(residual) {
+        tape.backward(output);
+        tape.with_adjoints(|adjoints| {
+            let inputs = camera.iter().chain(&point).chain([&weight]);
+            for (entry, &input) in row.iter_mut().zip(inputs) {
+                *entry = adjoints.get(input);
+            }
+        });
+    }
+    (residual.map(Real::value), jacobian)
+}
+
+/// A sparse matrix in compressed sparse rows: row `r` holds the entries
+/// `row_offsets[r]..row_offsets[r + 1]` of `columns` (ascending) and `values`.
+///
+/// Written here rather than taken from a crate: none of the sparse-matrix crates (`sprs`,
+/// `nalgebra-sparse`) is a dependency of the project, and the benchmark needs only to build the
+/// three arrays. They are the standard CSR layout, so `sprs::CsMat::new((rows, columns),
+/// row_offsets, columns, values)` or `nalgebra_sparse::CsrMatrix::try_from_csr_data` would take
+/// them as they are.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CsrMatrix {
+    pub rows: usize,
+    pub columns: usize,
+    pub row_offsets: Vec<usize>,
+    pub column_indices: Vec<usize>,
+    pub values: Vec<f64>,
+}
+
+impl CsrMatrix {
+    /// An empty matrix of `columns` columns, to which rows are appended.
+    fn with_capacity(columns: usize, rows: usize, entries: usize) -> CsrMatrix {
+        let mut row_offsets = Vec::with_capacity(rows + 1);
+        row_offsets.push(0);
+        CsrMatrix {
+            rows: 0,
+            columns,
+            row_offsets,
+            column_indices: Vec::with_capacity(entries),
+            values: Vec::with_capacity(entries),
+        }
+    }
+
+    /// Appends a row with entries `(column, value)`, columns ascending.
+    fn push_row(&mut self, entries: impl IntoIterator<Item = (usize, f64)>) {
+        for (column, value) in entries {
+            self.column_indices.push(column);
+            self.values.push(value);
+        }
+        self.row_offsets.push(self.values.len());
+        self.rows += 1;
+    }
+
+    /// The number of stored entries.
+    pub fn stored(&self) -> usize {
+        self.values.len()
+    }
+
+    /// The product `A v`.
+    pub fn multiply(&self, v: &[f64]) -> Vec<f64> {
+        assert_eq!(v.len(), self.columns, "vector length");
+        (0..self.rows)
+            .map(|row| {
+                let (columns, values) = self.row(row);
+                columns.iter().zip(values).map(|(&c, a)| a * v[c]).sum()
+            })
+            .collect()
+    }
+
+    /// The column indices and values of row `row`.
+    pub fn row(&self, row: usize) -> (&[usize], &[f64]) {
+        let range = self.row_offsets[row]..self.row_offsets[row + 1];
+        (&self.column_indices[range.clone()], &self.values[range])
+    }
+}
+
+/// The Jacobian of all residuals (2p reprojection rows, observation after observation, then p
+/// weight rows) with respect to all unknowns (11n camera columns, 3m point columns, p weight
+/// columns), built from the observations' 2×15 blocks.
+pub fn ba_jacobian(input: &BaInput) -> CsrMatrix {
+    let (n, m, p) = (input.n, input.m, input.p);
+    let points_start = CAMERA_SIZE * n;
+    let weights_start = points_start + POINT_SIZE * m;
+    let mut jacobian =
+        CsrMatrix::with_capacity(weights_start + p, 3 * p, 2 * p * OBSERVATION_SIZE + p);
+    for (i, &[camera, point]) in input.observations.iter().enumerate() {
+        let (_, block) = ba_residual_and_jacobian(
+            &input.cameras[camera],
+            &input.points[point],
+            input.weights[i],
+            &input.features[i],
+        );
+        let columns = (CAMERA_SIZE * camera..CAMERA_SIZE * (camera + 1))
+            .chain(points_start + POINT_SIZE * point..points_start + POINT_SIZE * (point + 1))
+            .chain([weights_start + i]);
+        for row in &block {
+            jacobian.push_row(columns.clone().zip(row.iter().copied()));
+        }
+    }
+    for (i, &w) in input.weights.iter().enumerate() {
+        let (_, derivative) = ba_weight_residual_grad(w);
+        jacobian.push_row([(weights_start + i, derivative)]);
+    }
+    jacobian
+}
