@@ -95,6 +95,10 @@
 /// - `name_grad` returns `(value, gradient)`; the gradient is a tuple with one entry per
 ///   differentiable parameter in order, or that entry alone when there is just one. It is
 ///   generated when the function returns `f64`.
+/// - Every other derivative product is generated too: `name_vjp`, `name_jacobian` and
+///   `name_jvp` (forward mode, on [`Dual`]) for any result, `name_hvp` and `name_hessian` for
+///   an `f64` result; `#[reverse_diff(primitive = partials)]` and `#[reverse_diff(fused)]`
+///   make a function one tape record (README, "Every derivative").
 ///
 /// # Inside the body
 ///
@@ -151,7 +155,7 @@
 /// (or make it generic over `S: ad::Real`), and the call needs no other change.
 pub use ad_macro::reverse_diff;
 
-pub use ad_runtime::{Differentiable, Real, Tape, Var};
+pub use ad_runtime::{Differentiable, Dual, DualPart, Real, Tape, Var};
 
 /// Derives [`Differentiable`] for a struct or enum generic in its scalar, so it can be a
 /// parameter of a `#[reverse_diff]` function and its gradient comes back with its own shape.

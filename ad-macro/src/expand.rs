@@ -13,8 +13,10 @@ use syn::{
 
 use crate::attr;
 use crate::fallback;
-use crate::model::{is_function_bound, FallibleKind, Function, Passing, Role};
+use crate::model::{is_function_bound, FallibleKind, Function, Role};
 use crate::names::scalar_param;
+use crate::primitive;
+use crate::products::{self, SeededInputs};
 use crate::translate::Translator;
 use crate::validate::{self, Errors};
 
@@ -186,19 +188,29 @@ fn impl_block(args: TokenStream, mut block: ItemImpl) -> TokenStream {
 /// companions, or the original function and compile errors.
 fn reverse_diff(args: TokenStream, item: ItemFn, in_impl: bool) -> TokenStream {
     let mut errors = Errors::default();
-    if let Err(error) = attr::parse(args) {
+    let options = attr::parse(args).unwrap_or_else(|error| {
         errors.push(error);
-    }
+        attr::Options::default()
+    });
     validate::check_original(&item, &mut errors);
     let function = Function::new(item, in_impl);
     validate::check(&function, &mut errors);
+    primitive::check(&options, &function, &mut errors);
     match errors.finish() {
         Ok(()) => {
-            let generic = generic_function(&function);
+            let generic = primitive::wrap(&options, &function, generic_function(&function));
             let grad = ((function.returns_scalar || function.fallible.is_some())
                 && !function.takes_function())
             .then(|| grad_companion(&function));
-            quote!(#generic #grad)
+            // A first-order primitive has no second derivative: no `f_hvp`, no `f_hessian`.
+            let products = products::companions(
+                &function,
+                products::Products {
+                    first_order: true,
+                    second_order: options.primitive.is_none(),
+                },
+            );
+            quote!(#generic #grad #products)
         }
         Err(error) => fallback::emit(&function, error),
     }
@@ -297,7 +309,7 @@ fn scalar_predicates(scalar: &syn::Ident) -> Vec<syn::WherePredicate> {
 
 /// The gradient's type for a parameter of type `ty`: its own shape, owned (`&[f64]` gives
 /// `Vec<f64>`, `&[f64; 3]` gives `[f64; 3]`).
-fn gradient_type(ty: &Type) -> Type {
+pub fn gradient_type(ty: &Type) -> Type {
     match ty {
         Type::Reference(reference) => gradient_type(&reference.elem),
         Type::Paren(inner) => gradient_type(&inner.elem),
@@ -319,7 +331,7 @@ fn gradient_type(ty: &Type) -> Type {
 }
 
 /// Wraps several items in a tuple; a single item stands alone.
-fn tuple_or_single<T: quote::ToTokens>(items: &[T]) -> TokenStream {
+pub fn tuple_or_single<T: quote::ToTokens>(items: &[T]) -> TokenStream {
     match items {
         [single] => quote!(#single),
         items => quote!((#(#items),*)),
@@ -376,10 +388,29 @@ fn is_doc_hidden(attr: &syn::Attribute) -> bool {
 
 /// The companion's signature: the function's own, with plain parameter names.
 pub fn companion_signature(function: &Function, suffix: &str, output: TokenStream) -> TokenStream {
+    companion_signature_with(function, suffix, &[], output, None)
+}
+
+/// The companion's signature with `extra` parameters after the function's own, and an `extra`
+/// predicate in its `where` clause.
+pub fn companion_signature_with(
+    function: &Function,
+    suffix: &str,
+    extra: &[TokenStream],
+    output: TokenStream,
+    predicate: Option<TokenStream>,
+) -> TokenStream {
     let sig = &function.item.sig;
     let name = format_ident!("{}_{}", sig.ident, suffix, span = sig.ident.span());
     let generics = &sig.generics;
-    let where_clause = &sig.generics.where_clause;
+    let mut generics_with_predicate = sig.generics.clone();
+    if let Some(predicate) = predicate {
+        generics_with_predicate
+            .make_where_clause()
+            .predicates
+            .push(syn::parse_quote!(#predicate));
+    }
+    let where_clause = &generics_with_predicate.where_clause;
     let unsafety = &sig.unsafety;
     let params = sig
         .inputs
@@ -392,7 +423,8 @@ pub fn companion_signature(function: &Function, suffix: &str, output: TokenStrea
                 quote!(#name: #ty)
             }
             (FnArg::Typed(typed), None) => quote!(#typed),
-        });
+        })
+        .chain(extra.iter().cloned());
     quote! {
         #unsafety fn #name #generics (#(#params),*) -> #output #where_clause
     }
@@ -432,47 +464,13 @@ fn grad_companion(function: &Function) -> TokenStream {
     let adjoints = quote_spanned!(span=> __adjoints);
     let output = quote_spanned!(span=> __output);
 
-    let mut seeds = Vec::new();
-    let mut call_args = Vec::new();
-    if function.has_receiver {
-        call_args.push(quote!(self));
-    }
-    let mut reads = Vec::new();
-    let mut gradient_types = Vec::new();
-    for param in &function.params {
-        let name = &param.name;
-        if !matches!(param.role, Role::Differentiable) {
-            call_args.push(quote!(#name));
-            continue;
-        }
-        let seeded = format_ident!("__seeded_{}", name, span = span);
-        let shape = &param.shape;
-        let source = match param.passing {
-            Passing::ByValue => quote!(&#name),
-            Passing::ByRef => quote!(#name),
-        };
-        seeds.push(quote_spanned! {param.ty.span()=>
-            let #seeded = ::ad::__private::seed::<#shape>(&#tape, #source);
-        });
-        // Before: `f(__seeded_v)` moved a `Vec<Var>` that the read-back below still needs.
-        // After: `f(Clone::clone(&__seeded_v))`: a copy for `f64` and arrays, one allocation
-        // for owned vectors.
-        call_args.push(match param.passing {
-            Passing::ByValue => quote!(::core::clone::Clone::clone(&#seeded)),
-            Passing::ByRef => quote!(&#seeded),
-        });
-        reads.push(quote!(::ad::__private::read_gradient::<#shape>(&#seeded, #adjoints)));
-        gradient_types.push(gradient_type(&param.ty));
-    }
-    let gradient_type = tuple_or_single(&gradient_types);
-    let reads = tuple_or_single(&reads);
-    let callee = if function.in_impl {
-        quote!(Self::#ident)
-    } else {
-        quote!(#ident)
-    };
+    let SeededInputs {
+        seeds,
+        call,
+        reads,
+        gradient_type,
+    } = products::tape_inputs(function);
     let success: Type = syn::parse_quote!((f64, #gradient_type));
-    let call = quote!(#callee(#(#call_args),*));
     // Before: `fn f(x: f64) -> Result<f64, E>`. After: `fn f_grad(x: f64) -> Result<(f64, f64), E>`,
     // which returns an `Err` (or a `None`) of the forward pass as it is, with no backward sweep.
     let (output_type, forward, wrap) = match &function.fallible {

@@ -13,6 +13,8 @@ mod expand;
 mod fallback;
 mod model;
 mod names;
+mod primitive;
+mod products;
 mod translate;
 mod validate;
 

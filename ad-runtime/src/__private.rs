@@ -2,8 +2,10 @@
 //! and signatures here change without notice.
 
 pub use crate::real::{ArithOps, AssignOps};
+use crate::tape::record_nary;
 pub use crate::tape::{set_node_limit, Adjoints};
-use crate::{Differentiable, Real, Tape, Var};
+use crate::{Differentiable, Dual, Real, Tape, Var};
+use std::borrow::Cow;
 use std::ops::Neg;
 
 /// What `f64` (and `&f64`) must offer with the scalar `S` on the right: `f64 + S`, `f64 * &S`...
@@ -70,4 +72,252 @@ pub fn read_gradient<T: Differentiable + ?Sized>(
 /// The value of a real result.
 pub fn value_of<S: Real>(out: S) -> f64 {
     out.value()
+}
+
+/// How each scalar type evaluates a user primitive (`#[reverse_diff(primitive = ..)]`) and a
+/// fused callee (`#[reverse_diff(fused)]`): a supertrait of [`Real`], so generated code over
+/// `S: Real` can call it. The arguments are closures so that plain `f64` calls pay for nothing
+/// they do not use.
+pub trait Primitive: Sized {
+    /// The values of a slice of scalars (borrowed for `f64`, copied otherwise).
+    fn values(scalars: &[Self]) -> Cow<'_, [f64]>;
+
+    /// One record of `value` over `inputs`, with `partials[i]` = ∂value/∂inputs[i].
+    fn primitive(
+        value: f64,
+        inputs: impl FnOnce() -> Vec<Self>,
+        partials: impl FnOnce() -> Vec<f64>,
+    ) -> Self;
+
+    /// A callee run as one record: `nested` runs it on fresh inputs of a nested tape (for
+    /// `Var`), `direct` runs it as it is (every other scalar).
+    fn fused(
+        inputs: impl FnOnce() -> Vec<Self>,
+        nested: impl FnOnce(&[Self]) -> Self,
+        direct: impl FnOnce() -> Self,
+    ) -> Self;
+}
+
+impl Primitive for f64 {
+    #[inline(always)]
+    fn values(scalars: &[f64]) -> Cow<'_, [f64]> {
+        Cow::Borrowed(scalars)
+    }
+
+    #[inline(always)]
+    fn primitive(
+        value: f64,
+        _inputs: impl FnOnce() -> Vec<f64>,
+        _partials: impl FnOnce() -> Vec<f64>,
+    ) -> f64 {
+        value
+    }
+
+    #[inline(always)]
+    fn fused(
+        _inputs: impl FnOnce() -> Vec<f64>,
+        _nested: impl FnOnce(&[f64]) -> f64,
+        direct: impl FnOnce() -> f64,
+    ) -> f64 {
+        direct()
+    }
+}
+
+impl Primitive for Var {
+    fn values(scalars: &[Var]) -> Cow<'_, [f64]> {
+        Cow::Owned(scalars.iter().map(|x| x.value()).collect())
+    }
+
+    fn primitive(
+        value: f64,
+        inputs: impl FnOnce() -> Vec<Var>,
+        partials: impl FnOnce() -> Vec<f64>,
+    ) -> Var {
+        let inputs = inputs();
+        if inputs.iter().all(|input| input.is_constant()) {
+            return Var::constant(value);
+        }
+        let partials = checked_partials(inputs.len(), partials());
+        record_nary(value, inputs.into_iter().zip(partials))
+    }
+
+    fn fused(
+        inputs: impl FnOnce() -> Vec<Var>,
+        nested: impl FnOnce(&[Var]) -> Var,
+        direct: impl FnOnce() -> Var,
+    ) -> Var {
+        let inputs = inputs();
+        if inputs.iter().all(|input| input.is_constant()) {
+            return direct();
+        }
+        let (value, partials) = {
+            let tape = Tape::new();
+            let locals: Vec<Var> = inputs.iter().map(|input| tape.var(input.value())).collect();
+            let output = nested(&locals);
+            tape.backward(output);
+            let partials: Vec<f64> =
+                tape.with_adjoints(|adjoints| locals.iter().map(|&v| adjoints.get(v)).collect());
+            (output.value(), partials)
+        };
+        record_nary(value, inputs.into_iter().zip(partials))
+    }
+}
+
+/// The partials a user primitive returned, checked against its number of input scalars.
+pub fn checked_partials(inputs: usize, partials: Vec<f64>) -> Vec<f64> {
+    if partials.len() != inputs {
+        panic!(
+            "ad: a primitive's partials function returned {} partial derivatives for {} input \
+             scalars: return one per scalar, shaped like the differentiable parameters",
+            partials.len(),
+            inputs
+        );
+    }
+    partials
+}
+
+/// The scalars of a value (a primitive's partials), in layout order.
+pub fn flatten<T: Differentiable + ?Sized>(value: &T) -> Vec<f64> {
+    let mut scalars = Vec::new();
+    value.for_each_scalar(&mut |x| scalars.push(x));
+    scalars
+}
+
+/// The value of a result over any scalar, with the result's own shape.
+pub fn output_values<T: Differentiable + ?Sized, S: Real>(output: &T::With<S>) -> T::Gradient {
+    T::gradient_from(output, &mut |x: &S| x.value())
+}
+
+/// The scalars of a result recorded on the tape, in layout order.
+pub fn output_vars<T: Differentiable + ?Sized>(output: &T::With<Var>) -> Vec<Var> {
+    let mut vars = Vec::new();
+    T::for_each_with(output, &mut |x: &Var| vars.push(*x));
+    vars
+}
+
+/// Pairs each scalar of a recorded result with its cotangent, for [`Tape::backward_seeded`].
+pub fn cotangent_seeds<T: Differentiable + ?Sized>(
+    output: &T::With<Var>,
+    cotangent: &T,
+) -> Vec<(Var, f64)> {
+    let vars = output_vars::<T>(output);
+    let weights = flatten(cotangent);
+    check_same_count("cotangent", "result", weights.len(), vars.len());
+    vars.into_iter().zip(weights).collect()
+}
+
+/// One backward sweep per scalar of a recorded result, each read by `read`: the rows of the
+/// Jacobian, in the result's layout order.
+pub fn jacobian_rows<T: Differentiable + ?Sized, G>(
+    tape: &Tape,
+    output: &T::With<Var>,
+    mut read: impl FnMut(&Adjoints<'_>) -> G,
+) -> Vec<G> {
+    output_vars::<T>(output)
+        .into_iter()
+        .map(|var| {
+            tape.backward(var);
+            tape.with_adjoints(&mut read)
+        })
+        .collect()
+}
+
+fn check_same_count(what: &str, of: &str, got: usize, expected: usize) {
+    if got != expected {
+        panic!(
+            "ad: the {what} has {got} scalars but the {of} has {expected}: give it the same shape"
+        );
+    }
+}
+
+/// Pairs each scalar of `primal` with the scalar of `tangent` at the same place.
+fn zip_scalars<T: Differentiable + ?Sized, S>(
+    primal: &T,
+    tangent: &T,
+    mut pair: impl FnMut(f64, f64) -> S,
+) -> T::With<S> {
+    let tangents = flatten(tangent);
+    let mut count = 0;
+    let zipped = primal.map_scalars(&mut |x| {
+        let t = tangents.get(count).copied().unwrap_or(f64::NAN);
+        count += 1;
+        pair(x, t)
+    });
+    check_same_count("tangent or direction", "parameter", tangents.len(), count);
+    zipped
+}
+
+/// A forward-mode input: each scalar with its tangent.
+pub fn dual_input<T: Differentiable + ?Sized>(primal: &T, tangent: &T) -> T::With<Dual<f64>> {
+    zip_scalars(primal, tangent, Dual::new)
+}
+
+/// The value and the tangent of a forward-mode result, each with the result's shape.
+pub fn dual_output<T: Differentiable + ?Sized>(
+    output: &T::With<Dual<f64>>,
+) -> (T::Gradient, T::Gradient) {
+    (
+        T::gradient_from(output, &mut |x: &Dual<f64>| x.value),
+        T::gradient_from(output, &mut |x: &Dual<f64>| x.tangent),
+    )
+}
+
+/// A reverse-over-forward input: each value recorded on the tape, its tangent a constant.
+pub fn direction_input<T: Differentiable + ?Sized>(
+    tape: &Tape,
+    primal: &T,
+    direction: &T,
+) -> T::With<Dual<Var>> {
+    zip_scalars(primal, direction, |x, u| {
+        Dual::new(tape.var(x), Var::constant(u))
+    })
+}
+
+/// A reverse-over-forward input along the unit direction `unit` (counted over every input
+/// scalar; `index` counts the scalars seeded so far).
+pub fn unit_input<T: Differentiable + ?Sized>(
+    tape: &Tape,
+    primal: &T,
+    index: &mut usize,
+    unit: usize,
+) -> T::With<Dual<Var>> {
+    primal.map_scalars(&mut |x| {
+        let tangent = if *index == unit { 1.0 } else { 0.0 };
+        *index += 1;
+        Dual::new(tape.var(x), Var::constant(tangent))
+    })
+}
+
+/// Reads the gradient of a reverse-over-forward input: the adjoints of its values.
+pub fn read_dual_gradient<T: Differentiable + ?Sized>(
+    seeded: &T::With<Dual<Var>>,
+    adjoints: &Adjoints<'_>,
+) -> T::Gradient {
+    T::gradient_from(seeded, &mut |x: &Dual<Var>| adjoints.get(x.value))
+}
+
+/// The two sweeps of reverse over forward: from the value (the gradient) and from the tangent
+/// (the Hessian times the direction).
+pub fn second_order<G>(
+    tape: &Tape,
+    output: Dual<Var>,
+    mut read: impl FnMut(&Adjoints<'_>) -> G,
+) -> (f64, G, G) {
+    tape.backward(output.value);
+    let gradient = tape.with_adjoints(&mut read);
+    tape.backward(output.tangent);
+    let product = tape.with_adjoints(&mut read);
+    (output.value.value(), gradient, product)
+}
+
+/// The Hessian, row by row: `run(i)` runs the function along the unit direction `i` and gives
+/// the value, the gradient, row `i`, and the number of input scalars.
+pub fn hessian<G>(mut run: impl FnMut(usize) -> ((f64, G, G), usize)) -> (f64, G, Vec<G>) {
+    let ((value, gradient, first), inputs) = run(0);
+    let mut rows = Vec::with_capacity(inputs);
+    if inputs > 0 {
+        rows.push(first);
+    }
+    rows.extend((1..inputs).map(|unit| run(unit).0 .2));
+    (value, gradient, rows)
 }

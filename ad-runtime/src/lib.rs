@@ -21,6 +21,7 @@
 //! ```
 
 mod differentiable;
+mod dual;
 mod ops;
 mod primitives;
 mod real;
@@ -31,6 +32,7 @@ mod var;
 pub mod __private;
 
 pub use differentiable::Differentiable;
+pub use dual::{Dual, DualPart};
 pub use real::Real;
 pub use tape::Tape;
 pub use var::Var;

@@ -1,6 +1,6 @@
 //! The [`Real`] trait: what a `#[reverse_diff]` function may do with its scalars.
 
-use crate::__private::IntoReal;
+use crate::__private::{IntoReal, Primitive};
 use std::fmt::{Debug, Display, LowerExp, UpperExp};
 use std::iter::{Product, Sum};
 use std::ops::{
@@ -82,6 +82,7 @@ macro_rules! real_methods {
             + for<'a> Product<&'a Self>
             + Product<f64>
             + for<'a> Product<&'a f64>
+            + Primitive
             + 'static
         {
             /// A constant of this type: no derivative.

@@ -1,0 +1,229 @@
+//! `#[reverse_diff(primitive = partials_fn)]` and `#[reverse_diff(fused)]`: a function that
+//! records one tape record per call, whatever its body does (seed 000 §8.2 and §8.7).
+//!
+//! Both keep the generic signature and replace the generic body by a call to
+//! `ad::__private::Primitive`, which each scalar type implements: `f64` runs the plain body,
+//! `Var` records one n-ary record, `Dual` applies the chain rule.
+//!
+//! Supported shapes: differentiable parameters `f64` and `&[f64]`, any constant parameters
+//! (cloned into each use), and an `f64` result.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote};
+use syn::{Error, FnArg, Ident, ItemFn, Type};
+
+use crate::attr::Options;
+use crate::model::{Function, Param, Role};
+use crate::names::is_f64;
+use crate::validate::Errors;
+
+/// How a differentiable parameter of a primitive is passed.
+enum Shape {
+    /// `x: f64`.
+    Scalar,
+    /// `xs: &[f64]`.
+    Slice,
+}
+
+fn shape(param: &Param) -> Option<Shape> {
+    if is_f64(&param.ty) {
+        return Some(Shape::Scalar);
+    }
+    match &param.ty {
+        Type::Reference(reference) if reference.mutability.is_none() => match &*reference.elem {
+            Type::Slice(slice) if is_f64(&slice.elem) => Some(Shape::Slice),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// Reports what a primitive or fused function cannot be.
+pub fn check(options: &Options, function: &Function, errors: &mut Errors) {
+    let attribute = if options.primitive.is_some() {
+        "#[reverse_diff(primitive = ..)]"
+    } else if options.fused {
+        "#[reverse_diff(fused)]"
+    } else {
+        return;
+    };
+    if !function.returns_scalar {
+        errors.push(Error::new_spanned(
+            &function.item.sig.output,
+            format!("{attribute} needs a function returning f64"),
+        ));
+    }
+    for param in &function.params {
+        if !matches!(param.role, Role::Constant) && shape(param).is_none() {
+            errors.push(Error::new_spanned(
+                &param.ty,
+                format!(
+                    "{attribute} takes differentiable parameters of type f64 or &[f64] only: \
+                     pass this one as a slice, or mark it #[no_grad]"
+                ),
+            ));
+        }
+    }
+}
+
+/// The generic function, with its body replaced for a primitive or a fused callee; the
+/// generic function unchanged otherwise.
+pub fn wrap(options: &Options, function: &Function, generic: ItemFn) -> TokenStream {
+    if let Some(partials) = &options.primitive {
+        primitive(function, partials, generic)
+    } else if options.fused {
+        fused(function, generic)
+    } else {
+        quote!(#generic)
+    }
+}
+
+/// The generic function with plain parameter names (`__arg0` for a pattern) and `body`.
+fn with_body(function: &Function, mut generic: ItemFn, body: TokenStream) -> ItemFn {
+    let mut params = function.params.iter();
+    for arg in generic.sig.inputs.iter_mut() {
+        if let FnArg::Typed(typed) = arg {
+            let name = &params
+                .next()
+                .expect("one model parameter per argument")
+                .name;
+            *typed.pat = syn::parse_quote!(#name);
+        }
+    }
+    generic.block = Box::new(syn::parse_quote!({ #body }));
+    generic
+}
+
+/// `|| { let mut v = Vec::new(); v.push(x); v.extend_from_slice(ys); v }`: the input scalars,
+/// in parameter order.
+fn inputs(function: &Function) -> TokenStream {
+    let pushes = differentiable(function).map(|(param, shape)| {
+        let name = &param.name;
+        match shape {
+            Shape::Scalar => quote!(__inputs.push(#name);),
+            Shape::Slice => quote!(__inputs.extend_from_slice(#name);),
+        }
+    });
+    quote!(|| {
+        let mut __inputs = ::std::vec::Vec::new();
+        #(#pushes)*
+        __inputs
+    })
+}
+
+fn differentiable(function: &Function) -> impl Iterator<Item = (&Param, Shape)> {
+    function
+        .params
+        .iter()
+        .filter(|param| !matches!(param.role, Role::Constant))
+        .filter_map(|param| shape(param).map(|shape| (param, shape)))
+}
+
+fn clone_of(name: &Ident) -> TokenStream {
+    quote!(::core::clone::Clone::clone(&#name))
+}
+
+/// Before: `#[reverse_diff(primitive = lse_partials)] fn lse(xs: &[f64]) -> f64 { body }`
+/// After:  `fn lse<S: Real>(xs: &[S]) -> S { let __values_xs = Primitive::values(xs);
+///          let __plain = |xs: &[f64]| -> f64 { body };
+///          Primitive::primitive(__plain(&__values_xs), || <xs as a Vec>,
+///                               || flatten(&lse_partials(&__values_xs))) }`
+fn primitive(function: &Function, partials: &syn::Path, generic: ItemFn) -> TokenStream {
+    let mut values = Vec::new();
+    let mut args = Vec::new();
+    let mut params = function.params.iter();
+    let mut closure_params = Vec::new();
+    for arg in &function.item.sig.inputs {
+        let FnArg::Typed(typed) = arg else {
+            continue;
+        };
+        let param = params.next().expect("one model parameter per argument");
+        let (pat, ty) = (&typed.pat, &typed.ty);
+        closure_params.push(quote!(#pat: #ty));
+        let name = &param.name;
+        let value = format_ident!("__value_{}", name, span = Span::mixed_site());
+        match (&param.role, shape(param)) {
+            (Role::Constant, _) | (_, None) => args.push(clone_of(name)),
+            (_, Some(Shape::Scalar)) => {
+                values.push(quote!(let #value = ::ad::Real::value(#name);));
+                args.push(quote!(#value));
+            }
+            (_, Some(Shape::Slice)) => {
+                values.push(quote!(
+                    let #value = <__S as ::ad::__private::Primitive>::values(#name);
+                ));
+                args.push(quote!(&*#value));
+            }
+        }
+    }
+    let block = &function.item.block;
+    let inputs = inputs(function);
+    let body = quote! {
+        #(#values)*
+        // The function as written, over f64.
+        #[allow(unused_mut, clippy::redundant_closure_call)]
+        let __plain = |#(#closure_params),*| -> f64 #block;
+        <__S as ::ad::__private::Primitive>::primitive(
+            __plain(#(#args),*),
+            #inputs,
+            || ::ad::__private::flatten(&#partials(#(#args),*)),
+        )
+    };
+    let item = with_body(function, generic, body);
+    quote!(#item)
+}
+
+/// Before: `#[reverse_diff(fused)] fn g(x: f64, ys: &[f64]) -> f64 { body }`
+/// After:  `fn g<S: Real>(x: S, ys: &[S]) -> S { Primitive::fused(|| <x, ys as a Vec>,
+///          |inputs| __g_unfused(inputs[0], &inputs[1..1 + ys.len()]), || __g_unfused(x, ys)) }`
+///          and `fn __g_unfused<S: Real>(x: S, ys: &[S]) -> S { body }` (hidden).
+fn fused(function: &Function, generic: ItemFn) -> TokenStream {
+    let ident = &function.item.sig.ident;
+    let unfused_ident = format_ident!("__{}_unfused", ident);
+    let mut unfused = generic.clone();
+    unfused.sig.ident = unfused_ident.clone();
+    unfused.vis = syn::Visibility::Inherited;
+    unfused.attrs.push(syn::parse_quote!(#[doc(hidden)]));
+    let callee = if function.in_impl {
+        quote!(Self::#unfused_ident)
+    } else {
+        quote!(#unfused_ident)
+    };
+    let receiver = function.has_receiver.then(|| quote!(self,));
+    let mut rebuilt = Vec::new();
+    let mut nested_args = Vec::new();
+    let mut direct_args = Vec::new();
+    for param in &function.params {
+        let name = &param.name;
+        direct_args.push(clone_of(name));
+        match (&param.role, shape(param)) {
+            (Role::Constant, _) | (_, None) => nested_args.push(clone_of(name)),
+            (_, Some(Shape::Scalar)) => {
+                rebuilt.push(quote!(let #name = __nested[__at]; __at += 1;));
+                nested_args.push(quote!(#name));
+            }
+            (_, Some(Shape::Slice)) => {
+                rebuilt.push(quote!(
+                    let #name = &__nested[__at..__at + #name.len()];
+                    __at += #name.len();
+                ));
+                nested_args.push(quote!(#name));
+            }
+        }
+    }
+    let inputs = inputs(function);
+    let body = quote! {
+        <__S as ::ad::__private::Primitive>::fused(
+            #inputs,
+            |__nested: &[__S]| {
+                let mut __at = 0usize;
+                #(#rebuilt)*
+                let _ = __at;
+                #callee(#receiver #(#nested_args),*)
+            },
+            || #callee(#receiver #(#direct_args),*),
+        )
+    };
+    let item = with_body(function, generic, body);
+    quote!(#item #unfused)
+}

@@ -1,0 +1,483 @@
+//! Generates the derivative products beyond `f_grad` (issue 4; seed 000 §9, Fig. 16):
+//! `f_vjp` and `f_jacobian` (reverse mode, any result), `f_jvp` (forward mode with
+//! `ad::Dual<f64>`), and for a scalar result `f_hvp` and `f_hessian` (reverse over forward with
+//! `ad::Dual<ad::Var>`). Each companion seeds the differentiable parameters with
+//! [`seeded_inputs`] (shared with `f_grad`), calls the generic function once per run, and
+//! leaves the shape work to `ad::__private` helpers driven by `ad::Differentiable`.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+use syn::fold::Fold;
+use syn::spanned::Spanned;
+use syn::{Ident, ReturnType, Type};
+
+use crate::expand::{
+    companion_attributes, companion_signature_with, gradient_type, tuple_or_single,
+};
+use crate::model::{Function, Param, Passing, Role};
+use crate::names::is_f64;
+
+/// The differentiable parameters seeded for one run of the generic function.
+pub struct SeededInputs {
+    /// `let __seeded_x = ...;` for each differentiable parameter.
+    pub seeds: Vec<TokenStream>,
+    /// The call of the generic function on the seeded parameters and the constants.
+    pub call: TokenStream,
+    /// The gradient read back from `__adjoints`, one entry per differentiable parameter.
+    pub reads: TokenStream,
+    /// The gradient's type `G`.
+    pub gradient_type: TokenStream,
+}
+
+/// Seeds each differentiable parameter with `seed(param, source)` (`source` is a reference to
+/// the parameter's value), passes constants through, and reads the gradient of each seeded
+/// parameter with `read(shape, seeded)`.
+///
+/// Before: `fn f(x: f64, ys: &[f64], n: usize)`
+/// After:  `let __seeded_x = seed(&x); let __seeded_ys = seed(ys);`,
+///         `f(Clone::clone(&__seeded_x), &__seeded_ys, n)`, `(read(&__seeded_x), read(&__seeded_ys))`
+pub fn seeded_inputs(
+    function: &Function,
+    mut seed: impl FnMut(&Param, TokenStream) -> TokenStream,
+    mut read: impl FnMut(&Type, &Ident) -> TokenStream,
+) -> SeededInputs {
+    let span = Span::mixed_site();
+    let mut seeds = Vec::new();
+    let mut call_args = Vec::new();
+    if function.has_receiver {
+        call_args.push(quote!(self));
+    }
+    let mut reads = Vec::new();
+    let mut gradient_types = Vec::new();
+    for param in &function.params {
+        let name = &param.name;
+        if !matches!(param.role, Role::Differentiable) {
+            call_args.push(quote!(#name));
+            continue;
+        }
+        let seeded = format_ident!("__seeded_{}", name, span = span);
+        let value = seed(param, reference_to(param, name));
+        seeds.push(quote_spanned! {param.ty.span()=> let #seeded = #value; });
+        // Before: `f(__seeded_v)` moved a `Vec<Var>` that the read-back below still needs.
+        // After: `f(Clone::clone(&__seeded_v))`: a copy for `f64` and arrays, one allocation
+        // for owned vectors.
+        call_args.push(match param.passing {
+            Passing::ByValue => quote!(::core::clone::Clone::clone(&#seeded)),
+            Passing::ByRef => quote!(&#seeded),
+        });
+        reads.push(read(&param.shape, &seeded));
+        gradient_types.push(gradient_type(&param.ty));
+    }
+    let ident = &function.item.sig.ident;
+    let callee = if function.in_impl {
+        quote!(Self::#ident)
+    } else {
+        quote!(#ident)
+    };
+    SeededInputs {
+        seeds,
+        call: quote!(#callee(#(#call_args),*)),
+        reads: tuple_or_single(&reads),
+        gradient_type: tuple_or_single(&gradient_types),
+    }
+}
+
+/// A reference to a parameter's value: `&x` for `x: T`, `x` for `x: &T`.
+fn reference_to(param: &Param, name: &Ident) -> TokenStream {
+    match param.passing {
+        Passing::ByValue => quote!(&#name),
+        Passing::ByRef => quote!(#name),
+    }
+}
+
+/// Which companions a function gets beyond `f_grad`.
+pub struct Products {
+    /// `f_vjp`, `f_jacobian` and `f_jvp`: every function whose result is not fallible.
+    pub first_order: bool,
+    /// `f_hvp` and `f_hessian`: a scalar result, unless the function is a first-order primitive.
+    pub second_order: bool,
+}
+
+/// Generates the companions `products` asks for.
+pub fn companions(function: &Function, products: Products) -> TokenStream {
+    let mut tokens = TokenStream::new();
+    if function.takes_function() {
+        return tokens;
+    }
+    let ReturnType::Type(_, result) = &function.item.sig.output else {
+        return tokens;
+    };
+    if products.first_order && function.fallible.is_none() {
+        tokens.extend(vjp(function, result));
+        tokens.extend(jacobian(function, result));
+        tokens.extend(jvp(function, result));
+    }
+    if products.second_order && function.returns_scalar {
+        tokens.extend(hvp(function));
+        if callable_repeatedly(function) {
+            tokens.extend(hessian(function));
+        }
+    }
+    tokens
+}
+
+/// Whether the function can be called once per Hessian row from the same arguments: no
+/// receiver or `&self`, and constants passed by shared reference or of a primitive type. A
+/// by-value `self` or constant of another type may not be `Copy`, so `f_hessian` is not
+/// generated for it (`f_hvp` runs the body once and is).
+fn callable_repeatedly(function: &Function) -> bool {
+    let shared_reference =
+        |ty: &Type| matches!(ty, Type::Reference(reference) if reference.mutability.is_none());
+    let receiver_ok = function
+        .item
+        .sig
+        .receiver()
+        .map_or(true, |receiver| shared_reference(&receiver.ty));
+    let constants_ok = function
+        .params
+        .iter()
+        .filter(|param| matches!(param.role, Role::Constant))
+        .all(|param| shared_reference(&param.ty) || is_primitive(&param.ty));
+    receiver_ok && constants_ok
+}
+
+/// Whether a type is one of Rust's primitive `Copy` types (`usize`, `bool`, `f64`...).
+fn is_primitive(ty: &Type) -> bool {
+    const PRIMITIVES: &[&str] = &[
+        "bool", "char", "f32", "f64", "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16",
+        "u32", "u64", "u128", "usize",
+    ];
+    match ty {
+        Type::Path(path) => {
+            path.qself.is_none() && PRIMITIVES.iter().any(|name| path.path.is_ident(name))
+        }
+        Type::Paren(inner) => is_primitive(&inner.elem),
+        _ => false,
+    }
+}
+
+/// The pieces every companion shares: attributes, documentation, visibility, signature.
+fn companion(
+    function: &Function,
+    suffix: &str,
+    extra: &[TokenStream],
+    output: TokenStream,
+    where_clause: Option<TokenStream>,
+    doc: &str,
+    body: TokenStream,
+) -> TokenStream {
+    let item = &function.item;
+    let vis = &item.vis;
+    let attrs = companion_attributes(item);
+    let signature = companion_signature_with(function, suffix, extra, output, where_clause);
+    // The second-order companions are `#[inline]`: rustc then builds them only where they are
+    // called, so a library whose function calls a first-order primitive still builds, and only
+    // a call of its `f_hvp` or `f_hessian` reports that the primitive has no second derivative.
+    let inline = matches!(suffix, "hvp" | "hessian").then(|| quote!(#[inline]));
+    let doc = format!(
+        "{doc} of [`{}`] (generated by `#[reverse_diff]`).",
+        item.sig.ident
+    );
+    quote! {
+        #(#attrs)*
+        #[doc = #doc]
+        // A `#[deprecated]` function's companion is deprecated too, and calls it freely. Most
+        // programs call one or two of the companions: the others are not dead code to warn of.
+        // `f_jvp` and `f_hvp` double the parameters, which the user did not write.
+        #[allow(deprecated, dead_code, clippy::too_many_arguments)]
+        #inline
+        #vis #signature {
+            #body
+        }
+    }
+}
+
+/// A local variable of the generated code, invisible to the user's names.
+fn local(name: &str) -> Ident {
+    Ident::new(name, Span::mixed_site())
+}
+
+/// The seeds of reverse mode: each scalar a new input of `__tape`, the gradient read from
+/// `__adjoints` (shared by `f_grad`, `f_vjp` and `f_jacobian`).
+pub fn tape_inputs(function: &Function) -> SeededInputs {
+    let (tape, adjoints) = (local("__tape"), local("__adjoints"));
+    seeded_inputs(
+        function,
+        |param, source| {
+            let shape = &param.shape;
+            quote!(::ad::__private::seed::<#shape>(&#tape, #source))
+        },
+        |shape, seeded| quote!(::ad::__private::read_gradient::<#shape>(&#seeded, #adjoints)),
+    )
+}
+
+/// A bound that lets a companion compile for a result type that may not implement
+/// `ad::Differentiable` (a user type without the derive, a tuple holding a `usize`): the
+/// companion is then uncallable, and a call says which bound is missing. Results built from
+/// `f64`, tuples, arrays, `Vec`, `Box` and `Option` always implement it and get no bound.
+///
+/// Before: `fn f(..) -> Stats<f64>`
+/// After:  `where for<'__a> Stats<f64>: ::ad::Differentiable<With<::ad::Var> = Stats<::ad::Var>,
+///          Gradient = Stats<f64>>` (higher-ranked, so rustc does not reject it as trivially false)
+fn result_bound(result: &Type, scalar: &Type) -> Option<TokenStream> {
+    if is_structural(result) {
+        return None;
+    }
+    let over_scalar = ReplaceF64(scalar).fold_type(result.clone());
+    Some(quote! {
+        for<'__a> #result: ::ad::Differentiable<With<#scalar> = #over_scalar, Gradient = #result>
+    })
+}
+
+/// Whether a type is built from `f64`, tuples, arrays, `Vec`, `Box` and `Option` alone.
+fn is_structural(ty: &Type) -> bool {
+    match ty {
+        Type::Paren(inner) => is_structural(&inner.elem),
+        Type::Group(inner) => is_structural(&inner.elem),
+        Type::Array(array) => is_structural(&array.elem),
+        Type::Tuple(tuple) => tuple.elems.iter().all(is_structural),
+        Type::Path(path) if is_f64(ty) => path.qself.is_none(),
+        Type::Path(path) => {
+            let Some(segment) = path.path.segments.last() else {
+                return false;
+            };
+            let container = ["Vec", "Box", "Option"]
+                .iter()
+                .any(|name| segment.ident == name);
+            let syn::PathArguments::AngleBracketed(args) = &segment.arguments else {
+                return false;
+            };
+            container
+                && path.qself.is_none()
+                && args.args.len() == 1
+                && args.args.iter().all(|arg| match arg {
+                    syn::GenericArgument::Type(ty) => is_structural(ty),
+                    _ => false,
+                })
+        }
+        _ => false,
+    }
+}
+
+/// Replaces every `f64` in a type by another type.
+struct ReplaceF64<'a>(&'a Type);
+
+impl Fold for ReplaceF64<'_> {
+    fn fold_type(&mut self, ty: Type) -> Type {
+        if is_f64(&ty) {
+            self.0.clone()
+        } else {
+            syn::fold::fold_type(self, ty)
+        }
+    }
+}
+
+/// `f_vjp(args.., cotangent: &T) -> (T, G)`: one forward pass, one backward sweep seeded with
+/// the cotangent.
+///
+/// Before: `fn f(x: f64, ys: &[f64]) -> [f64; 2]`
+/// After:  `fn f_vjp(x: f64, ys: &[f64], cotangent: &[f64; 2]) -> ([f64; 2], (f64, Vec<f64>)) {
+///              let __tape = Tape::new(); <seeds>; let __output = f(..);
+///              __tape.backward_seeded(cotangent_seeds::<[f64; 2]>(&__output, cotangent));
+///              (output_values::<[f64; 2], Var>(&__output), <read the gradient>) }`
+fn vjp(function: &Function, result: &Type) -> TokenStream {
+    let SeededInputs {
+        seeds,
+        call,
+        reads,
+        gradient_type,
+    } = tape_inputs(function);
+    let (tape, adjoints, output) = (local("__tape"), local("__adjoints"), local("__output"));
+    let cotangent = local("cotangent");
+    let bound = result_bound(result, &syn::parse_quote!(::ad::Var));
+    let body = quote! {
+        let #tape = ::ad::Tape::new();
+        #(#seeds)*
+        let #output = #call;
+        #tape.backward_seeded(::ad::__private::cotangent_seeds::<#result>(&#output, #cotangent));
+        let __gradient = #tape.with_adjoints(|#adjoints| #reads);
+        (::ad::__private::output_values::<#result, ::ad::Var>(&#output), __gradient)
+    };
+    companion(
+        function,
+        "vjp",
+        &[quote!(#cotangent: &#result)],
+        quote!((#result, #gradient_type)),
+        bound,
+        "The value and the cotangent pulled back to each differentiable parameter (a \
+         vector–Jacobian product)",
+        body,
+    )
+}
+
+/// `f_jacobian(args..) -> (T, Vec<G>)`: one forward pass, one backward sweep per scalar of the
+/// result over the same tape; row `i` is the gradient of result scalar `i`.
+fn jacobian(function: &Function, result: &Type) -> TokenStream {
+    let SeededInputs {
+        seeds,
+        call,
+        reads,
+        gradient_type,
+    } = tape_inputs(function);
+    let (tape, adjoints, output) = (local("__tape"), local("__adjoints"), local("__output"));
+    let bound = result_bound(result, &syn::parse_quote!(::ad::Var));
+    let body = quote! {
+        let #tape = ::ad::Tape::new();
+        #(#seeds)*
+        let #output = #call;
+        let __rows = ::ad::__private::jacobian_rows::<#result, _>(&#tape, &#output,
+            |#adjoints| #reads);
+        (::ad::__private::output_values::<#result, ::ad::Var>(&#output), __rows)
+    };
+    companion(
+        function,
+        "jacobian",
+        &[],
+        quote!((#result, ::std::vec::Vec<#gradient_type>)),
+        bound,
+        "The value and the Jacobian, one gradient per scalar of the result in layout order",
+        body,
+    )
+}
+
+/// One extra parameter per differentiable parameter, with its type: `x_tangent: f64`,
+/// `ys_tangent: &[f64]`.
+fn per_parameter(function: &Function, suffix: &str) -> Vec<(Ident, TokenStream)> {
+    function
+        .params
+        .iter()
+        .filter(|param| matches!(param.role, Role::Differentiable))
+        .map(|param| {
+            let name = format_ident!("{}_{}", param.name, suffix, span = Span::mixed_site());
+            let ty = &param.ty;
+            let declaration = quote!(#name: #ty);
+            (name, declaration)
+        })
+        .collect()
+}
+
+/// The extra parameter of `param` in the list from [`per_parameter`], as a reference.
+fn extra_source(
+    function: &Function,
+    extras: &[(Ident, TokenStream)],
+    param: &Param,
+) -> TokenStream {
+    let position = function
+        .params
+        .iter()
+        .filter(|p| matches!(p.role, Role::Differentiable))
+        .position(|p| p.name == param.name)
+        .expect("a differentiable parameter");
+    reference_to(param, &extras[position].0)
+}
+
+/// `f_jvp(args.., tangents..) -> (T, T)`: forward mode, the body run once on `Dual<f64>`.
+///
+/// Before: `fn f(x: f64, ys: &[f64]) -> Vec<f64>`
+/// After:  `fn f_jvp(x: f64, ys: &[f64], x_tangent: f64, ys_tangent: &[f64]) -> (Vec<f64>, Vec<f64>)
+///          { let __seeded_x = dual_input::<f64>(&x, &x_tangent); ..; dual_output::<Vec<f64>>(&f(..)) }`
+fn jvp(function: &Function, result: &Type) -> TokenStream {
+    let tangents = per_parameter(function, "tangent");
+    let SeededInputs { seeds, call, .. } = seeded_inputs(
+        function,
+        |param, source| {
+            let shape = &param.shape;
+            let tangent = extra_source(function, &tangents, param);
+            quote!(::ad::__private::dual_input::<#shape>(#source, #tangent))
+        },
+        |_, _| quote!(),
+    );
+    let bound = result_bound(result, &syn::parse_quote!(::ad::Dual<f64>));
+    let output = local("__output");
+    let body = quote! {
+        #(#seeds)*
+        let #output = #call;
+        ::ad::__private::dual_output::<#result>(&#output)
+    };
+    let extra: Vec<TokenStream> = tangents.into_iter().map(|(_, decl)| decl).collect();
+    companion(
+        function,
+        "jvp",
+        &extra,
+        quote!((#result, #result)),
+        bound,
+        "The value and its derivative along the given tangents, one per differentiable \
+         parameter (a Jacobian–vector product, in forward mode)",
+        body,
+    )
+}
+
+/// The seeds and the two sweeps of reverse over forward, shared by `f_hvp` and `f_hessian`:
+/// `seed(param, source)` builds a `Dual<Var>` input.
+fn second_order_run(
+    function: &Function,
+    seed: impl FnMut(&Param, TokenStream) -> TokenStream,
+) -> (TokenStream, TokenStream) {
+    let (tape, adjoints, output) = (local("__tape"), local("__adjoints"), local("__output"));
+    let SeededInputs {
+        seeds,
+        call,
+        reads,
+        gradient_type,
+    } = seeded_inputs(
+        function,
+        seed,
+        |shape, seeded| quote!(::ad::__private::read_dual_gradient::<#shape>(&#seeded, #adjoints)),
+    );
+    let run = quote! {
+        let #tape = ::ad::Tape::new();
+        #(#seeds)*
+        let #output: ::ad::Dual<::ad::Var> = #call;
+        ::ad::__private::second_order(&#tape, #output, |#adjoints| #reads)
+    };
+    (run, gradient_type)
+}
+
+/// `f_hvp(args.., directions..) -> (f64, G, G)`: the value, the gradient and the Hessian
+/// times the directions, from one run on `Dual<Var>` and two sweeps over its tape.
+fn hvp(function: &Function) -> TokenStream {
+    let directions = per_parameter(function, "direction");
+    let (run, gradient_type) = second_order_run(function, |param, source| {
+        let shape = &param.shape;
+        let direction = extra_source(function, &directions, param);
+        let tape = local("__tape");
+        quote!(::ad::__private::direction_input::<#shape>(&#tape, #source, #direction))
+    });
+    let extra: Vec<TokenStream> = directions.into_iter().map(|(_, decl)| decl).collect();
+    companion(
+        function,
+        "hvp",
+        &extra,
+        quote!((f64, #gradient_type, #gradient_type)),
+        None,
+        "The value, the gradient, and the Hessian times the given directions (one per \
+         differentiable parameter)",
+        run,
+    )
+}
+
+/// `f_hessian(args..) -> (f64, G, Vec<G>)`: one reverse-over-forward run per input scalar,
+/// along each unit direction; row `i` is the derivative of the gradient by input scalar `i`.
+fn hessian(function: &Function) -> TokenStream {
+    let (tape, index, unit) = (local("__tape"), local("__index"), local("__unit"));
+    let (run, gradient_type) = second_order_run(function, |param, source| {
+        let shape = &param.shape;
+        quote!(::ad::__private::unit_input::<#shape>(&#tape, #source, &mut #index, #unit))
+    });
+    let body = quote! {
+        ::ad::__private::hessian(|#unit| {
+            let mut #index = 0usize;
+            let __run = { #run };
+            (__run, #index)
+        })
+    };
+    companion(
+        function,
+        "hessian",
+        &[],
+        quote!((f64, #gradient_type, ::std::vec::Vec<#gradient_type>)),
+        None,
+        "The value, the gradient, and the Hessian, one row per input scalar",
+        body,
+    )
+}

@@ -1,0 +1,607 @@
+//! [`Dual`]: forward mode. A dual number carries a value and a tangent (the directional
+//! derivative of the value along the input tangents); every operation applies the chain rule
+//! to the tangent as it computes the value (seed 001, dual numbers).
+//!
+//! `Dual<f64>` gives Jacobian–vector products. `Dual<Var>` records both parts on the tape:
+//! sweeping back from the tangent gives a Hessian–vector product (reverse over forward).
+//!
+//! Each rule is written once on `(Dual, Dual)`, with its partial derivatives over the part type
+//! `F`, so that for `F = Var` the partials are themselves recorded and differentiable. A tangent
+//! that is a constant zero (an input that does not move, a literal) is skipped, not multiplied:
+//! a Hessian row along one input records only the operations that depend on that input, and an
+//! infinite partial behind a zero tangent contributes 0, as in the backward sweep.
+
+use crate::__private::{IntoReal, Primitive};
+use crate::primitives::{hypot_special_partials, predicate, rem_quotient, sign_or_zero};
+use crate::real::Real;
+use crate::var::Var;
+use std::cmp::Ordering;
+use std::f64::consts::{LN_10, LN_2};
+use std::fmt;
+use std::iter::{Product, Sum};
+use std::ops::{
+    Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Rem, RemAssign, Sub, SubAssign,
+};
+
+/// A dual number: a value and its tangent, both of the part type `F` (`f64`, [`Var`], or a
+/// `Dual` itself for higher orders).
+///
+/// ```
+/// use ad_runtime::{Dual, Real};
+///
+/// // d/dx (x² sin x) at x = 2, along the tangent 1.
+/// let x = Dual::new(2.0, 1.0);
+/// let y = x * x * x.sin();
+/// assert_eq!(y.value, 4.0 * 2f64.sin());
+/// assert!((y.tangent - (4.0 * 2f64.sin() + 4.0 * 2f64.cos())).abs() < 1e-12);
+/// ```
+#[derive(Clone, Copy, Default)]
+pub struct Dual<F> {
+    /// The value.
+    pub value: F,
+    /// The directional derivative of the value.
+    pub tangent: F,
+}
+
+impl<F> Dual<F> {
+    /// A dual number with the given value and tangent.
+    #[inline]
+    pub const fn new(value: F, tangent: F) -> Dual<F> {
+        Dual { value, tangent }
+    }
+}
+
+/// The part types a [`Dual`] is built from: `f64`, [`Var`] and `Dual` of these.
+pub trait DualPart: Real {
+    /// Whether the part carries a derivative of its own (`Var`, `Dual`), so a rule that knows
+    /// only first derivatives (a user primitive) cannot serve it.
+    const CARRIES_DERIVATIVE: bool;
+
+    /// Whether this is a zero that depends on nothing: multiplying a partial by it can be
+    /// skipped. For `f64`, any zero; for `Var`, a constant zero.
+    fn is_constant_zero(self) -> bool;
+}
+
+impl DualPart for f64 {
+    const CARRIES_DERIVATIVE: bool = false;
+
+    #[inline(always)]
+    fn is_constant_zero(self) -> bool {
+        self == 0.0
+    }
+}
+
+impl DualPart for Var {
+    const CARRIES_DERIVATIVE: bool = true;
+
+    #[inline(always)]
+    fn is_constant_zero(self) -> bool {
+        self.is_constant() && self.value == 0.0
+    }
+}
+
+impl<F: DualPart> DualPart for Dual<F> {
+    const CARRIES_DERIVATIVE: bool = true;
+
+    #[inline(always)]
+    fn is_constant_zero(self) -> bool {
+        self.value.is_constant_zero() && self.tangent.is_constant_zero()
+    }
+}
+
+#[inline(always)]
+fn zero<F: DualPart>() -> F {
+    F::from_f64(0.0)
+}
+
+/// The tangent term of one operand: `term(t)` unless the tangent `t` is a constant zero.
+#[inline(always)]
+fn chain1<F: DualPart>(t: F, term: impl FnOnce(F) -> F) -> F {
+    if t.is_constant_zero() {
+        zero()
+    } else {
+        term(t)
+    }
+}
+
+/// The tangent of a two-operand operation: the sum of the operands' terms, skipping constant
+/// zero tangents.
+#[inline(always)]
+fn chain2<F: DualPart>(
+    ta: F,
+    term_a: impl FnOnce(F) -> F,
+    tb: F,
+    term_b: impl FnOnce(F) -> F,
+) -> F {
+    match (ta.is_constant_zero(), tb.is_constant_zero()) {
+        (true, true) => zero(),
+        (false, true) => term_a(ta),
+        (true, false) => term_b(tb),
+        (false, false) => term_a(ta) + term_b(tb),
+    }
+}
+
+/// A value that can stand as an operand of a `Dual` operation: `f64` values are constants.
+trait Operand<F> {
+    fn operand(self) -> Dual<F>;
+}
+
+impl<F: DualPart> Operand<F> for Dual<F> {
+    #[inline(always)]
+    fn operand(self) -> Dual<F> {
+        self
+    }
+}
+
+impl<F: DualPart> Operand<F> for &Dual<F> {
+    #[inline(always)]
+    fn operand(self) -> Dual<F> {
+        *self
+    }
+}
+
+impl<F: DualPart> Operand<F> for f64 {
+    #[inline(always)]
+    fn operand(self) -> Dual<F> {
+        Dual::from_f64(self)
+    }
+}
+
+impl<F: DualPart> Operand<F> for &f64 {
+    #[inline(always)]
+    fn operand(self) -> Dual<F> {
+        Dual::from_f64(*self)
+    }
+}
+
+// The rules: value, then the tangent as the sum of each operand's tangent times its partial.
+#[inline]
+fn add<F: DualPart>(a: Dual<F>, b: Dual<F>) -> Dual<F> {
+    Dual::new(
+        a.value + b.value,
+        chain2(a.tangent, |t| t, b.tangent, |t| t),
+    )
+}
+
+#[inline]
+fn sub<F: DualPart>(a: Dual<F>, b: Dual<F>) -> Dual<F> {
+    Dual::new(
+        a.value - b.value,
+        chain2(a.tangent, |t| t, b.tangent, |t| -t),
+    )
+}
+
+#[inline]
+fn mul<F: DualPart>(a: Dual<F>, b: Dual<F>) -> Dual<F> {
+    let (x, y) = (a.value, b.value);
+    Dual::new(x * y, chain2(a.tangent, |t| t * y, b.tangent, |t| x * t))
+}
+
+#[inline]
+fn div<F: DualPart>(a: Dual<F>, b: Dual<F>) -> Dual<F> {
+    let (x, y) = (a.value, b.value);
+    let v = x / y;
+    Dual::new(v, chain2(a.tangent, |t| t / y, b.tangent, |t| -(v * t) / y))
+}
+
+#[inline]
+fn rem<F: DualPart>(a: Dual<F>, b: Dual<F>) -> Dual<F> {
+    // a % b = a - q * b, with q the quotient `%` used.
+    let quotient = F::from_f64(rem_quotient(a.value.value(), b.value.value()));
+    Dual::new(
+        a.value % b.value,
+        chain2(a.tangent, |t| t, b.tangent, |t| -(t * quotient)),
+    )
+}
+
+macro_rules! binary_ops {
+    ($($Trait:ident $method:ident $AssignTrait:ident $assign:ident => $rule:ident;)*) => {$(
+        binary_ops!(@pairs $Trait $method $rule;
+            [Dual<F>, Dual<F>] [Dual<F>, &'a Dual<F>] [&'a Dual<F>, Dual<F>]
+            [&'a Dual<F>, &'b Dual<F>]
+            [Dual<F>, f64] [Dual<F>, &'a f64] [&'a Dual<F>, f64] [&'a Dual<F>, &'b f64]
+            [f64, Dual<F>] [f64, &'a Dual<F>] [&'a f64, Dual<F>] [&'a f64, &'b Dual<F>]);
+        binary_ops!(@assign $AssignTrait $assign $rule; Dual<F>, &'a Dual<F>, f64, &'a f64);
+    )*};
+    (@pairs $Trait:ident $method:ident $rule:ident; $([$L:ty, $R:ty])*) => {$(
+        impl<'a, 'b, F: DualPart> $Trait<$R> for $L {
+            type Output = Dual<F>;
+            #[inline]
+            fn $method(self, rhs: $R) -> Dual<F> {
+                $rule::<F>(self.operand(), rhs.operand())
+            }
+        }
+    )*};
+    (@assign $AssignTrait:ident $assign:ident $rule:ident; $($R:ty),*) => {$(
+        impl<'a, F: DualPart> $AssignTrait<$R> for Dual<F> {
+            #[inline]
+            fn $assign(&mut self, rhs: $R) {
+                *self = $rule::<F>(*self, rhs.operand());
+            }
+        }
+    )*};
+}
+
+binary_ops! {
+    Add add AddAssign add_assign => add;
+    Sub sub SubAssign sub_assign => sub;
+    Mul mul MulAssign mul_assign => mul;
+    Div div DivAssign div_assign => div;
+    Rem rem RemAssign rem_assign => rem;
+}
+
+impl<F: DualPart> Neg for Dual<F> {
+    type Output = Dual<F>;
+    #[inline]
+    fn neg(self) -> Dual<F> {
+        Dual::new(-self.value, chain1(self.tangent, |t| -t))
+    }
+}
+
+impl<F: DualPart> Neg for &Dual<F> {
+    type Output = Dual<F>;
+    #[inline]
+    fn neg(self) -> Dual<F> {
+        -*self
+    }
+}
+
+/// `Sum` adds from `f64`'s neutral element and `Product` multiplies from the first item, so
+/// the value is bit for bit `f64`'s.
+macro_rules! folds {
+    ($($T:ty)*) => {$(
+        impl<'a, F: DualPart> Sum<$T> for Dual<F> {
+            fn sum<I: Iterator<Item = $T>>(iter: I) -> Dual<F> {
+                let neutral: f64 = std::iter::empty::<f64>().sum();
+                iter.fold(Dual::from_f64(neutral), |acc, x| add(acc, x.operand()))
+            }
+        }
+        impl<'a, F: DualPart> Product<$T> for Dual<F> {
+            fn product<I: Iterator<Item = $T>>(mut iter: I) -> Dual<F> {
+                match iter.next() {
+                    None => Dual::from_f64(1.0),
+                    Some(first) => iter.fold(first.operand(), |acc, x| mul(acc, x.operand())),
+                }
+            }
+        }
+    )*};
+}
+
+folds!(Dual<F> &'a Dual<F> f64 &'a f64);
+
+// Comparisons look at values only, like `Var`'s.
+impl<F: DualPart> PartialEq for Dual<F> {
+    #[inline]
+    fn eq(&self, other: &Dual<F>) -> bool {
+        self.value == other.value
+    }
+}
+
+impl<F: DualPart> PartialEq<f64> for Dual<F> {
+    #[inline]
+    fn eq(&self, other: &f64) -> bool {
+        self.value == *other
+    }
+}
+
+impl<F: DualPart> PartialEq<Dual<F>> for f64 {
+    #[inline]
+    fn eq(&self, other: &Dual<F>) -> bool {
+        other.value == *self
+    }
+}
+
+impl<F: DualPart> PartialOrd for Dual<F> {
+    #[inline]
+    fn partial_cmp(&self, other: &Dual<F>) -> Option<Ordering> {
+        self.value.partial_cmp(&other.value)
+    }
+}
+
+impl<F: DualPart> PartialOrd<f64> for Dual<F> {
+    #[inline]
+    fn partial_cmp(&self, other: &f64) -> Option<Ordering> {
+        self.value.partial_cmp(other)
+    }
+}
+
+impl<F: DualPart> PartialOrd<Dual<F>> for f64 {
+    #[inline]
+    fn partial_cmp(&self, other: &Dual<F>) -> Option<Ordering> {
+        other.value.partial_cmp(self).map(Ordering::reverse)
+    }
+}
+
+impl<F: DualPart> From<f64> for Dual<F> {
+    #[inline]
+    fn from(value: f64) -> Dual<F> {
+        Dual::from_f64(value)
+    }
+}
+
+impl<F: DualPart> IntoReal<Dual<F>> for Dual<F> {
+    #[inline(always)]
+    fn into_real(self) -> Dual<F> {
+        self
+    }
+}
+
+/// Formatting shows the value only, as `f64` would, so `println!` in a differentiated function
+/// prints the same text for every scalar (read `.tangent` to see the derivative).
+macro_rules! format_value {
+    ($($Trait:ident)*) => {$(
+        impl<F: DualPart> fmt::$Trait for Dual<F> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                fmt::$Trait::fmt(&self.value, f)
+            }
+        }
+    )*};
+}
+
+format_value!(Display Debug LowerExp UpperExp);
+
+/// Defines a one-operand rule: `name(x) = value; d/dx = partial` (`v` is the value), both
+/// over the part type.
+macro_rules! unary {
+    ($($name:ident: |$x:ident, $v:ident| $value:expr, $partial:expr;)*) => {$(
+        #[inline]
+        fn $name(self) -> Dual<F> {
+            let $x = self.value;
+            let $v = $value;
+            Dual::new($v, chain1(self.tangent, |t| t * $partial))
+        }
+    )*};
+}
+
+/// Defines a rule whose derivative is 0 everywhere: the tangent is zero.
+macro_rules! piecewise_constant {
+    ($($name:ident)*) => {$(
+        #[inline]
+        fn $name(self) -> Dual<F> {
+            Dual::new(self.value.$name(), zero())
+        }
+    )*};
+}
+
+/// The same conventions at non-differentiable points as [`Var`] (see `primitives.rs`).
+impl<F: DualPart> Real for Dual<F> {
+    #[inline]
+    fn from_f64(value: f64) -> Dual<F> {
+        Dual::new(F::from_f64(value), zero())
+    }
+
+    #[inline]
+    fn value(self) -> f64 {
+        self.value.value()
+    }
+
+    unary! {
+        abs:        |x, v| x.abs(),            F::from_f64(sign_or_zero(x.value()));
+        sqrt:       |x, v| x.sqrt(),           (v.abs() * 2.0).recip();
+        cbrt:       |x, v| x.cbrt(),           (v * v * 3.0).recip();
+        exp:        |x, v| x.exp(),            v;
+        exp2:       |x, v| x.exp2(),           v * LN_2;
+        exp_m1:     |x, v| x.exp_m1(),         v + 1.0;
+        ln:         |x, v| x.ln(),             x.recip();
+        log2:       |x, v| x.log2(),           (x * LN_2).recip();
+        log10:      |x, v| x.log10(),          (x * LN_10).recip();
+        ln_1p:      |x, v| x.ln_1p(),          (x + 1.0).recip();
+        sin:        |x, v| x.sin(),            x.cos();
+        cos:        |x, v| x.cos(),            -x.sin();
+        tan:        |x, v| x.tan(),            v * v + 1.0;
+        asin:       |x, v| x.asin(),           (-(x * x) + 1.0).sqrt().recip();
+        acos:       |x, v| x.acos(),           -(-(x * x) + 1.0).sqrt().recip();
+        atan:       |x, v| x.atan(),           (x * x + 1.0).recip();
+        sinh:       |x, v| x.sinh(),           x.cosh();
+        cosh:       |x, v| x.cosh(),           x.sinh();
+        tanh:       |x, v| x.tanh(),           -(v * v) + 1.0;
+        asinh:      |x, v| x.asinh(),          x.hypot(1.0).recip();
+        acosh:      |x, v| x.acosh(),          ((x - 1.0).sqrt() * (x + 1.0).sqrt()).recip();
+        atanh:      |x, v| x.atanh(),          (-(x * x) + 1.0).recip();
+        recip:      |x, v| x.recip(),          -(v * v);
+        fract:      |x, v| x.fract(),          F::from_f64(1.0);
+        to_degrees: |x, v| x.to_degrees(),     F::from_f64(180.0 / std::f64::consts::PI);
+        to_radians: |x, v| x.to_radians(),     F::from_f64(std::f64::consts::PI / 180.0);
+    }
+
+    piecewise_constant!(signum floor ceil round trunc);
+
+    predicate!(is_nan is_finite is_infinite is_sign_negative is_sign_positive);
+
+    #[inline]
+    fn powi(self, n: i32) -> Dual<F> {
+        let x = self.value;
+        let partial = |t: F| match n {
+            0 => zero(),
+            // n - 1 does not fit in an i32: x^(n-1) = x^n / x.
+            i32::MIN => t * (x.powi(n) / x) * f64::from(n),
+            _ => t * x.powi(n - 1) * f64::from(n),
+        };
+        Dual::new(x.powi(n), chain1(self.tangent, partial))
+    }
+
+    #[inline]
+    fn powf(self, n: impl Into<Dual<F>>) -> Dual<F> {
+        let n = n.into();
+        let (x, y) = (self.value, n.value);
+        let v = x.powf(y);
+        let dx = |t: F| {
+            if y == 0.0 {
+                zero()
+            } else {
+                t * y * x.powf(y - 1.0)
+            }
+        };
+        // Base 0 or a zero result: 0 with respect to the exponent (as for `Var`).
+        let dy = |t: F| {
+            if x == 0.0 || v == 0.0 {
+                zero()
+            } else {
+                t * v * x.ln()
+            }
+        };
+        Dual::new(v, chain2(self.tangent, dx, n.tangent, dy))
+    }
+
+    #[inline]
+    fn log(self, base: impl Into<Dual<F>>) -> Dual<F> {
+        // log_b x = ln x / ln b
+        let base = base.into();
+        let (x, b) = (self.value, base.value);
+        let ln_b = b.ln();
+        let dx = |t: F| t / (x * ln_b);
+        let db = |t: F| -(t * x.ln()) / (b * ln_b * ln_b);
+        Dual::new(x.log(b), chain2(self.tangent, dx, base.tangent, db))
+    }
+
+    #[inline]
+    fn atan2(self, other: impl Into<Dual<F>>) -> Dual<F> {
+        let other = other.into();
+        let (y, x) = (self.value, other.value);
+        let r2 = x * x + y * y;
+        let (dy, dx): (F, F) = if r2.value().is_normal() {
+            (x / r2, -y / r2)
+        } else if x == 0.0 && y == 0.0 {
+            (zero(), zero())
+        } else {
+            let r = x.hypot(y);
+            (x / r / r, -y / r / r)
+        };
+        Dual::new(
+            y.atan2(x),
+            chain2(self.tangent, |t| t * dy, other.tangent, |t| t * dx),
+        )
+    }
+
+    #[inline]
+    fn hypot(self, other: impl Into<Dual<F>>) -> Dual<F> {
+        let other = other.into();
+        let (x, y) = (self.value, other.value);
+        let v = x.hypot(y);
+        let tangent = match hypot_special_partials(x.value(), y.value(), v.value()) {
+            Some((dx, dy)) => {
+                let (dx, dy) = (F::from_f64(dx), F::from_f64(dy));
+                chain2(self.tangent, |t| t * dx, other.tangent, |t| t * dy)
+            }
+            None => chain2(self.tangent, |t| t * x / v, other.tangent, |t| t * y / v),
+        };
+        Dual::new(v, tangent)
+    }
+
+    #[inline]
+    fn sin_cos(self) -> (Dual<F>, Dual<F>) {
+        let x = self.value;
+        let (s, c) = x.sin_cos();
+        (
+            Dual::new(s, chain1(self.tangent, |t| t * c)),
+            Dual::new(c, chain1(self.tangent, |t| -(t * s))),
+        )
+    }
+
+    #[inline]
+    fn max(self, other: impl Into<Dual<F>>) -> Dual<F> {
+        let other = other.into();
+        if self.value >= other.value || other.value.is_nan() {
+            self
+        } else {
+            other
+        }
+    }
+
+    #[inline]
+    fn min(self, other: impl Into<Dual<F>>) -> Dual<F> {
+        let other = other.into();
+        if self.value <= other.value || other.value.is_nan() {
+            self
+        } else {
+            other
+        }
+    }
+
+    #[inline]
+    fn clamp(self, min: impl Into<Dual<F>>, max: impl Into<Dual<F>>) -> Dual<F> {
+        let (min, max) = (min.into(), max.into());
+        // Same panics as f64::clamp (min > max, or a NaN bound).
+        let value = self.value().clamp(min.value(), max.value());
+        if value < self.value() {
+            max
+        } else if value > self.value() {
+            min
+        } else {
+            self
+        }
+    }
+
+    #[inline]
+    fn mul_add(self, a: impl Into<Dual<F>>, b: impl Into<Dual<F>>) -> Dual<F> {
+        let (a, b) = (a.into(), b.into());
+        let x = self.value;
+        let value = x.mul_add(a.value, b.value);
+        let tangent = chain2(self.tangent, |t| t * a.value, a.tangent, |t| x * t);
+        Dual::new(value, chain2(tangent, |t| t, b.tangent, |t| t))
+    }
+
+    #[inline]
+    fn copysign(self, sign: impl Into<Dual<F>>) -> Dual<F> {
+        let (x, s) = (self.value(), sign.into().value());
+        let partial = if x == 0.0 {
+            0.0
+        } else if x.is_sign_negative() == s.is_sign_negative() {
+            1.0
+        } else {
+            -1.0
+        };
+        Dual::new(
+            self.value.copysign(s),
+            chain1(self.tangent, |t| t * partial),
+        )
+    }
+}
+
+/// The guard that makes a first-order primitive fail to compile where a second derivative is
+/// needed: evaluated only for the part types a program actually uses.
+trait FirstOrderOnly {
+    const CHECK: ();
+}
+
+impl<F: DualPart> FirstOrderOnly for Dual<F> {
+    const CHECK: () = assert!(
+        !F::CARRIES_DERIVATIVE,
+        "ad: a primitive declared with #[reverse_diff(primitive = ..)] has first derivatives \
+         only, so it cannot be differentiated twice (f_hvp, f_hessian, Dual<Var>, \
+         Dual<Dual<_>>): differentiate the function itself instead of declaring it a primitive"
+    );
+}
+
+impl<F: DualPart> Primitive for Dual<F> {
+    fn values(scalars: &[Self]) -> std::borrow::Cow<'_, [f64]> {
+        std::borrow::Cow::Owned(scalars.iter().map(|x| x.value()).collect())
+    }
+
+    fn primitive(
+        value: f64,
+        inputs: impl FnOnce() -> Vec<Self>,
+        partials: impl FnOnce() -> Vec<f64>,
+    ) -> Self {
+        #[allow(clippy::let_unit_value)]
+        let () = <Self as FirstOrderOnly>::CHECK;
+        let inputs = inputs();
+        let partials = crate::__private::checked_partials(inputs.len(), partials());
+        let mut tangent = zero::<F>();
+        for (input, &partial) in inputs.iter().zip(&partials) {
+            tangent = chain2(tangent, |t| t, input.tangent, |t| t * partial);
+        }
+        let values = inputs.iter().map(|input| input.value).collect();
+        Dual::new(F::primitive(value, || values, || partials), tangent)
+    }
+
+    #[inline]
+    fn fused(
+        _inputs: impl FnOnce() -> Vec<Self>,
+        _nested: impl FnOnce(&[Self]) -> Self,
+        direct: impl FnOnce() -> Self,
+    ) -> Self {
+        // Forward mode records nothing: there is nothing to fuse.
+        direct()
+    }
+}

@@ -1,0 +1,129 @@
+//! Second derivatives: `f_hvp` (Hessian times directions, one reverse-over-forward run) and
+//! `f_hessian`, checked against the known values of issue 4, symmetry, and finite differences
+//! of `f_grad`.
+
+mod common;
+
+use ad::reverse_diff;
+use approx::assert_relative_eq;
+use common::central_gradient;
+
+/// √(x² + y²): at (4, 3) its Hessian is [[0.072, −0.096], [−0.096, 0.128]] (y²/r³, −xy/r³, x²/r³).
+#[reverse_diff]
+fn radius(x: f64, y: f64) -> f64 {
+    (x * x + y * y).sqrt()
+}
+
+/// x·y + z: at (1, 2, 3) its Hessian is [[0, 1, 0], [1, 0, 0], [0, 0, 0]].
+#[reverse_diff]
+fn bilinear(x: f64, y: f64, z: f64) -> f64 {
+    x * y + z
+}
+
+/// A slice parameter, a constant, and enough nonlinearity to fill the Hessian.
+#[reverse_diff]
+fn energy(xs: &[f64], weight: f64, #[no_grad] data: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for (i, x) in xs.iter().enumerate() {
+        total += weight * (x - data[i]).powi(2) + (x * weight).sin();
+    }
+    total + xs.windows(2).map(|w| (w[0] * w[1]).exp()).sum::<f64>()
+}
+
+#[test]
+fn hessian_of_the_radius() {
+    let (value, gradient, rows) = radius_hessian(4.0, 3.0);
+    assert_eq!(value, 5.0);
+    assert_relative_eq!(gradient.0, 0.8, epsilon = 1e-15);
+    assert_relative_eq!(gradient.1, 0.6, epsilon = 1e-15);
+    let expected = [[0.072, -0.096], [-0.096, 0.128]];
+    for (row, want) in rows.iter().zip(&expected) {
+        assert_relative_eq!(row.0, want[0], epsilon = 1e-15);
+        assert_relative_eq!(row.1, want[1], epsilon = 1e-15);
+    }
+}
+
+#[test]
+fn hessian_of_a_bilinear_form() {
+    let (value, gradient, rows) = bilinear_hessian(1.0, 2.0, 3.0);
+    assert_eq!(value, 5.0);
+    assert_eq!(gradient, (2.0, 1.0, 1.0));
+    assert_eq!(
+        rows,
+        vec![(0.0, 1.0, 0.0), (1.0, 0.0, 0.0), (0.0, 0.0, 0.0)]
+    );
+}
+
+#[test]
+fn hessian_is_symmetric_and_matches_differences_of_the_gradient() {
+    let xs = [0.3, -0.5, 0.8];
+    let data = [1.0, 0.0, -1.0];
+    let (value, gradient, rows) = energy_hessian(&xs, 1.7, &data);
+    let (grad_value, grad) = energy_grad(&xs, 1.7, &data);
+    assert_eq!(value, grad_value);
+    assert_eq!(gradient, grad);
+    // Flatten each row to (xs..., weight); four input scalars, four rows.
+    let flat: Vec<Vec<f64>> = rows
+        .iter()
+        .map(|(dxs, dweight)| dxs.iter().copied().chain([*dweight]).collect())
+        .collect();
+    assert_eq!(flat.len(), 4);
+    for (i, row) in flat.iter().enumerate() {
+        for (j, entry) in row.iter().enumerate() {
+            assert_relative_eq!(*entry, flat[j][i], epsilon = 1e-12);
+        }
+    }
+
+    // Row j is the derivative of the gradient by input j: central differences of f_grad.
+    let point = [xs[0], xs[1], xs[2], 1.7];
+    for (j, row) in flat.iter().enumerate() {
+        for (i, entry) in row.iter().enumerate() {
+            let gradient_entry = |p: &[f64]| {
+                let (_, (g, gw)) = energy_grad(&p[..3], p[3], &data);
+                if i < 3 {
+                    g[i]
+                } else {
+                    gw
+                }
+            };
+            let expected = central_gradient(gradient_entry, &point, 1e-5)[j];
+            assert_relative_eq!(*entry, expected, epsilon = 1e-6);
+        }
+    }
+}
+
+#[test]
+fn hvp_is_the_hessian_times_the_direction() {
+    let xs = [0.3, -0.5, 0.8];
+    let data = [1.0, 0.0, -1.0];
+    let (u, u_weight) = ([0.2, -1.0, 0.5], 0.3);
+    let (value, gradient, (hu, hu_weight)) = energy_hvp(&xs, 1.7, &data, &u, u_weight);
+    let (hessian_value, hessian_gradient, rows) = energy_hessian(&xs, 1.7, &data);
+    assert_eq!(value, hessian_value);
+    assert_eq!(gradient, hessian_gradient);
+    // H·u from the rows (H is symmetric, so row i is column i).
+    let direction = [u[0], u[1], u[2], u_weight];
+    let product: Vec<f64> = (0..4)
+        .map(|i| {
+            let (dxs, dw) = &rows[i];
+            dxs.iter()
+                .chain([dw])
+                .zip(&direction)
+                .map(|(h, d)| h * d)
+                .sum()
+        })
+        .collect();
+    for i in 0..3 {
+        assert_relative_eq!(hu[i], product[i], epsilon = 1e-12);
+    }
+    assert_relative_eq!(hu_weight, product[3], epsilon = 1e-12);
+}
+
+#[test]
+fn hessian_of_an_empty_input_has_no_rows() {
+    let (value, gradient, rows) = energy_hessian(&[], 2.0, &[]);
+    assert_eq!(value, 0.0);
+    assert_eq!(gradient, (vec![], 0.0));
+    // The weight is the one input scalar left: d²/dw² of an empty sum is 0.
+    assert_eq!(rows, vec![(vec![], 0.0)]);
+}
