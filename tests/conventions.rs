@@ -5,7 +5,7 @@
 //! one. Expected values are either the stated convention (rows say "convention") or the
 //! analytic derivative at that point. A failing test lists every failing row by name.
 
-use ad::reverse_diff;
+use ad::{reverse_diff, Real, Tape, Var};
 
 /// The `_grad` of a function of one scalar: its value and derivative.
 type ScalarGrad = fn(f64) -> (f64, f64);
@@ -342,6 +342,9 @@ fn logarithms_at_zero_and_near_zero() {
     ]);
     // The derivative near 0 must see x at all: strictly below 1.
     assert!(d1(ln_1p_of_grad, x) < 1.0);
+    // The value, bit for bit: 1/(1 + x) in f64, where 1 + 10⁻¹⁵ rounds to 1 + 5·2⁻⁵²
+    // and its reciprocal to 0.9999999999999989 (one ulp below 1 − 10⁻¹⁵).
+    assert_eq!(d1(ln_1p_of_grad, x), 0.9999999999999989);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -599,4 +602,315 @@ fn zero_adjoint_is_not_poisoned_by_an_infinite_partial() {
     // Convention: a node whose adjoint is 0 passes nothing back, so 0 · inf contributes 0,
     // not NaN. d/dx (0·√x + x) = 1.
     check(&[("0·sqrt(x) + x at 0", d1(masked_sqrt_grad, 0.0), 1.0)]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// NaN and ±∞ inputs to every primitive
+
+/// The value of `f` at `x` and its derivative there, through the tape.
+fn value_and_derivative(x: f64, f: impl Fn(Var) -> Var) -> (f64, f64) {
+    let tape = Tape::new();
+    let input = tape.var(x);
+    let output = f(input);
+    tape.backward(output);
+    (output.value(), tape.adjoint(input))
+}
+
+/// A primitive applied to its operand `x` (a constant fills any other operand).
+type Primitive = (&'static str, fn(Var) -> Var);
+
+/// Every primitive of `Real` as a function of one operand, the others constant.
+const PRIMITIVES: [Primitive; 50] = [
+    ("-x", |x| -x),
+    ("x + 1", |x| x + 1.0),
+    ("1 - x", |x| 1.0 - x),
+    ("x * 2", |x| x * 2.0),
+    ("x / 2", |x| x / 2.0),
+    ("2 / x", |x| 2.0 / x),
+    ("x % 2", |x| x % 2.0),
+    ("2 % x", |x| 2.0 % x),
+    ("abs", |x| x.abs()),
+    ("signum", |x| x.signum()),
+    ("sqrt", |x| x.sqrt()),
+    ("cbrt", |x| x.cbrt()),
+    ("exp", |x| x.exp()),
+    ("exp2", |x| x.exp2()),
+    ("exp_m1", |x| x.exp_m1()),
+    ("ln", |x| x.ln()),
+    ("log2", |x| x.log2()),
+    ("log10", |x| x.log10()),
+    ("ln_1p", |x| x.ln_1p()),
+    ("log(2)", |x| x.log(2.0)),
+    ("powi(0)", |x| x.powi(0)),
+    ("powi(2)", |x| x.powi(2)),
+    ("powi(-1)", |x| x.powi(-1)),
+    ("powf(0.5)", |x| x.powf(0.5)),
+    ("2.powf(x)", |x| Var::constant(2.0).powf(x)),
+    ("sin", |x| x.sin()),
+    ("cos", |x| x.cos()),
+    ("tan", |x| x.tan()),
+    ("sin_cos().0", |x| x.sin_cos().0),
+    ("asin", |x| x.asin()),
+    ("acos", |x| x.acos()),
+    ("atan", |x| x.atan()),
+    ("atan2(x, 1)", |x| x.atan2(1.0)),
+    ("atan2(1, x)", |x| Var::constant(1.0).atan2(x)),
+    ("sinh", |x| x.sinh()),
+    ("cosh", |x| x.cosh()),
+    ("tanh", |x| x.tanh()),
+    ("asinh", |x| x.asinh()),
+    ("acosh", |x| x.acosh()),
+    ("atanh", |x| x.atanh()),
+    ("recip", |x| x.recip()),
+    ("max(1)", |x| x.max(1.0)),
+    ("min(1)", |x| x.min(1.0)),
+    ("mul_add(2, 1)", |x| x.mul_add(2.0, 1.0)),
+    ("floor", |x| x.floor()),
+    ("round", |x| x.round()),
+    ("fract", |x| x.fract()),
+    ("to_degrees", |x| x.to_degrees()),
+    ("hypot(1)", |x| x.hypot(1.0)),
+    ("clamp(0, 1)", |x| x.clamp(0.0, 1.0)),
+];
+
+/// Checks the value and derivative of every listed primitive at `x` against the table's
+/// `(name, value, derivative)`; every primitive must have a row.
+#[track_caller]
+fn check_at(x: f64, table: &[(&str, f64, f64)]) {
+    let mut rows = Vec::new();
+    for (name, want_value, want_derivative) in table {
+        let (_, f) = PRIMITIVES
+            .iter()
+            .find(|(primitive, _)| primitive == name)
+            .unwrap_or_else(|| panic!("no primitive {name}"));
+        let (value, derivative) = value_and_derivative(x, f);
+        rows.push((format!("{name} at {x:?}: value"), value, *want_value));
+        rows.push((
+            format!("{name} at {x:?}: derivative"),
+            derivative,
+            *want_derivative,
+        ));
+    }
+    let missing: Vec<&str> = PRIMITIVES
+        .iter()
+        .map(|(name, _)| *name)
+        .filter(|name| !table.iter().any(|(row, ..)| row == name))
+        .collect();
+    assert!(missing.is_empty(), "no row at {x:?} for {missing:?}");
+    check(&rows);
+}
+
+#[test]
+fn nan_input() {
+    // A NaN operand gives a NaN value and a NaN derivative, except where the partial does not
+    // depend on the operand (linear primitives: the constant slope; piecewise-constant ones: 0;
+    // `fract`: 1; `clamp` passes the NaN operand through: 1), and where f64 ignores the NaN
+    // (`max`, `min`: the other operand, slope 0; `powi(0)`: 1, slope 0).
+    let nan = f64::NAN;
+    check_at(
+        nan,
+        &[
+            ("-x", nan, -1.0),
+            ("x + 1", nan, 1.0),
+            ("1 - x", nan, -1.0),
+            ("x * 2", nan, 2.0),
+            ("x / 2", nan, 0.5),
+            ("2 / x", nan, nan),
+            ("x % 2", nan, 1.0),
+            ("2 % x", nan, nan),
+            ("abs", nan, nan),
+            ("signum", nan, 0.0),
+            ("sqrt", nan, nan),
+            ("cbrt", nan, nan),
+            ("exp", nan, nan),
+            ("exp2", nan, nan),
+            ("exp_m1", nan, nan),
+            ("ln", nan, nan),
+            ("log2", nan, nan),
+            ("log10", nan, nan),
+            ("ln_1p", nan, nan),
+            ("log(2)", nan, nan),
+            ("powi(0)", 1.0, 0.0),
+            ("powi(2)", nan, nan),
+            ("powi(-1)", nan, nan),
+            ("powf(0.5)", nan, nan),
+            ("2.powf(x)", nan, nan),
+            ("sin", nan, nan),
+            ("cos", nan, nan),
+            ("tan", nan, nan),
+            ("sin_cos().0", nan, nan),
+            ("asin", nan, nan),
+            ("acos", nan, nan),
+            ("atan", nan, nan),
+            ("atan2(x, 1)", nan, nan),
+            ("atan2(1, x)", nan, nan),
+            ("sinh", nan, nan),
+            ("cosh", nan, nan),
+            ("tanh", nan, nan),
+            ("asinh", nan, nan),
+            ("acosh", nan, nan),
+            ("atanh", nan, nan),
+            ("recip", nan, nan),
+            ("max(1)", 1.0, 0.0),
+            ("min(1)", 1.0, 0.0),
+            ("mul_add(2, 1)", nan, 2.0),
+            ("floor", nan, 0.0),
+            ("round", nan, 0.0),
+            ("fract", nan, 1.0),
+            ("to_degrees", nan, 180.0 / std::f64::consts::PI),
+            ("hypot(1)", nan, nan),
+            // f64's clamp returns the NaN operand itself: the slope of the identity.
+            ("clamp(0, 1)", nan, 1.0),
+        ],
+    );
+}
+
+#[test]
+fn positive_infinity_input() {
+    // The value is f64's; the derivative is the limit of the derivative as x → +∞ (e.g.
+    // d/dx √x = 1/(2√x) → 0, d/dx tanh x = 1 − tanh² x → 0), NaN where there is no limit
+    // (sin, cos, tan) or the value is NaN, and the constant slope of linear primitives.
+    let (inf, nan) = (f64::INFINITY, f64::NAN);
+    let half_pi = std::f64::consts::FRAC_PI_2;
+    check_at(
+        inf,
+        &[
+            ("-x", -inf, -1.0),
+            ("x + 1", inf, 1.0),
+            ("1 - x", -inf, -1.0),
+            ("x * 2", inf, 2.0),
+            ("x / 2", inf, 0.5),
+            ("2 / x", 0.0, 0.0),
+            ("x % 2", nan, 1.0),
+            ("2 % x", 2.0, 0.0),
+            ("abs", inf, 1.0),
+            ("signum", 1.0, 0.0),
+            ("sqrt", inf, 0.0),
+            ("cbrt", inf, 0.0),
+            ("exp", inf, inf),
+            ("exp2", inf, inf),
+            ("exp_m1", inf, inf),
+            ("ln", inf, 0.0),
+            ("log2", inf, 0.0),
+            ("log10", inf, 0.0),
+            ("ln_1p", inf, 0.0),
+            ("log(2)", inf, 0.0),
+            ("powi(0)", 1.0, 0.0),
+            ("powi(2)", inf, inf),
+            ("powi(-1)", 0.0, 0.0),
+            ("powf(0.5)", inf, 0.0),
+            ("2.powf(x)", inf, inf),
+            ("sin", nan, nan),
+            ("cos", nan, nan),
+            ("tan", nan, nan),
+            ("sin_cos().0", nan, nan),
+            ("asin", nan, nan),
+            ("acos", nan, nan),
+            ("atan", half_pi, 0.0),
+            ("atan2(x, 1)", half_pi, 0.0),
+            ("atan2(1, x)", 0.0, 0.0),
+            ("sinh", inf, inf),
+            ("cosh", inf, inf),
+            ("tanh", 1.0, 0.0),
+            ("asinh", inf, 0.0),
+            ("acosh", inf, 0.0),
+            // Outside the domain: the NaN value signals it; the slope is 1/(1 − x²) → −0.
+            ("atanh", nan, 0.0),
+            ("recip", 0.0, 0.0),
+            ("max(1)", inf, 1.0),
+            ("min(1)", 1.0, 0.0),
+            ("mul_add(2, 1)", inf, 2.0),
+            ("floor", inf, 0.0),
+            ("round", inf, 0.0),
+            ("fract", nan, 1.0),
+            ("to_degrees", inf, 180.0 / std::f64::consts::PI),
+            // hypot(x, 1) = |x|·√(1 + 1/x²): the derivative tends to +1.
+            ("hypot(1)", inf, 1.0),
+            ("clamp(0, 1)", 1.0, 0.0),
+        ],
+    );
+}
+
+#[test]
+fn negative_infinity_input() {
+    // As for +∞, with the limits as x → −∞ (d/dx cosh x = sinh x → −∞, d/dx x² = 2x → −∞).
+    // Outside the domain (sqrt, logarithms, acosh, atanh), the value is NaN and the slope is the
+    // formula's (1/x → −0 for the logarithms).
+    let (inf, nan) = (f64::INFINITY, f64::NAN);
+    let half_pi = std::f64::consts::FRAC_PI_2;
+    check_at(
+        -inf,
+        &[
+            ("-x", inf, -1.0),
+            ("x + 1", -inf, 1.0),
+            ("1 - x", inf, -1.0),
+            ("x * 2", -inf, 2.0),
+            ("x / 2", -inf, 0.5),
+            ("2 / x", -0.0, 0.0),
+            ("x % 2", nan, 1.0),
+            ("2 % x", 2.0, 0.0),
+            ("abs", inf, -1.0),
+            ("signum", -1.0, 0.0),
+            ("sqrt", nan, nan),
+            ("cbrt", -inf, 0.0),
+            ("exp", 0.0, 0.0),
+            ("exp2", 0.0, 0.0),
+            ("exp_m1", -1.0, 0.0),
+            ("ln", nan, 0.0),
+            ("log2", nan, 0.0),
+            ("log10", nan, 0.0),
+            ("ln_1p", nan, 0.0),
+            ("log(2)", nan, 0.0),
+            ("powi(0)", 1.0, 0.0),
+            ("powi(2)", inf, -inf),
+            ("powi(-1)", -0.0, 0.0),
+            ("powf(0.5)", inf, 0.0),
+            ("2.powf(x)", 0.0, 0.0),
+            ("sin", nan, nan),
+            ("cos", nan, nan),
+            ("tan", nan, nan),
+            ("sin_cos().0", nan, nan),
+            ("asin", nan, nan),
+            ("acos", nan, nan),
+            ("atan", -half_pi, 0.0),
+            ("atan2(x, 1)", -half_pi, 0.0),
+            ("atan2(1, x)", std::f64::consts::PI, 0.0),
+            ("sinh", -inf, inf),
+            ("cosh", inf, -inf),
+            ("tanh", -1.0, 0.0),
+            ("asinh", -inf, 0.0),
+            ("acosh", nan, nan),
+            ("atanh", nan, 0.0),
+            ("recip", -0.0, 0.0),
+            ("max(1)", 1.0, 0.0),
+            ("min(1)", -inf, 1.0),
+            ("mul_add(2, 1)", -inf, 2.0),
+            ("floor", -inf, 0.0),
+            ("round", -inf, 0.0),
+            ("fract", nan, 1.0),
+            ("to_degrees", -inf, 180.0 / std::f64::consts::PI),
+            // The derivative of hypot(x, 1) tends to −1 as x → −∞.
+            ("hypot(1)", inf, -1.0),
+            ("clamp(0, 1)", 0.0, 0.0),
+        ],
+    );
+}
+
+#[reverse_diff]
+fn remainder(a: f64, b: f64) -> f64 {
+    a % b
+}
+
+/// `a % b = a − q·b` with `q` the quotient `%` actually used: `1.0 % 0.1` is
+/// 0.09999999999999995 = 1 − 9·0.1 (in floating point), so ∂/∂b = −9 even though `1.0 / 0.1`
+/// rounds to 10.
+#[test]
+fn remainder_uses_the_quotient_of_the_remainder() {
+    let (value, (da, db)) = remainder_grad(1.0, 0.1);
+    assert_eq!(value, 1.0f64 % 0.1);
+    assert_eq!((da, db), (1.0, -9.0));
+    // And where a / b is not near an integer: 7.5 % 2 = 1.5 = 7.5 − 3·2.
+    assert_eq!(remainder_grad(7.5, 2.0).1, (1.0, -3.0));
+    // Forward mode agrees.
+    assert_eq!(remainder_jvp(1.0, 0.1, 0.0, 1.0).1, -9.0);
 }

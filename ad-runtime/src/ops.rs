@@ -2,6 +2,7 @@
 //! on `(Var, Var)`; macros generate every combination of `Var`, `&Var`, `f64` and `&f64` that
 //! `f64` itself supports, so code written for `f64` compiles unchanged.
 
+use crate::primitives::rem_quotient;
 use crate::tape::{record_binary, record_unary};
 use crate::var::Var;
 use std::cmp::Ordering;
@@ -67,8 +68,9 @@ fn div(a: Var, b: Var) -> Var {
 
 #[inline]
 fn rem(a: Var, b: Var) -> Var {
-    // a % b = a - trunc(a / b) * b
-    record_binary(a.value % b.value, a, 1.0, b, -(a.value / b.value).trunc())
+    // a % b = a - q * b, with q the quotient `%` used.
+    let quotient = rem_quotient(a.value, b.value);
+    record_binary(a.value % b.value, a, 1.0, b, -quotient)
 }
 
 macro_rules! binary_ops {

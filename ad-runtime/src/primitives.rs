@@ -10,7 +10,8 @@
 //!   (`x - trunc x`): 1 everywhere, integers included;
 //! - `sqrt` and `cbrt` at 0 (+0 or -0): +∞; `powi(0)` and `powf` with exponent 0: 0; `powf` with
 //!   base 0: 0 with respect to the exponent, whatever the exponent (no NaN from 0 · ln 0);
-//! - `atan2` and `hypot` at the origin: 0 for both operands;
+//! - `atan2` and `hypot` at the origin: 0 for both operands; `hypot` at an infinite operand:
+//!   the limit (±1 for it, 0 for a finite other operand);
 //! - in the backward sweep, a value whose adjoint is 0 (it does not reach the output, or only
 //!   through a factor 0) passes nothing back, so an infinite or NaN partial behind it
 //!   contributes 0, not 0 · ∞ = NaN.
@@ -24,13 +25,34 @@ use crate::var::Var;
 use std::f64::consts::{LN_10, LN_2};
 
 /// The sign of `x` as a derivative: 1, -1, 0 at zero, NaN for NaN.
-fn sign_or_zero(x: f64) -> f64 {
+pub(crate) fn sign_or_zero(x: f64) -> f64 {
     if x > 0.0 {
         1.0
     } else if x < 0.0 {
         -1.0
     } else {
         x * 0.0
+    }
+}
+
+/// The integer quotient `q` that `a % b` used (`a % b = a - q·b`): the partial of `%` with
+/// respect to `b` is `-q`. `trunc(a / b)` is not it: the rounded `a / b` can cross an integer
+/// (`1.0 % 0.1` used 9, but `1.0 / 0.1` is 10).
+pub(crate) fn rem_quotient(a: f64, b: f64) -> f64 {
+    ((a - a % b) / b).round()
+}
+
+/// The partials of `hypot(x, y) = v` where `x / v, y / v` does not apply: 0 at the origin (the
+/// convention), and at an infinite value the limits (±1 for an infinite operand, 0 for a finite
+/// one) instead of ∞/∞.
+pub(crate) fn hypot_special_partials(x: f64, y: f64, v: f64) -> Option<(f64, f64)> {
+    let limit = |z: f64| if z.is_infinite() { z.signum() } else { 0.0 };
+    if v == 0.0 {
+        Some((0.0, 0.0))
+    } else if v.is_infinite() {
+        Some((limit(x), limit(y)))
+    } else {
+        None
     }
 }
 
@@ -56,7 +78,7 @@ macro_rules! piecewise_constant {
     )*};
 }
 
-/// Forwards a predicate to the value.
+/// Forwards a predicate to the value (shared with `Dual`).
 macro_rules! predicate {
     ($($name:ident)*) => {$(
         #[inline]
@@ -65,6 +87,8 @@ macro_rules! predicate {
         }
     )*};
 }
+
+pub(crate) use predicate;
 
 impl Real for Var {
     #[inline]
@@ -172,7 +196,7 @@ impl Real for Var {
         let other = other.into();
         let (x, y) = (self.value, other.value);
         let v = x.hypot(y);
-        let (dx, dy) = if v == 0.0 { (0.0, 0.0) } else { (x / v, y / v) };
+        let (dx, dy) = hypot_special_partials(x, y, v).unwrap_or((x / v, y / v));
         record_binary(v, self, dx, other, dy)
     }
 

@@ -1,0 +1,118 @@
+//! The "almost everywhere" caveat (issue 7, point 3; seed 001, "Unsoundness"): a program with a
+//! branch or a kink can compute a smooth function and still get a derivative that is not that
+//! function's derivative at the branch point. `relu(x) - relu(-x)` is `x` everywhere, but its
+//! derivative at 0 is not 1: the tape differentiates the branch that ran (or the operand `max`
+//! picked), not the function the branches add up to. Away from the single point 0, the derivative
+//! is right (checked against central differences). README, "Correctness", explains it.
+
+mod common;
+
+use ad::reverse_diff;
+use approx::assert_relative_eq;
+use common::{central_derivative, STEP};
+
+/// `relu` with a branch: at 0 the `else` branch runs, a constant.
+#[reverse_diff]
+fn relu_branch(x: f64) -> f64 {
+    if x > 0.0 {
+        x
+    } else {
+        0.0
+    }
+}
+
+/// `relu` with `max`: at 0 the tie goes to the receiver `x` (the documented convention).
+#[reverse_diff]
+fn relu_max(x: f64) -> f64 {
+    x.max(0.0)
+}
+
+/// `relu` with `max` the other way round: at 0 the tie goes to the receiver, the constant 0.
+#[reverse_diff]
+fn relu_max_constant_first(x: f64) -> f64 {
+    f64::max(0.0, x)
+}
+
+/// `x`, written as `relu(x) - relu(-x)` with a branch.
+#[reverse_diff]
+fn identity_by_branches(x: f64) -> f64 {
+    relu_branch(x) - relu_branch(-x)
+}
+
+/// `x`, written as `relu(x) - relu(-x)` with `x.max(0.0)`.
+#[reverse_diff]
+fn identity_by_max(x: f64) -> f64 {
+    relu_max(x) - relu_max(-x)
+}
+
+/// `x`, written as `relu(x) - relu(-x)` with `f64::max(0.0, x)`.
+#[reverse_diff]
+fn identity_by_max_constant_first(x: f64) -> f64 {
+    relu_max_constant_first(x) - relu_max_constant_first(-x)
+}
+
+type ScalarGrad = fn(f64) -> (f64, f64);
+
+/// A way of writing the identity: its name, the function, and its `_grad`.
+type Form = (&'static str, fn(f64) -> f64, ScalarGrad);
+
+const FORMS: [Form; 3] = [
+    ("branch", identity_by_branches, identity_by_branches_grad),
+    ("x.max(0.0)", identity_by_max, identity_by_max_grad),
+    (
+        "f64::max(0.0, x)",
+        identity_by_max_constant_first,
+        identity_by_max_constant_first_grad,
+    ),
+];
+
+#[test]
+fn every_form_computes_the_identity() {
+    for (form, f, grad) in FORMS {
+        for x in [-2.5, -1e-300, -0.0, 0.0, 1e-300, 0.75, 3.0] {
+            assert_eq!(f(x), x, "{form} at {x}");
+            assert_eq!(grad(x).0, x, "{form} at {x}: value through the tape");
+        }
+    }
+}
+
+#[test]
+fn derivative_is_one_away_from_zero() {
+    for (form, f, grad) in FORMS {
+        for x in [-2.5, -0.1, 1e-3, 0.75, 3.0] {
+            let derivative = grad(x).1;
+            // The function is x near these points: central difference 1 (step 1e-5 < |x|).
+            let central = central_derivative(f, x, STEP.min(x.abs() / 2.0));
+            assert_relative_eq!(central, 1.0, max_relative = 1e-9);
+            assert_eq!(derivative, 1.0, "{form} at {x}");
+        }
+    }
+}
+
+#[test]
+fn derivative_at_zero_is_not_one() {
+    // The central difference of the identity at 0 is 1, and the function is x...
+    assert_eq!(central_derivative(identity_by_branches, 0.0, STEP), 1.0);
+    // ...but each form differentiates the pieces that ran at 0:
+    // - branch: both `relu_branch(0)` and `relu_branch(-0)` take `else { 0.0 }`, a constant:
+    //   0 - 0 = 0;
+    // - `x.max(0.0)`: a tie goes to the receiver, so d/dx max(x, 0) = 1 and
+    //   d/dx max(-x, 0) = -1: 1 - (-1) = 2;
+    // - `f64::max(0.0, x)`: the receiver is the constant: 0 - 0 = 0.
+    let at_zero: Vec<(&str, f64)> = FORMS
+        .iter()
+        .map(|(form, _, grad)| (*form, grad(0.0).1))
+        .collect();
+    assert_eq!(
+        at_zero,
+        [
+            ("branch", 0.0),
+            ("x.max(0.0)", 2.0),
+            ("f64::max(0.0, x)", 0.0)
+        ]
+    );
+    // relu itself at 0: a subgradient in every form (anything in [0, 1] is one).
+    assert_eq!(relu_branch_grad(0.0).1, 0.0);
+    assert_eq!(relu_max_grad(0.0).1, 1.0);
+    assert_eq!(relu_max_constant_first_grad(0.0).1, 0.0);
+}
