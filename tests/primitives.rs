@@ -266,3 +266,33 @@ fn fused_callee_called_a_million_times() {
     );
     assert!(peaks[1] > 2 * peaks[0], "peaks {peaks:?}");
 }
+
+/// A primitive whose partials function panics for a negative input.
+#[reverse_diff(primitive = fragile_partials)]
+fn fragile(x: f64) -> f64 {
+    x * x
+}
+
+fn fragile_partials(x: f64) -> f64 {
+    assert!(x >= 0.0, "fragile_partials: negative input");
+    2.0 * x
+}
+
+#[reverse_diff]
+fn uses_fragile(x: f64) -> f64 {
+    fragile(x) + x
+}
+
+#[test]
+fn a_panic_in_a_primitives_partials_leaves_the_thread_usable() {
+    let caught = std::panic::catch_unwind(|| uses_fragile_grad(-1.0));
+    let message = caught.expect_err("the partials panic reaches the caller");
+    let message = message
+        .downcast_ref::<String>()
+        .map(String::as_str)
+        .or_else(|| message.downcast_ref::<&str>().copied())
+        .unwrap_or_default();
+    assert!(message.contains("negative input"), "{message}");
+    // The next call on this thread is correct: d(x² + x)/dx = 2x + 1.
+    assert_eq!(uses_fragile_grad(3.0), (12.0, 7.0));
+}

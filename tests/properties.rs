@@ -1224,3 +1224,37 @@ fn the_check_rejects_a_wrong_derivative() {
     // And the real check of the real program passes.
     assert_eq!(check_point(&square, &point), Ok(true));
 }
+
+/// A three-input, three-output function over several primitives, for the adjoint identity.
+#[ad::reverse_diff]
+fn mixed_outputs(x: f64, y: f64, z: f64) -> [f64; 3] {
+    let shared = x * y + z.sin();
+    [
+        shared.exp() / (1.0 + z * z),
+        x.hypot(y) * shared.tanh(),
+        (x - z).atan2(y.abs() + 1.0),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    /// ⟨u, Jᵀc⟩ = ⟨Ju, c⟩ between `_vjp` (reverse) and `_jvp` (forward) at random points in
+    /// random directions: 256 cases per run.
+    #[test]
+    fn vjp_and_jvp_are_adjoint(
+        point in prop::array::uniform3(-2.0..2.0f64),
+        u in prop::array::uniform3(-1.0..1.0f64),
+        c in prop::array::uniform3(-1.0..1.0f64),
+    ) {
+        let [x, y, z] = point;
+        let (_, (px, py, pz)) = mixed_outputs_vjp(x, y, z, &c);
+        let (_, pushed) = mixed_outputs_jvp(x, y, z, u[0], u[1], u[2]);
+        let left = u[0] * px + u[1] * py + u[2] * pz;
+        let right: f64 = pushed.iter().zip(&c).map(|(a, b)| a * b).sum();
+        prop_assert!(
+            (left - right).abs() <= 1e-12 * left.abs().max(1.0),
+            "<u, J^T c> = {left}, <J u, c> = {right}"
+        );
+    }
+}
