@@ -1,0 +1,611 @@
+//! Turns the criterion output of the benchmark suite into `BENCHMARKS.md`: for each function and
+//! size, the median time of the primal and of each tool's gradient, the ratio gradient/primal,
+//! and `ad`'s speed-up over each peer, with the machine and the date, and the list of
+//! (tool, function) pairs the suite leaves out, with the reason.
+//!
+//! ```sh
+//! cargo bench --bench suite --bench suite_easy_ml_ad_trait
+//! cargo run --release --example bench_report              # writes BENCHMARKS.md
+//! cargo run --release --example bench_report -- DIR OUT   # criterion directory, output file
+//! ```
+//!
+//! Criterion's directory is `$CARGO_TARGET_DIR/criterion` (or `target/criterion`) unless given.
+//! The report reads each benchmark's `new/benchmark.json` (its id) and `new/estimates.json`
+//! (the median's point estimate, in nanoseconds).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+
+/// The tools in table order; "primal" is the plain `f64` function.
+const TOOLS: [&str; 7] = [
+    "primal", "ad", "num-dual", "autodiff", "reverse", "easy-ml", "ad_trait",
+];
+
+/// The peers, with how each computes a gradient.
+const PEERS: [(&str, &str); 5] = [
+    (
+        "num-dual",
+        "forward mode: `DualSVec64<N>` (all N derivatives in one pass) for scalar_mult, \
+         rotate_vec_by_quat, Rosenbrock n = 10 and GMM; elsewhere `Dual64`, one pass per input",
+    ),
+    (
+        "autodiff",
+        "forward mode: its `grad`, one pass per input (`F1`)",
+    ),
+    (
+        "reverse",
+        "reverse mode: `Var` on a `Tape`, reused between calls (`clear`)",
+    ),
+    (
+        "easy-ml",
+        "reverse mode: `Record` on a `WengertList`, reused between calls (`clear`); `tanh` by \
+         `Record::unary`",
+    ),
+    (
+        "ad_trait",
+        "reverse mode: `adr` on its thread-local computation graph (reset by the first \
+         `new_variable`)",
+    ),
+];
+
+/// The functions in report order, with what each computes.
+const FUNCTIONS: [(&str, &str); 8] = [
+    ("scalar_mult", "`x · y`"),
+    ("dot", "`Σ xᵢ yᵢ`, gradient in both vectors (2n inputs)"),
+    (
+        "matvec_sum",
+        "`Σᵢ Σⱼ aᵢⱼ xⱼ`, an n × n matrix, gradient in the matrix and the vector (n² + n inputs)",
+    ),
+    (
+        "rotate_vec_by_quat",
+        "sum of the components of `v` rotated by the quaternion `q` (examples/quaternion.rs), \
+         gradient in q and v",
+    ),
+    (
+        "rosenbrock",
+        "extended Rosenbrock at the standard start, n inputs",
+    ),
+    (
+        "mlp",
+        "mean squared error of a 16–32–1 tanh perceptron over a batch of 64, gradient in all \
+         577 weights",
+    ),
+    (
+        "chain",
+        "`x ← x + x·c` repeated n times (x read twice per step), gradient in x",
+    ),
+    (
+        "gmm",
+        "ADBench's GMM objective on data/adbench/gmm/1k/gmm_d2_K5.txt, gradient in α, μ, icf \
+         (30 inputs)",
+    ),
+];
+
+/// The (tool, function, size) cases the suite does not run, and why. `None` for the size means
+/// every size of the function.
+const SKIPPED: [(&str, &str, Option<&str>, &str); 6] = [
+    (
+        "num-dual",
+        "dot",
+        Some("n=100000"),
+        "forward mode needs one pass per input: 2·10⁵ passes over 10⁵ products, minutes per gradient",
+    ),
+    (
+        "autodiff",
+        "dot",
+        Some("n=100000"),
+        "forward mode needs one pass per input: 2·10⁵ passes over 10⁵ products, minutes per gradient",
+    ),
+    (
+        "num-dual",
+        "matvec_sum",
+        Some("n=1000"),
+        "forward mode needs one pass per input: about 10⁶ passes over 10⁶ products, hours per gradient",
+    ),
+    (
+        "autodiff",
+        "matvec_sum",
+        Some("n=1000"),
+        "forward mode needs one pass per input: about 10⁶ passes over 10⁶ products, hours per gradient",
+    ),
+    (
+        "num-dual",
+        "rosenbrock",
+        Some("n=100000"),
+        "forward mode needs one pass per input: 10⁵ passes over 10⁵ terms, about a minute per gradient",
+    ),
+    (
+        "autodiff",
+        "rosenbrock",
+        Some("n=100000"),
+        "forward mode needs one pass per input: 10⁵ passes over 10⁵ terms, about a minute per gradient",
+    ),
+];
+
+/// Median times in nanoseconds by function, then size, then tool.
+type Medians = BTreeMap<String, BTreeMap<String, BTreeMap<String, f64>>>;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let criterion_dir = args.first().map(PathBuf::from).unwrap_or_else(|| {
+        let target = std::env::var_os("CARGO_TARGET_DIR").unwrap_or_else(|| "target".into());
+        PathBuf::from(target).join("criterion")
+    });
+    let output = PathBuf::from(args.get(1).map_or("BENCHMARKS.md", String::as_str));
+    let medians = match read_medians(&criterion_dir) {
+        Ok(medians) if !medians.is_empty() => medians,
+        Ok(_) => {
+            eprintln!(
+                "error: no criterion results under {} (no */new/estimates.json).\n\
+                 Run `cargo bench --bench suite --bench suite_easy_ml_ad_trait` first, or pass \
+                 criterion's directory as the first argument.",
+                criterion_dir.display()
+            );
+            return ExitCode::FAILURE;
+        }
+        Err(error) => {
+            eprintln!(
+                "error: cannot read criterion results under {}: {error}.\n\
+                 Run `cargo bench --bench suite --bench suite_easy_ml_ad_trait` first, or pass \
+                 criterion's directory as the first argument.",
+                criterion_dir.display()
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    let report = render(&medians);
+    if let Err(error) = std::fs::write(&output, report) {
+        eprintln!("error: cannot write {}: {error}", output.display());
+        return ExitCode::FAILURE;
+    }
+    println!(
+        "wrote {} ({} functions, from {})",
+        output.display(),
+        medians.len(),
+        criterion_dir.display()
+    );
+    ExitCode::SUCCESS
+}
+
+// --- reading criterion's output -----------------------------------------------------------------
+
+/// Every benchmark under `dir`: its id from `new/benchmark.json`, its median from
+/// `new/estimates.json`.
+fn read_medians(dir: &Path) -> Result<Medians, String> {
+    let mut estimate_files = Vec::new();
+    find_estimates(dir, &mut estimate_files).map_err(|e| e.to_string())?;
+    let mut medians = Medians::new();
+    for estimates in estimate_files {
+        let new_dir = estimates.parent().expect("a file has a parent");
+        let read = |path: &Path| {
+            std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))
+        };
+        let benchmark = read(&new_dir.join("benchmark.json"))?;
+        let field = |name: &str| {
+            json_string(&benchmark, name)
+                .ok_or_else(|| format!("{}: no \"{name}\"", new_dir.display()))
+        };
+        let (group, tool) = (field("group_id")?, field("function_id")?);
+        let size = json_string(&benchmark, "value_str").unwrap_or_default();
+        let median = median_point_estimate(&read(&estimates)?)
+            .ok_or_else(|| format!("{}: no median point estimate", estimates.display()))?;
+        medians
+            .entry(group)
+            .or_default()
+            .entry(size)
+            .or_default()
+            .insert(tool, median);
+    }
+    Ok(medians)
+}
+
+/// Collects the `*/new/estimates.json` files under `dir`, recursively.
+fn find_estimates(dir: &Path, found: &mut Vec<PathBuf>) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            find_estimates(&path, found)?;
+        } else if path
+            .file_name()
+            .is_some_and(|name| name == "estimates.json")
+            && path
+                .parent()
+                .and_then(Path::file_name)
+                .is_some_and(|name| name == "new")
+        {
+            found.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// The number after `"point_estimate":` inside the `"median"` object of criterion's
+/// `estimates.json` (`{"mean": {...}, "median": {"confidence_interval": {...},
+/// "point_estimate": 1234.5, "standard_error": ...}, ...}`).
+fn median_point_estimate(json: &str) -> Option<f64> {
+    let median = &json[json.find("\"median\"")?..];
+    let after_key = &median[median.find("\"point_estimate\"")? + "\"point_estimate\"".len()..];
+    let number = after_key.trim_start().strip_prefix(':')?.trim_start();
+    let end = number
+        .find(|c: char| !(c.is_ascii_digit() || matches!(c, '.' | '-' | '+' | 'e' | 'E')))
+        .unwrap_or(number.len());
+    number[..end].parse().ok()
+}
+
+/// The string value of the first `"key": "..."` in `json` (escapes `\"`, `\\`, `\/`, `\n`,
+/// `\t`, `\uXXXX` decoded).
+fn json_string(json: &str, key: &str) -> Option<String> {
+    let quoted_key = format!("\"{key}\"");
+    let rest = &json[json.find(&quoted_key)? + quoted_key.len()..];
+    let rest = rest.trim_start().strip_prefix(':')?.trim_start();
+    let mut chars = rest.strip_prefix('"')?.chars();
+    let mut value = String::new();
+    loop {
+        match chars.next()? {
+            '"' => return Some(value),
+            '\\' => match chars.next()? {
+                'n' => value.push('\n'),
+                't' => value.push('\t'),
+                'u' => {
+                    let hex: String = chars.by_ref().take(4).collect();
+                    value.push(char::from_u32(u32::from_str_radix(&hex, 16).ok()?)?);
+                }
+                other => value.push(other),
+            },
+            c => value.push(c),
+        }
+    }
+}
+
+// --- the report ---------------------------------------------------------------------------------
+
+/// The number in a size label (`n=1000` → 1000), for ordering sizes; labels without one first.
+fn size_order(size: &str) -> u64 {
+    let digits: String = size
+        .chars()
+        .skip_while(|c| !c.is_ascii_digit())
+        .take_while(char::is_ascii_digit)
+        .collect();
+    digits.parse().unwrap_or(0)
+}
+
+/// A duration in nanoseconds with three significant digits and a unit.
+fn format_time(ns: f64) -> String {
+    let (value, unit) = if ns < 1e3 {
+        (ns, "ns")
+    } else if ns < 1e6 {
+        (ns / 1e3, "µs")
+    } else if ns < 1e9 {
+        (ns / 1e6, "ms")
+    } else {
+        (ns / 1e9, "s")
+    };
+    format!("{} {unit}", three_digits(value))
+}
+
+/// A positive number with three significant digits (`123`, `12.3`, `1.23`, `0.123`).
+fn three_digits(value: f64) -> String {
+    if value >= 100.0 {
+        format!("{value:.0}")
+    } else if value >= 10.0 {
+        format!("{value:.1}")
+    } else if value >= 1.0 {
+        format!("{value:.2}")
+    } else {
+        format!("{value:.3}")
+    }
+}
+
+/// Why `tool` has no result for `function` at `size`, if the suite skips it on purpose.
+fn skip_reason(tool: &str, function: &str, size: &str) -> Option<&'static str> {
+    SKIPPED
+        .iter()
+        .find(|(t, f, s, _)| *t == tool && *f == function && s.map_or(true, |s| s == size))
+        .map(|(_, _, _, reason)| *reason)
+}
+
+/// The functions of `medians` in report order (known ones first, then any others by name).
+fn ordered_functions(medians: &Medians) -> Vec<&String> {
+    let rank = |name: &str| {
+        FUNCTIONS
+            .iter()
+            .position(|(f, _)| *f == name)
+            .unwrap_or(FUNCTIONS.len())
+    };
+    let mut functions: Vec<&String> = medians.keys().collect();
+    functions.sort_by_key(|name| (rank(name), (*name).clone()));
+    functions
+}
+
+/// The (function, size) rows in report order.
+fn rows(medians: &Medians) -> Vec<(&str, &str, &BTreeMap<String, f64>)> {
+    let mut rows = Vec::new();
+    for function in ordered_functions(medians) {
+        let mut sizes: Vec<(&String, &BTreeMap<String, f64>)> = medians[function].iter().collect();
+        sizes.sort_by_key(|(size, _)| size_order(size));
+        for (size, tools) in sizes {
+            rows.push((function.as_str(), size.as_str(), tools));
+        }
+    }
+    rows
+}
+
+/// Writes the whole report.
+fn render(medians: &Medians) -> String {
+    let rows = rows(medians);
+    let mut out = String::new();
+    let _ = writeln!(out, "# Benchmarks\n");
+    let _ = writeln!(
+        out,
+        "Generated by `cargo run --release --example bench_report` from the criterion output of \
+         `cargo bench --bench suite --bench suite_easy_ml_ad_trait` (`benches/suite`, \
+         `benches/suite_easy_ml_ad_trait`). Every time is criterion's median; every tool's \
+         gradient was checked against `ad`'s before it was measured (and `ad`'s against central \
+         differences), so each row compares the same computation. Regenerate after a run; do \
+         not edit by hand.\n"
+    );
+    render_machine(&mut out);
+    render_times(&mut out, &rows);
+    render_ratios(&mut out, &rows);
+    render_speedups(&mut out, &rows);
+    render_skips(&mut out, &rows);
+    render_definitions(&mut out);
+    out
+}
+
+/// The machine, toolchain, date and load.
+fn render_machine(out: &mut String) {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let cpu = cpuinfo
+        .lines()
+        .find(|line| line.starts_with("model name"))
+        .and_then(|line| line.split_once(':'))
+        .map_or("unknown".to_string(), |(_, model)| model.trim().to_string());
+    let cores = std::thread::available_parallelism().map_or(0, usize::from);
+    let rustc = Command::new(std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into()))
+        .arg("--version")
+        .output()
+        .ok()
+        .and_then(|output| String::from_utf8(output.stdout).ok())
+        .map_or("unknown".to_string(), |version| version.trim().to_string());
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .map(|text| {
+            text.split_whitespace()
+                .take(3)
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_else(|| "unknown".to_string());
+    let _ = writeln!(out, "## Machine\n");
+    let _ = writeln!(out, "- date: {} (UTC)", today());
+    let _ = writeln!(out, "- CPU: {cpu}, {cores} cores available (nproc)");
+    let _ = writeln!(out, "- toolchain: {rustc}, `--release` (bench profile)");
+    let _ = writeln!(out, "- `ad`: {}", ad_version());
+    let _ = writeln!(
+        out,
+        "- load average (1, 5, 15 min) when the report was written: {load}. The machine is \
+         shared; read the times as indicative to about ±20 %, the ratios within a row as more \
+         stable than the absolute times.\n"
+    );
+}
+
+/// The commit of the working tree the report is written in, and whether `ad`'s sources
+/// (`src`, `ad-runtime`, `ad-macro`) differ from it: the `ad` that was measured if the report is
+/// written right after the run.
+fn ad_version() -> String {
+    let git = |args: &[&str]| {
+        Command::new("git")
+            .args(args)
+            .output()
+            .ok()
+            .filter(|output| output.status.success())
+            .and_then(|output| String::from_utf8(output.stdout).ok())
+    };
+    match git(&["rev-parse", "--short", "HEAD"]) {
+        Some(commit) => {
+            let changes = git(&[
+                "status",
+                "--porcelain",
+                "--",
+                "src",
+                "ad-runtime",
+                "ad-macro",
+            ])
+            .is_some_and(|status| !status.trim().is_empty());
+            let suffix = if changes {
+                " with uncommitted changes to its sources"
+            } else {
+                ""
+            };
+            format!("commit {}{suffix}", commit.trim())
+        }
+        None => "unknown commit (not written inside a git work tree)".to_string(),
+    }
+}
+
+/// Today's date from the system clock, `YYYY-MM-DD`.
+fn today() -> String {
+    let seconds = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    // Days since 1970-01-01 to a civil date (H. Hinnant's algorithm).
+    let z = (seconds / 86_400) as i64 + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z.rem_euclid(146_097);
+    let year_of_era =
+        (day_of_era - day_of_era / 1_460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+/// A table header with one column per tool.
+fn header(out: &mut String, tools: &[&str]) {
+    let _ = writeln!(out, "| function | size | {} |", tools.join(" | "));
+    let _ = writeln!(out, "| --- | --- |{}", " ---: |".repeat(tools.len()));
+}
+
+/// The cell for a tool with no result: "skipped" (reason below) or "—" (not measured).
+fn missing_cell(tool: &str, function: &str, size: &str) -> &'static str {
+    if skip_reason(tool, function, size).is_some() {
+        "skipped"
+    } else {
+        "—"
+    }
+}
+
+/// Median times.
+fn render_times(out: &mut String, rows: &[(&str, &str, &BTreeMap<String, f64>)]) {
+    let _ = writeln!(out, "## Median time\n");
+    let _ = writeln!(
+        out,
+        "`primal` is the plain `f64` function; the other columns compute its value and gradient.\n"
+    );
+    header(out, &TOOLS);
+    for (function, size, tools) in rows {
+        let cells: Vec<String> = TOOLS
+            .iter()
+            .map(|tool| match tools.get(*tool) {
+                Some(&ns) => format_time(ns),
+                None => missing_cell(tool, function, size).to_string(),
+            })
+            .collect();
+        let _ = writeln!(out, "| {function} | {size} | {} |", cells.join(" | "));
+    }
+    let _ = writeln!(out);
+}
+
+/// Gradient time over primal time.
+fn render_ratios(out: &mut String, rows: &[(&str, &str, &BTreeMap<String, f64>)]) {
+    let _ = writeln!(out, "## Gradient time / primal time\n");
+    let _ = writeln!(
+        out,
+        "How many primal calls one gradient costs (lower is better).\n"
+    );
+    header(out, &TOOLS[1..]);
+    for (function, size, tools) in rows {
+        let primal = tools.get("primal").copied();
+        let cells: Vec<String> = TOOLS[1..]
+            .iter()
+            .map(|tool| match (tools.get(*tool), primal) {
+                (Some(&ns), Some(primal)) => format!("{}×", three_digits(ns / primal)),
+                (Some(_), None) => "no primal".to_string(),
+                (None, _) => missing_cell(tool, function, size).to_string(),
+            })
+            .collect();
+        let _ = writeln!(out, "| {function} | {size} | {} |", cells.join(" | "));
+    }
+    let _ = writeln!(out);
+}
+
+/// `ad`'s speed-up over each peer, and a plain list of where a peer is faster.
+fn render_speedups(out: &mut String, rows: &[(&str, &str, &BTreeMap<String, f64>)]) {
+    let peers: Vec<&str> = PEERS.iter().map(|(peer, _)| *peer).collect();
+    let _ = writeln!(out, "## `ad`'s speed-up over each peer\n");
+    let _ = writeln!(
+        out,
+        "Peer's gradient time / `ad`'s gradient time: above 1× `ad` is faster; **below 1× the \
+         peer is faster** (bold).\n"
+    );
+    header(out, &peers);
+    let mut peer_wins = Vec::new();
+    for (function, size, tools) in rows {
+        let ad = tools.get("ad").copied();
+        let cells: Vec<String> = peers
+            .iter()
+            .map(|peer| match (tools.get(*peer), ad) {
+                (Some(&ns), Some(ad)) => {
+                    let speedup = ns / ad;
+                    if speedup < 1.0 {
+                        peer_wins.push(format!(
+                            "- {function} {size}: {peer} takes {} where `ad` takes {} \
+                             ({peer} is {}× faster)",
+                            format_time(ns),
+                            format_time(ad),
+                            three_digits(1.0 / speedup)
+                        ));
+                        format!("**{}×**", three_digits(speedup))
+                    } else {
+                        format!("{}×", three_digits(speedup))
+                    }
+                }
+                (Some(_), None) => "no ad".to_string(),
+                (None, _) => missing_cell(peer, function, size).to_string(),
+            })
+            .collect();
+        let _ = writeln!(out, "| {function} | {size} | {} |", cells.join(" | "));
+    }
+    let _ = writeln!(out);
+    if peer_wins.is_empty() {
+        let _ = writeln!(out, "No peer is faster than `ad` on any measured case.\n");
+    } else {
+        let _ = writeln!(out, "Where a peer is faster than `ad`:\n");
+        for line in peer_wins {
+            let _ = writeln!(out, "{line}");
+        }
+        let _ = writeln!(out);
+    }
+}
+
+/// The cases left out on purpose, and any tool missing without a reason.
+fn render_skips(out: &mut String, rows: &[(&str, &str, &BTreeMap<String, f64>)]) {
+    let _ = writeln!(out, "## Not measured\n");
+    let _ = writeln!(out, "| tool | function | size | why |");
+    let _ = writeln!(out, "| --- | --- | --- | --- |");
+    for (tool, function, size, reason) in SKIPPED {
+        let _ = writeln!(
+            out,
+            "| {tool} | {function} | {} | {reason} |",
+            size.unwrap_or("all")
+        );
+    }
+    let unexplained: Vec<String> = rows
+        .iter()
+        .flat_map(|(function, size, tools)| {
+            TOOLS
+                .iter()
+                .filter(|tool| !tools.contains_key(**tool))
+                .filter(|tool| skip_reason(tool, function, size).is_none())
+                .map(move |tool| format!("{tool} on {function} {size}"))
+        })
+        .collect();
+    if !unexplained.is_empty() {
+        let _ = writeln!(
+            out,
+            "\nMissing from the criterion output with no reason above (an interrupted or \
+             partial run?): {}.",
+            unexplained.join(", ")
+        );
+    }
+    let _ = writeln!(out);
+}
+
+/// What each function and each peer computes.
+fn render_definitions(out: &mut String) {
+    let _ = writeln!(out, "## Functions\n");
+    for (function, definition) in FUNCTIONS {
+        let _ = writeln!(out, "- **{function}**: {definition}.");
+    }
+    let _ = writeln!(out, "\n## Peers\n");
+    for (peer, how) in PEERS {
+        let _ = writeln!(out, "- **{peer}**: {how}.");
+    }
+    let _ = writeln!(
+        out,
+        "\nEach peer runs the same operations as `ad` (one `Objective` per function, generic over \
+         the peer's number type, in `benches/common/objectives.rs`). `easy-ml` and `ad_trait` \
+         are measured by `benches/suite_easy_ml_ad_trait`, apart from `ad`: in a crate that \
+         links either of them, `#[reverse_diff]` functions currently fail to compile (E0275, \
+         trait-solver overflow on the generated bounds)."
+    );
+}
