@@ -4,23 +4,15 @@
 //!
 //! Run it with `cargo run --release --example argmin_lbfgs`.
 
-use ad::reverse_diff;
 use argmin::core::{CostFunction, Error, Executor, Gradient, State};
 use argmin::solver::linesearch::MoreThuenteLineSearch;
 use argmin::solver::quasinewton::LBFGS;
 use std::process::ExitCode;
 use std::time::Instant;
 
-/// The extended Rosenbrock function `Σ_{i=0}^{n-2} 100 (x_{i+1} − x_i²)² + (1 − x_i)²`, whose
-/// minimum is 0 at `(1, …, 1)`.
-#[reverse_diff]
-pub fn rosenbrock(x: &[f64]) -> f64 {
-    let mut total = 0.0;
-    for i in 0..x.len() - 1 {
-        total += 100.0 * (x[i + 1] - x[i] * x[i]).powi(2) + (1.0 - x[i]).powi(2);
-    }
-    total
-}
+#[path = "common/rosenbrock.rs"]
+mod objective;
+use objective::{rosenbrock, rosenbrock_grad};
 
 /// The number of variables.
 const DIMENSIONS: usize = 100;

@@ -8,10 +8,14 @@
 #[path = "common/csv.rs"]
 mod csv;
 
+#[path = "common/random.rs"]
+mod random;
+
 use ad::reverse_diff;
 use csv::{parse_csv, standardise};
 use indicatif::{ProgressBar, ProgressStyle};
 use plotters::prelude::*;
+use random::uniform_numbers;
 use std::error::Error;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -128,19 +132,6 @@ impl Adam {
             *v = beta2 * *v + (1.0 - beta2) * g * g;
             *p -= LEARNING_RATE * (*m / correction1) / ((*v / correction2).sqrt() + 1e-8);
         }
-    }
-}
-
-/// A small seeded generator (SplitMix64) of uniform numbers in `[-1, 1)`.
-fn uniform_numbers(seed: u64) -> impl FnMut() -> f64 {
-    let mut state = seed;
-    move || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
     }
 }
 

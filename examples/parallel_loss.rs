@@ -9,8 +9,12 @@
 #[path = "common/parallel.rs"]
 mod parallel;
 
+#[path = "common/random.rs"]
+mod random;
+
 use ad::reverse_diff;
 use parallel::parallel_sum_grad;
+use random::uniform_numbers;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
@@ -57,19 +61,6 @@ pub fn squared_error(
         total += residual * residual;
     }
     total
-}
-
-/// A small seeded generator (SplitMix64) of uniform numbers in `[-1, 1)`.
-fn uniform_numbers(seed: u64) -> impl FnMut() -> f64 {
-    let mut state = seed;
-    move || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-    }
 }
 
 /// The shortest of `REPEATS` runs of `run`, and its last result.

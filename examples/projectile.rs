@@ -5,11 +5,15 @@
 //!
 //! Run it with `cargo run --release --example projectile`.
 
+#[path = "common/random.rs"]
+mod random;
+
 use ad::reverse_diff;
 use argmin::core::{CostFunction, Error, Executor, Gradient, State};
 use argmin::solver::linesearch::condition::ArmijoCondition;
 use argmin::solver::linesearch::BacktrackingLineSearch;
 use argmin::solver::quasinewton::LBFGS;
+use random::uniform_numbers;
 use std::process::ExitCode;
 
 /// Launch speed in m/s.
@@ -81,19 +85,6 @@ fn misfit(angle: f64, drag: f64, #[no_grad] observed: &[f64]) -> f64 {
         total += (*s - *o) * (*s - *o);
     }
     total
-}
-
-/// A small seeded generator (SplitMix64) of uniform numbers in `[-1, 1)`.
-fn uniform_numbers(seed: u64) -> impl FnMut() -> f64 {
-    let mut state = seed;
-    move || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-    }
 }
 
 /// The fitting problem as argmin sees it: parameters `[angle, drag]`.
