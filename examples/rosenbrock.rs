@@ -9,7 +9,7 @@ use std::time::Instant;
 
 #[path = "common/rosenbrock.rs"]
 mod objective;
-use objective::{rosenbrock, rosenbrock_grad};
+use objective::rosenbrock_grad;
 
 /// The number of variables.
 const DIMENSIONS: usize = 1_000;
