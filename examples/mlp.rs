@@ -137,6 +137,9 @@ impl Adam {
 
 /// Draws the training and test loss per epoch, on a logarithmic axis, into a PNG at `path`.
 fn plot_losses(path: &PathBuf, train: &[f64], test: &[f64]) -> Result<(), Box<dyn Error>> {
+    // The text is drawn with the DejaVu font compiled in, not a system font.
+    plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
+        .map_err(|_| "the bundled DejaVu font could not be read")?;
     let root = BitMapBackend::new(path, (800, 500)).into_drawing_area();
     root.fill(&WHITE)?;
     let lowest = train
