@@ -95,12 +95,10 @@ pub fn mlp_inputs() -> (Vec<f64>, objectives::MlpLoss) {
 
 /// ADBench's `gmm/1k/gmm_d2_K5.txt`, checked against its published objective value.
 pub fn gmm_data() -> GmmData {
-    let path = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/data/adbench/gmm/1k/gmm_d2_K5.txt"
-    );
-    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
-    let data = GmmData::parse(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    // Relative to this file, so both bench packages (ad, ad-peer-bench) find it.
+    let path = "data/adbench/gmm/1k/gmm_d2_K5.txt";
+    let text = include_str!("../../data/adbench/gmm/1k/gmm_d2_K5.txt");
+    let data = GmmData::parse(text).unwrap_or_else(|e| panic!("{path}: {e}"));
     let value = objectives::Gmm {
         data: &data,
         constant: data.constant(),

@@ -4,10 +4,10 @@
 //! criterion ids: those two crates cannot share a crate with `#[reverse_diff]` functions yet (the
 //! trait solver overflows on `ad`'s generated bounds; see the note in that file).
 //!
-//! `cargo bench --bench suite --bench suite_easy_ml_ad_trait` runs both (about 10 minutes on
+//! `cargo bench --bench suite && cargo bench -p ad-peer-bench` runs both (about 10 minutes on
 //! 2 cores); `cargo run --release --example bench_report` then writes `BENCHMARKS.md`. A quick
 //! check that every tool computes the same gradient, without timing:
-//! `cargo bench --bench suite --bench suite_easy_ml_ad_trait -- --test`.
+//! `cargo bench --bench suite && cargo bench -p ad-peer-bench -- --test`.
 //!
 //! Before a tool is measured its value and gradient are compared with `ad`'s, and `ad`'s
 //! gradient with central differences of the primal, so the table compares the same
