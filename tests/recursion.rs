@@ -79,6 +79,15 @@ fn evaluate(expression: &Expression<f64>, x: f64) -> f64 {
     }
 }
 
+/// The analytic d(xⁿ)/dx = n xⁿ⁻¹ (0 for n = 0, without evaluating x⁻¹).
+fn power_derivative(x: f64, n: u32) -> f64 {
+    if n == 0 {
+        0.0
+    } else {
+        f64::from(n) * x.powi(n as i32 - 1)
+    }
+}
+
 #[test]
 fn power_by_repeated_squaring() {
     let x = 1.1;
@@ -86,11 +95,7 @@ fn power_by_repeated_squaring() {
         let (value, dx) = power_by_squaring_grad(x, n);
         // d(xⁿ)/dx = n xⁿ⁻¹.
         assert_relative_eq!(value, x.powi(n as i32), max_relative = 1e-13);
-        let expected = if n == 0 {
-            0.0
-        } else {
-            n as f64 * x.powi(n as i32 - 1)
-        };
+        let expected = power_derivative(x, n);
         assert_relative_eq!(dx, expected, max_relative = 1e-13);
     }
 }
@@ -102,11 +107,7 @@ fn mutual_recursion() {
         let (value, dx) = mutual_power_grad(x, n);
         // d(xⁿ)/dx = n xⁿ⁻¹.
         assert_relative_eq!(value, x.powi(n as i32), max_relative = 1e-13);
-        let expected = if n == 0 {
-            0.0
-        } else {
-            n as f64 * x.powi(n as i32 - 1)
-        };
+        let expected = power_derivative(x, n);
         assert_relative_eq!(dx, expected, max_relative = 1e-13, epsilon = 1e-15);
     }
     assert_relative_eq!(
