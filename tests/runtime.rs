@@ -54,7 +54,7 @@ fn product_plus_two(x: f64, y: f64) -> f64 {
     x * y + 2.0
 }
 
-/// A value used three times is recorded once: `sin`, `*`, `+`.
+/// A value used three times is recorded once: `sin`, then one record for `s * s + s`.
 #[reverse_diff]
 fn shared_sine(x: f64) -> f64 {
     let s = x.sin();
@@ -134,16 +134,28 @@ fn recorded_sum_has_the_f64_value_bit_for_bit() {
 }
 
 #[test]
-fn product_plus_constant_records_two_nodes() {
+fn product_plus_constant_records_one_node() {
+    // The expression `x * y + 2.0` is one record (statement-level); written with `Var`
+    // directly, each operation is its own: `*`, then `+` (the constant takes no slot).
     assert_eq!(
         nodes_recorded(&[3.0, 4.0], |v| product_plus_two(v[0], v[1])),
-        2
+        1
     );
+    assert_eq!(nodes_recorded(&[3.0, 4.0], |v| v[0] * v[1] + 2.0), 2);
+    let (value, (dx, dy)) = product_plus_two_grad(3.0, 4.0);
+    assert_eq!((value, dx, dy), (14.0, 4.0, 3.0));
 }
 
 #[test]
 fn shared_value_is_recorded_once() {
-    assert_eq!(nodes_recorded(&[0.5], |v| shared_sine(v[0])), 3);
+    assert_eq!(nodes_recorded(&[0.5], |v| shared_sine(v[0])), 2);
+    // d/dx (s² + s) = (2s + 1) cos x.
+    let (_, dx) = shared_sine_grad(0.5);
+    assert_relative_eq!(
+        dx,
+        (2.0 * 0.5f64.sin() + 1.0) * 0.5f64.cos(),
+        max_relative = 1e-15
+    );
 }
 
 #[test]

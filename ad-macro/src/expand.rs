@@ -232,7 +232,9 @@ fn generic_function(function: &Function) -> ItemFn {
             let param = params
                 .next()
                 .expect("one model parameter per typed argument");
-            if !matches!(param.role, Role::Constant) {
+            let constant = matches!(param.role, Role::Constant);
+            translator.bind_param(&typed.pat, &param.ty, constant);
+            if !constant {
                 *typed.ty = translator.fold_type((*typed.ty).clone());
             }
         }

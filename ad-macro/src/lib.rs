@@ -3,7 +3,8 @@
 //!
 //! Stages, one module each: [`attr`] parses the attribute's arguments, [`model`] parses the
 //! signature into differentiable and constant parameters, [`validate`] collects every
-//! rejection, [`translate`] rewrites the body over a scalar type parameter, [`expand`] generates
+//! rejection, [`translate`] rewrites the body over a scalar type parameter (with [`fuse`] making each
+//! arithmetic expression one tape record), [`expand`] generates
 //! the generic function and its companions, and [`fallback`] emits the original function after
 //! an error. [`derive`] implements `#[derive(Differentiable)]`.
 
@@ -11,6 +12,7 @@ mod attr;
 mod derive;
 mod expand;
 mod fallback;
+mod fuse;
 mod model;
 mod names;
 mod primitive;

@@ -23,58 +23,8 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprCast, ExprLit, ExprPath, Ident, Lit, Macro, Pat, Token, Type};
 
-use crate::names::is_f64;
-
-/// The `f64` methods that `ad::Real` also offers, so `f64::name(x)` becomes `<S as Real>::name(x)`.
-const REAL_METHODS: &[&str] = &[
-    "abs",
-    "signum",
-    "sqrt",
-    "cbrt",
-    "exp",
-    "exp2",
-    "exp_m1",
-    "ln",
-    "log",
-    "log2",
-    "log10",
-    "ln_1p",
-    "powi",
-    "powf",
-    "sin",
-    "cos",
-    "tan",
-    "asin",
-    "acos",
-    "atan",
-    "atan2",
-    "sin_cos",
-    "sinh",
-    "cosh",
-    "tanh",
-    "asinh",
-    "acosh",
-    "atanh",
-    "hypot",
-    "recip",
-    "max",
-    "min",
-    "clamp",
-    "mul_add",
-    "floor",
-    "ceil",
-    "round",
-    "trunc",
-    "fract",
-    "copysign",
-    "to_degrees",
-    "to_radians",
-    "is_nan",
-    "is_finite",
-    "is_infinite",
-    "is_sign_negative",
-    "is_sign_positive",
-];
+use crate::fuse::{Fusion, Kind, Scopes};
+use crate::names::{is_f64, real_method};
 
 /// Standard macros whose arguments are comma-separated expressions.
 const EXPRESSION_MACROS: &[&str] = &[
@@ -103,11 +53,50 @@ const EXPRESSION_MACROS: &[&str] = &[
 /// The body rewrite over the scalar type parameter `scalar`.
 pub struct Translator {
     scalar: Ident,
+    /// What the names in scope hold, for [`Fusion`].
+    scopes: Scopes,
+    /// Whether expressions are fused (not inside the unfused form of a fused expression).
+    fusing: bool,
 }
 
 impl Translator {
     pub fn new(scalar: Ident) -> Translator {
-        Translator { scalar }
+        Translator {
+            scalar,
+            scopes: Scopes::new(),
+            fusing: true,
+        }
+    }
+
+    /// Declares a parameter of the function (`constant`: it is `#[no_grad]` data).
+    pub fn bind_param(&mut self, pat: &Pat, ty: &Type, constant: bool) {
+        self.scopes.bind_pattern(pat, Kind::of_type(ty, constant));
+    }
+
+    /// One record for `expr` if it fuses ([`Fusion`]), else `None`.
+    fn fuse(&mut self, fusion: Option<Fusion>) -> Option<Expr> {
+        let fusion = fusion.filter(|_| self.fusing)?;
+        let scalar = self.scalar.clone();
+        Some(fusion.expand(&scalar, |expr, fuse| {
+            let fusing = self.fusing;
+            self.fusing = fuse && fusing;
+            let expr = self.fold_expr(expr);
+            self.fusing = fusing;
+            expr
+        }))
+    }
+
+    /// Before: `total += x[i] * y[i]` with `total` a scalar variable. After: `total = <one
+    /// record of total + x[i] * y[i]>`.
+    fn fold_compound(&mut self, binary: syn::ExprBinary) -> Expr {
+        let fusion = Fusion::compound(&binary.left, &binary.op, &binary.right, &self.scopes);
+        match self.fuse(fusion) {
+            Some(fused) => {
+                let place = self.fold_expr((*binary.left).clone());
+                syn::parse_quote_spanned!(binary.span()=> #place = #fused)
+            }
+            None => fold::fold_expr(self, Expr::Binary(binary)),
+        }
     }
 
     /// `<S as ::ad::Real>::from_f64(expr)`, spanned at the user's expression.
@@ -163,7 +152,7 @@ impl Translator {
                 self.constant(span, path.into_token_stream())
             }
             // Before: `f64::sin`. After: `<S as ::ad::Real>::sin`.
-            [method] if REAL_METHODS.contains(method) && path.qself.is_none() => {
+            [method] if real_method(method).is_some() && path.qself.is_none() => {
                 let scalar = &self.scalar;
                 let method = &path.path.segments.last().expect("one segment").ident;
                 syn::parse_quote_spanned!(span=> <#scalar as ::ad::Real>::#method)
@@ -267,7 +256,7 @@ fn is_real_method_path(expr: &Expr) -> bool {
     path.qself.is_none()
         && matches!(
             names.as_slice(),
-            ["f64", method] | ["std" | "core", "f64", method] if REAL_METHODS.contains(method)
+            ["f64", method] | ["std" | "core", "f64", method] if real_method(method).is_some()
         )
 }
 
@@ -283,12 +272,21 @@ fn has_own_type(expr: &Expr) -> bool {
         Expr::Unary(unary) => has_own_type(&unary.expr),
         Expr::Binary(binary) => has_own_type(&binary.left) && has_own_type(&binary.right),
         Expr::MethodCall(call) => {
-            REAL_METHODS.contains(&call.method.to_string().as_str())
+            real_method(&call.method.to_string()).is_some()
                 && call.turbofish.is_none()
                 && has_own_type(&call.receiver)
         }
         _ => false,
     }
+}
+
+/// Whether `op` is a compound assignment (`+=`, `-=`, `*=`, `/=`, `%=`).
+fn is_compound_assignment(op: &syn::BinOp) -> bool {
+    use syn::BinOp::*;
+    matches!(
+        op,
+        AddAssign(_) | SubAssign(_) | MulAssign(_) | DivAssign(_) | RemAssign(_)
+    )
 }
 
 /// `scrutinee, pattern if guard`, the arguments of `matches!`.
@@ -371,8 +369,58 @@ impl Fold for Translator {
             Expr::Cast(cast) if is_f64(&cast.ty) => self.fold_cast(cast),
             Expr::Path(path) => self.fold_f64_path(path),
             Expr::Call(call) if is_real_method_path(&call.func) => self.fold_method_call(call),
+            Expr::Binary(binary) if is_compound_assignment(&binary.op) => {
+                self.fold_compound(binary)
+            }
+            Expr::Binary(_) | Expr::Unary(_) | Expr::MethodCall(_) | Expr::Paren(_) => {
+                let fusion = Fusion::new(&expr, &self.scopes);
+                match self.fuse(fusion) {
+                    Some(fused) => fused,
+                    None => fold::fold_expr(self, expr),
+                }
+            }
             other => fold::fold_expr(self, other),
         }
+    }
+
+    fn fold_block(&mut self, block: syn::Block) -> syn::Block {
+        self.scopes.push();
+        let block = fold::fold_block(self, block);
+        self.scopes.pop();
+        block
+    }
+
+    fn fold_expr_closure(&mut self, closure: syn::ExprClosure) -> syn::ExprClosure {
+        self.scopes.push();
+        for input in &closure.inputs {
+            self.scopes.bind_pattern(input, None);
+        }
+        let closure = fold::fold_expr_closure(self, closure);
+        self.scopes.pop();
+        closure
+    }
+
+    fn fold_arm(&mut self, arm: syn::Arm) -> syn::Arm {
+        self.scopes.push();
+        self.scopes.bind_pattern(&arm.pat, None);
+        let arm = fold::fold_arm(self, arm);
+        self.scopes.pop();
+        arm
+    }
+
+    fn fold_expr_for_loop(&mut self, for_loop: syn::ExprForLoop) -> syn::ExprForLoop {
+        self.scopes.push();
+        self.scopes.bind_pattern(&for_loop.pat, None);
+        let for_loop = fold::fold_expr_for_loop(self, for_loop);
+        self.scopes.pop();
+        for_loop
+    }
+
+    // `if let` and `while let` bindings: hidden from here on (the rest of the enclosing block
+    // too, which only loses fusion there).
+    fn fold_expr_let(&mut self, binding: syn::ExprLet) -> syn::ExprLet {
+        self.scopes.bind_pattern(&binding.pat, None);
+        fold::fold_expr_let(self, binding)
     }
 
     fn fold_macro(&mut self, mac: Macro) -> Macro {
@@ -385,7 +433,26 @@ impl Fold for Translator {
     // xs.iter().sum();` needs the ascription to infer the sum and is left as it is.
     fn fold_local(&mut self, local: syn::Local) -> syn::Local {
         let ascribes_f64 = matches!(&local.pat, Pat::Type(typed) if is_f64(&typed.ty));
-        let mut local = fold::fold_local(self, local);
+        // The names bind after the initialiser, which still sees the outer ones (`let x = x * 2.0`).
+        let init = local.init.as_ref().map(|init| &*init.expr);
+        let kind = init.and_then(|init| self.scopes.kind_of(init));
+        let halves = init.and_then(|init| self.scopes.split_kind(init));
+        let pat = local.pat.clone();
+        let mut local = syn::Local {
+            pat: Pat::Verbatim(TokenStream::new()),
+            ..local
+        };
+        local = fold::fold_local(self, local);
+        local.pat = self.fold_pat(pat);
+        match (&local.pat, halves) {
+            // `let (w1, rest) = weights.split_at(n);`
+            (Pat::Tuple(tuple), Some(halves)) if tuple.elems.len() == 2 => {
+                for half in &tuple.elems {
+                    self.scopes.bind_pattern(half, Some(halves));
+                }
+            }
+            (pat, _) => self.scopes.bind_pattern(pat, kind),
+        }
         if let Some(init) = &mut local.init {
             if ascribes_f64 && init.diverge.is_none() && has_own_type(&init.expr) {
                 let expr = &init.expr;

@@ -2,7 +2,8 @@
 //! and signatures here change without notice.
 
 pub use crate::real::{ArithOps, AssignOps};
-use crate::tape::record_nary;
+pub use crate::rules;
+use crate::tape::{record_fused, record_nary};
 pub use crate::tape::{set_node_limit, Adjoints};
 use crate::{Differentiable, Dual, Real, Tape, Var};
 use std::borrow::Cow;
@@ -72,6 +73,51 @@ pub fn read_gradient<T: Differentiable + ?Sized>(
 /// The value of a real result.
 pub fn value_of<S: Real>(out: S) -> f64 {
     out.value()
+}
+
+/// How each scalar type evaluates an expression `#[reverse_diff]` fused into one record (seed
+/// 000 §8.7 applied to expressions): the macro differentiates the expression symbolically, and
+/// `derivative` gives its value and its partial derivative with respect to each of its `K`
+/// scalar leaves, from the leaves' values. A supertrait of [`Real`].
+pub trait Fuse: Sized {
+    /// `Some` of one record of the expression over `leaves` (for `Var`), or `None` when the
+    /// scalar evaluates the expression as written (`f64`, and `Dual`, whose derivatives of
+    /// higher order `derivative` cannot give).
+    fn fuse<const K: usize>(
+        leaves: [Self; K],
+        derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+    ) -> Option<Self>;
+}
+
+impl Fuse for f64 {
+    #[inline(always)]
+    fn fuse<const K: usize>(
+        _leaves: [f64; K],
+        _derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+    ) -> Option<f64> {
+        None
+    }
+}
+
+impl Fuse for Var {
+    #[inline(always)]
+    fn fuse<const K: usize>(
+        leaves: [Var; K],
+        derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+    ) -> Option<Var> {
+        let (value, partials) = derivative(leaves.map(Var::value));
+        Some(record_fused(value, leaves, partials))
+    }
+}
+
+impl<F> Fuse for Dual<F> {
+    #[inline(always)]
+    fn fuse<const K: usize>(
+        _leaves: [Dual<F>; K],
+        _derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+    ) -> Option<Dual<F>> {
+        None
+    }
 }
 
 /// How each scalar type evaluates a user primitive (`#[reverse_diff(primitive = ..)]`) and a

@@ -25,6 +25,8 @@ mod dual;
 mod ops;
 mod primitives;
 mod real;
+#[doc(hidden)]
+pub mod rules;
 mod tape;
 mod var;
 

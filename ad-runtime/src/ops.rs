@@ -2,7 +2,7 @@
 //! on `(Var, Var)`; macros generate every combination of `Var`, `&Var`, `f64` and `&f64` that
 //! `f64` itself supports, so code written for `f64` compiles unchanged.
 
-use crate::primitives::rem_quotient;
+use crate::rules;
 use crate::tape::{record_binary, record_unary};
 use crate::var::Var;
 use std::cmp::Ordering;
@@ -44,34 +44,18 @@ impl Operand for &f64 {
     }
 }
 
-// The rules, one line each: value, then the partials with respect to `a` and `b`.
-#[inline]
-fn add(a: Var, b: Var) -> Var {
-    record_binary(a.value + b.value, a, 1.0, b, 1.0)
+/// Defines `name(a, b)` over `Var` from its rule in [`rules`].
+macro_rules! binary_rules {
+    ($($name:ident)*) => {$(
+        #[inline]
+        fn $name(a: Var, b: Var) -> Var {
+            let (value, da, db) = rules::$name(a.value, b.value);
+            record_binary(value, a, da, b, db)
+        }
+    )*};
 }
 
-#[inline]
-fn sub(a: Var, b: Var) -> Var {
-    record_binary(a.value - b.value, a, 1.0, b, -1.0)
-}
-
-#[inline]
-fn mul(a: Var, b: Var) -> Var {
-    record_binary(a.value * b.value, a, b.value, b, a.value)
-}
-
-#[inline]
-fn div(a: Var, b: Var) -> Var {
-    let value = a.value / b.value;
-    record_binary(value, a, 1.0 / b.value, b, -value / b.value)
-}
-
-#[inline]
-fn rem(a: Var, b: Var) -> Var {
-    // a % b = a - q * b, with q the quotient `%` used.
-    let quotient = rem_quotient(a.value, b.value);
-    record_binary(a.value % b.value, a, 1.0, b, -quotient)
-}
+binary_rules!(add sub mul div rem);
 
 macro_rules! binary_ops {
     ($($Trait:ident $method:ident $AssignTrait:ident $assign:ident => $rule:ident;)*) => {$(
@@ -112,7 +96,8 @@ impl Neg for Var {
     type Output = Var;
     #[inline]
     fn neg(self) -> Var {
-        record_unary(-self.value, self, -1.0)
+        let (value, partial) = rules::neg(self.value);
+        record_unary(value, self, partial)
     }
 }
 

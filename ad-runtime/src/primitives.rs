@@ -20,9 +20,9 @@
 //! (`ln` at 0: +∞, `x / y` at `y = 0`: ±∞).
 
 use crate::real::Real;
+use crate::rules;
 use crate::tape::{record_binary, record_nary, record_unary};
 use crate::var::Var;
-use std::f64::consts::{LN_10, LN_2};
 
 /// The sign of `x` as a derivative: 1, -1, 0 at zero, NaN for NaN.
 pub(crate) fn sign_or_zero(x: f64) -> f64 {
@@ -56,14 +56,13 @@ pub(crate) fn hypot_special_partials(x: f64, y: f64, v: f64) -> Option<(f64, f64
     }
 }
 
-/// Defines a one-operand primitive: `name(x) = value; d/dx = partial` (`v` is the value).
+/// Defines one-operand primitives from their rules in [`rules`].
 macro_rules! unary {
-    ($($name:ident: |$x:ident, $v:ident| $value:expr, $partial:expr;)*) => {$(
+    ($($name:ident)*) => {$(
         #[inline]
         fn $name(self) -> Var {
-            let $x = self.value;
-            let $v = $value;
-            record_unary($v, self, $partial)
+            let (value, partial) = rules::$name(self.value);
+            record_unary(value, self, partial)
         }
     )*};
 }
@@ -101,34 +100,10 @@ impl Real for Var {
         self.value
     }
 
-    unary! {
-        abs:        |x, v| x.abs(),            sign_or_zero(x);
-        sqrt:       |x, v| x.sqrt(),           0.5 / v.abs(); // +∞ at -0 too, not -∞
-        cbrt:       |x, v| x.cbrt(),           1.0 / (3.0 * v * v);
-        exp:        |x, v| x.exp(),            v;
-        exp2:       |x, v| x.exp2(),           v * LN_2;
-        exp_m1:     |x, v| x.exp_m1(),         v + 1.0;
-        ln:         |x, v| x.ln(),             1.0 / x;
-        log2:       |x, v| x.log2(),           1.0 / (x * LN_2);
-        log10:      |x, v| x.log10(),          1.0 / (x * LN_10);
-        ln_1p:      |x, v| x.ln_1p(),          1.0 / (1.0 + x);
-        sin:        |x, v| x.sin(),            x.cos();
-        cos:        |x, v| x.cos(),            -x.sin();
-        tan:        |x, v| x.tan(),            1.0 + v * v;
-        asin:       |x, v| x.asin(),           1.0 / (1.0 - x * x).sqrt();
-        acos:       |x, v| x.acos(),           -1.0 / (1.0 - x * x).sqrt();
-        atan:       |x, v| x.atan(),           1.0 / (1.0 + x * x);
-        sinh:       |x, v| x.sinh(),           x.cosh();
-        cosh:       |x, v| x.cosh(),           x.sinh();
-        tanh:       |x, v| x.tanh(),           1.0 - v * v;
-        asinh:      |x, v| x.asinh(),          1.0 / x.hypot(1.0); // 1/√(x² + 1), no overflow
-        acosh:      |x, v| x.acosh(),          1.0 / ((x - 1.0).sqrt() * (x + 1.0).sqrt());
-        atanh:      |x, v| x.atanh(),          1.0 / (1.0 - x * x);
-        recip:      |x, v| x.recip(),          -v * v;
-        fract:      |x, v| x.fract(),          1.0;
-        to_degrees: |x, v| x.to_degrees(),     180.0 / std::f64::consts::PI;
-        to_radians: |x, v| x.to_radians(),     std::f64::consts::PI / 180.0;
-    }
+    unary!(
+        abs sqrt cbrt exp exp2 exp_m1 ln log2 log10 ln_1p sin cos tan asin acos atan sinh cosh
+        tanh asinh acosh atanh recip fract to_degrees to_radians
+    );
 
     piecewise_constant!(signum floor ceil round trunc);
 
@@ -136,14 +111,8 @@ impl Real for Var {
 
     #[inline]
     fn powi(self, n: i32) -> Var {
-        let x = self.value;
-        let partial = match n {
-            0 => 0.0,
-            // n - 1 does not fit in an i32: x^(n-1) = x^n / x.
-            i32::MIN => f64::from(n) * (x.powi(n) / x),
-            _ => f64::from(n) * x.powi(n - 1),
-        };
-        record_unary(x.powi(n), self, partial)
+        let (value, partial) = rules::powi(self.value, n);
+        record_unary(value, self, partial)
     }
 
     #[inline]

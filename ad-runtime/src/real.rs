@@ -1,6 +1,6 @@
 //! The [`Real`] trait: what a `#[reverse_diff]` function may do with its scalars.
 
-use crate::__private::{IntoReal, Primitive};
+use crate::__private::{Fuse, IntoReal, Primitive};
 use std::fmt::{Debug, Display, LowerExp, UpperExp};
 use std::iter::{Product, Sum};
 use std::ops::{
@@ -83,6 +83,7 @@ macro_rules! real_methods {
             + Product<f64>
             + for<'a> Product<&'a f64>
             + Primitive
+            + Fuse
             + 'static
         {
             /// A constant of this type: no derivative.

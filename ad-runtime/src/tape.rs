@@ -216,6 +216,27 @@ pub(crate) fn record_nary(value: f64, operands: impl IntoIterator<Item = (Var, f
     })
 }
 
+/// Records one node for a whole expression over `K` operands with the given partials
+/// (constants are skipped): the record of a fused expression.
+#[inline]
+pub(crate) fn record_fused<const K: usize>(
+    value: f64,
+    operands: [Var; K],
+    partials: [f64; K],
+) -> Var {
+    let Some(first) = operands.iter().find(|operand| !operand.is_constant()) else {
+        return Var::constant(value);
+    };
+    with_recording(*first, |r| {
+        for (operand, partial) in operands.into_iter().zip(partials) {
+            if !operand.is_constant() {
+                r.push_operand(operand, partial);
+            }
+        }
+        r.push_node(value)
+    })
+}
+
 /// A recording session on this thread's tape.
 ///
 /// While a `Tape` is alive, [`Var`]s made by [`Tape::var`] and everything computed from them are

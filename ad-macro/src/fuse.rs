@@ -1,0 +1,638 @@
+//! Statement-level records: an arithmetic expression over the scalar becomes ONE tape record
+//! with its operands and partials, instead of one record per operation (the idea of Adept's and
+//! CoDiPack's expression templates; seed 000 §8.7 applied to expressions).
+//!
+//! The macro sees each expression whole, so it differentiates it symbolically here. An
+//! expression is fused when every leaf has a type the macro can tell from the function alone:
+//! - a scalar (`S`): a variable bound to one (a parameter `x: f64`, `let y = x * 2.0`,
+//!   `let z: f64 = ..`), an element `xs[i]` of a slice, array or `Vec` of scalars, a cast
+//!   `e as f64`, or a real method that is not fused (`a.max(b)`) on a scalar;
+//! - a constant `f64`: a `#[no_grad]` parameter, an element of constant data, a float literal.
+//!
+//! Between the leaves stand `+ - * / %`, unary `-`, the one-operand methods of
+//! `ad::__private::rules` and `powi`. Before: `total += 100.0 * (d * d) + e * e;`. After:
+//!
+//! ```text
+//! total = {
+//!     let __ad_t0: S = total; let __ad_t1: S = d; let __ad_t2: S = e;
+//!     match <S as Fuse>::fuse([__ad_t0, __ad_t1, __ad_t2], move |[v0, v1, v2]| {
+//!         /* the value by `rules`, then its partials by reverse accumulation */
+//!     }) {
+//!         Some(fused) => fused,                                  // Var: one record
+//!         None => __ad_t0 + (100.0 * (__ad_t1 * __ad_t1) + __ad_t2 * __ad_t2), // f64, Dual
+//!     }
+//! };
+//! ```
+//!
+//! A leaf whose type the macro cannot tell makes the expression go unfused (its parts may
+//! still fuse): a guess could only fail to compile, never differentiate wrongly, since the
+//! leaves are typed `S` and the partials are computed from `f64` values.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
+use std::collections::HashMap;
+use syn::spanned::Spanned;
+use syn::{BinOp, Expr, Ident, Lit, Pat, Type, UnOp};
+
+use crate::names::{is_f64, real_method, Method};
+
+/// What a name holds, as far as the macro can tell from the function alone.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    /// A scalar `S` (an `f64` of the user's function).
+    Scalar,
+    /// A plain `f64`: constant data.
+    Constant,
+    /// A slice, array or `Vec` of scalars: an element is a scalar.
+    Scalars,
+    /// A slice, array or `Vec` of `f64` constants.
+    Constants,
+}
+
+impl Kind {
+    /// The kind of a value of type `ty` (`constant`: the value is `#[no_grad]` data).
+    pub fn of_type(ty: &Type, constant: bool) -> Option<Kind> {
+        let (one, many) = if constant {
+            (Kind::Constant, Kind::Constants)
+        } else {
+            (Kind::Scalar, Kind::Scalars)
+        };
+        if is_f64(ty) {
+            return Some(one);
+        }
+        let sequence = match ty {
+            Type::Reference(reference) => &reference.elem,
+            other => other,
+        };
+        let holds_f64 = match sequence {
+            Type::Slice(slice) => is_f64(&slice.elem),
+            Type::Array(array) => is_f64(&array.elem),
+            Type::Path(path) => path.path.segments.last().is_some_and(|segment| {
+                segment.ident == "Vec"
+                    && matches!(&segment.arguments, syn::PathArguments::AngleBracketed(args)
+                        if matches!(args.args.first(), Some(syn::GenericArgument::Type(elem))
+                            if args.args.len() == 1 && is_f64(elem)))
+            }),
+            _ => false,
+        };
+        holds_f64.then_some(many)
+    }
+
+    /// The kind of an element of a sequence of this kind.
+    fn element(self) -> Option<Kind> {
+        match self {
+            Kind::Scalars => Some(Kind::Scalar),
+            Kind::Constants => Some(Kind::Constant),
+            Kind::Scalar | Kind::Constant => None,
+        }
+    }
+
+    fn is_sequence(self) -> bool {
+        self.element().is_some()
+    }
+}
+
+/// The names in scope and their kinds; `None` for a name whose kind the macro cannot tell
+/// (it hides an outer name of the same spelling).
+pub struct Scopes {
+    scopes: Vec<HashMap<String, Option<Kind>>>,
+}
+
+impl Scopes {
+    pub fn new() -> Scopes {
+        Scopes {
+            scopes: vec![HashMap::new()],
+        }
+    }
+
+    pub fn push(&mut self) {
+        self.scopes.push(HashMap::new());
+    }
+
+    pub fn pop(&mut self) {
+        self.scopes.pop();
+    }
+
+    pub fn bind(&mut self, name: &Ident, kind: Option<Kind>) {
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.insert(name.to_string(), kind);
+        }
+    }
+
+    /// Binds every name a pattern binds, with the kind `kind` for a lone name (`x`, `mut x`,
+    /// `x: f64`, which gives its own kind) and no kind for names inside a larger pattern.
+    pub fn bind_pattern(&mut self, pat: &Pat, kind: Option<Kind>) {
+        match pat {
+            Pat::Ident(ident) if ident.subpat.is_none() => self.bind(&ident.ident, kind),
+            Pat::Type(typed) => {
+                let kind = Kind::of_type(&typed.ty, false);
+                self.bind_pattern(&typed.pat, kind);
+            }
+            other => {
+                struct Names<'a>(&'a mut Scopes);
+                impl syn::visit::Visit<'_> for Names<'_> {
+                    fn visit_pat_ident(&mut self, ident: &syn::PatIdent) {
+                        self.0.bind(&ident.ident, None);
+                        syn::visit::visit_pat_ident(self, ident);
+                    }
+                }
+                syn::visit::Visit::visit_pat(&mut Names(self), other);
+            }
+        }
+    }
+
+    fn kind(&self, name: &Ident) -> Option<Kind> {
+        let name = name.to_string();
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|scope| scope.get(&name))
+            .copied()
+            .flatten()
+    }
+
+    /// The kind of a single-name path (`x`), if known.
+    fn path_kind(&self, expr: &Expr) -> Option<Kind> {
+        match expr {
+            Expr::Path(path) if path.qself.is_none() && path.attrs.is_empty() => {
+                self.kind(path.path.get_ident()?)
+            }
+            Expr::Paren(inner) => self.path_kind(&inner.expr),
+            _ => None,
+        }
+    }
+
+    /// The kind of the value `let name = expr;` binds, if the macro can tell.
+    pub fn kind_of(&self, expr: &Expr) -> Option<Kind> {
+        match expr {
+            Expr::Paren(inner) => self.kind_of(&inner.expr),
+            Expr::Reference(reference) => self
+                .kind_of(&reference.expr)
+                .filter(|kind| kind.is_sequence()),
+            // `[a, b, c]`, `[0.0; 3]`
+            Expr::Array(array) => {
+                let kinds: Option<Vec<Kind>> =
+                    array.elems.iter().map(|elem| self.kind_of(elem)).collect();
+                sequence_of(&kinds?)
+            }
+            Expr::Repeat(repeat) => sequence_of(&[self.kind_of(&repeat.expr)?]),
+            // `xs[a..b]`: a sequence of the same kind.
+            Expr::Index(index) if matches!(&*index.index, Expr::Range(_)) => self
+                .path_kind(&index.expr)
+                .filter(|kind| kind.is_sequence()),
+            // `xs.to_vec()`, `xs.clone()`
+            Expr::MethodCall(call)
+                if call.args.is_empty() && (call.method == "to_vec" || call.method == "clone") =>
+            {
+                self.path_kind(&call.receiver)
+                    .filter(|kind| kind.is_sequence())
+            }
+            // `vec![0.0; n]`, `vec![a, b]`
+            Expr::Macro(mac) if mac.mac.path.is_ident("vec") => {
+                let tokens = mac.mac.tokens.clone();
+                let parsed: Expr = syn::parse2(quote!([#tokens])).ok()?;
+                self.kind_of(&parsed)
+            }
+            Expr::Path(_) => self.path_kind(expr),
+            other if self.is_scalar_typed(other) => Some(Kind::Scalar),
+            other if self.is_constant_typed(other) => Some(Kind::Constant),
+            _ => None,
+        }
+    }
+
+    /// Whether `expr` is an expression of the scalar type whose leaves are all known.
+    fn is_scalar_typed(&self, expr: &Expr) -> bool {
+        let mut analysis = Analysis::new(self);
+        analysis.tree(expr).is_some() && (analysis.scalar_leaves > 0 || analysis.literal)
+    }
+
+    /// Whether `expr` is plain `f64` arithmetic over constants.
+    fn is_constant_typed(&self, expr: &Expr) -> bool {
+        let mut analysis = Analysis::new(self);
+        analysis.tree(expr).is_some() && analysis.scalar_leaves == 0 && !analysis.literal
+    }
+
+    /// The kind of the two halves `let (a, b) = xs.split_at(i);` binds.
+    pub fn split_kind(&self, expr: &Expr) -> Option<Kind> {
+        match expr {
+            Expr::MethodCall(call)
+                if call.args.len() == 1
+                    && (call.method == "split_at" || call.method == "split_at_mut") =>
+            {
+                self.path_kind(&call.receiver)
+                    .filter(|kind| kind.is_sequence())
+            }
+            _ => None,
+        }
+    }
+}
+
+/// The kind of an array of elements of the given kinds: all scalars, or all constants.
+fn sequence_of(kinds: &[Kind]) -> Option<Kind> {
+    if kinds.iter().all(|kind| *kind == Kind::Scalar) {
+        Some(Kind::Scalars)
+    } else if kinds.iter().all(|kind| *kind == Kind::Constant) {
+        Some(Kind::Constants)
+    } else {
+        None
+    }
+}
+
+/// A value the fused expression is computed from, evaluated once before it, in source order.
+struct Temp {
+    name: Ident,
+    expr: Expr,
+    role: Role,
+}
+
+enum Role {
+    /// A scalar leaf: an operand of the record, slot `.0`.
+    Scalar(usize),
+    /// A constant `f64`.
+    Constant,
+    /// The `i32` exponent of `powi`.
+    Exponent,
+}
+
+/// An operand of an operation of the fused expression.
+enum Operand {
+    /// The value of a scalar leaf (its slot).
+    Slot(usize),
+    /// An `f64` value: a constant temporary or a literal.
+    Value(TokenStream),
+    /// The result of an earlier operation.
+    Operation(usize),
+}
+
+/// One operation: `rules::name(operands.., extra)`.
+struct Operation {
+    rule: Ident,
+    operands: Vec<Operand>,
+    /// The exponent of `powi`.
+    extra: Option<Ident>,
+}
+
+/// The analysis of one expression: its temporaries, and its operations in evaluation order
+/// (the last is the root).
+struct Analysis<'a> {
+    scopes: &'a Scopes,
+    temps: Vec<Temp>,
+    /// Pure leaves already seen (`x`, `xs[i]`), by their tokens, so each is one operand.
+    seen: HashMap<String, usize>,
+    operations: Vec<Operation>,
+    scalar_leaves: usize,
+    literal: bool,
+}
+
+impl<'a> Analysis<'a> {
+    fn new(scopes: &'a Scopes) -> Analysis<'a> {
+        Analysis {
+            scopes,
+            temps: Vec::new(),
+            seen: HashMap::new(),
+            operations: Vec::new(),
+            scalar_leaves: 0,
+            literal: false,
+        }
+    }
+
+    fn temp(&mut self, expr: &Expr, role: Role) -> Ident {
+        let name = format_ident!("__ad_t{}", self.temps.len(), span = expr.span());
+        self.temps.push(Temp {
+            name: name.clone(),
+            expr: expr.clone(),
+            role,
+        });
+        name
+    }
+
+    /// A leaf read from a variable or an element: evaluated once however often it appears.
+    fn pure_leaf(&mut self, expr: &Expr, kind: Kind) -> (Operand, Expr) {
+        let key = expr.to_token_stream().to_string();
+        let index = match self.seen.get(&key) {
+            Some(&index) => index,
+            None => {
+                let role = match kind {
+                    Kind::Scalar => {
+                        self.scalar_leaves += 1;
+                        Role::Scalar(self.scalar_leaves - 1)
+                    }
+                    _ => Role::Constant,
+                };
+                self.temp(expr, role);
+                self.seen.insert(key, self.temps.len() - 1);
+                self.temps.len() - 1
+            }
+        };
+        let temp = &self.temps[index];
+        let name = temp.name.clone();
+        let operand = match temp.role {
+            Role::Scalar(slot) => Operand::Slot(slot),
+            _ => Operand::Value(name.to_token_stream()),
+        };
+        (operand, syn::parse_quote_spanned!(expr.span()=> #name))
+    }
+
+    /// A scalar leaf computed by an expression: evaluated once, where it stands.
+    fn computed_leaf(&mut self, expr: &Expr) -> (Operand, Expr) {
+        self.scalar_leaves += 1;
+        let name = self.temp(expr, Role::Scalar(self.scalar_leaves - 1));
+        (
+            Operand::Slot(self.scalar_leaves - 1),
+            syn::parse_quote_spanned!(expr.span()=> #name),
+        )
+    }
+
+    fn operation(&mut self, rule: &str, operands: Vec<Operand>, extra: Option<Ident>) -> Operand {
+        self.operations.push(Operation {
+            rule: Ident::new(rule, Span::call_site()),
+            operands,
+            extra,
+        });
+        Operand::Operation(self.operations.len() - 1)
+    }
+
+    /// The operand `expr` computes and `expr` with its leaves replaced by their temporaries,
+    /// or `None` if some leaf's type is unknown.
+    fn tree(&mut self, expr: &Expr) -> Option<(Operand, Expr)> {
+        match expr {
+            Expr::Paren(inner) => {
+                let (operand, rewritten) = self.tree(&inner.expr)?;
+                let mut paren = inner.clone();
+                *paren.expr = rewritten;
+                Some((operand, Expr::Paren(paren)))
+            }
+            Expr::Group(inner) => {
+                let (operand, rewritten) = self.tree(&inner.expr)?;
+                let mut group = inner.clone();
+                *group.expr = rewritten;
+                Some((operand, Expr::Group(group)))
+            }
+            Expr::Lit(lit) if is_float_literal(&lit.lit) => {
+                self.literal = true;
+                Some((Operand::Value(lit.to_token_stream()), expr.clone()))
+            }
+            Expr::Binary(binary) => {
+                let rule = match binary.op {
+                    BinOp::Add(_) => "add",
+                    BinOp::Sub(_) => "sub",
+                    BinOp::Mul(_) => "mul",
+                    BinOp::Div(_) => "div",
+                    BinOp::Rem(_) => "rem",
+                    _ => return None,
+                };
+                let (left, left_expr) = self.tree(&binary.left)?;
+                let (right, right_expr) = self.tree(&binary.right)?;
+                let mut rewritten = binary.clone();
+                *rewritten.left = left_expr;
+                *rewritten.right = right_expr;
+                Some((
+                    self.operation(rule, vec![left, right], None),
+                    Expr::Binary(rewritten),
+                ))
+            }
+            Expr::Unary(unary) if matches!(unary.op, UnOp::Neg(_)) => {
+                let (operand, operand_expr) = self.tree(&unary.expr)?;
+                let mut rewritten = unary.clone();
+                *rewritten.expr = operand_expr;
+                Some((
+                    self.operation("neg", vec![operand], None),
+                    Expr::Unary(rewritten),
+                ))
+            }
+            Expr::MethodCall(call) if call.turbofish.is_none() => {
+                let method = call.method.to_string();
+                let kind = real_method(&method);
+                let arguments = if method == "powi" { 1 } else { 0 };
+                if kind == Some(Method::Fused) && call.args.len() == arguments {
+                    let (operand, receiver) = self.tree(&call.receiver)?;
+                    let mut rewritten = call.clone();
+                    *rewritten.receiver = receiver;
+                    let extra = if method == "powi" {
+                        let exponent = self.temp(&call.args[0], Role::Exponent);
+                        rewritten.args[0] = syn::parse_quote!(#exponent);
+                        Some(exponent)
+                    } else {
+                        None
+                    };
+                    Some((
+                        self.operation(&method, vec![operand], extra),
+                        Expr::MethodCall(rewritten),
+                    ))
+                } else if kind == Some(Method::Scalar)
+                    && self.scopes.is_scalar_typed(&call.receiver)
+                {
+                    Some(self.computed_leaf(expr))
+                } else {
+                    None
+                }
+            }
+            // `i as f64` is a scalar (a constant, or a real that keeps its derivative).
+            Expr::Cast(cast) if is_f64(&cast.ty) => Some(self.computed_leaf(expr)),
+            Expr::Path(_) => match self.scopes.path_kind(expr)? {
+                kind @ (Kind::Scalar | Kind::Constant) => Some(self.pure_leaf(expr, kind)),
+                Kind::Scalars | Kind::Constants => None,
+            },
+            Expr::Index(index) if is_pure_index(&index.index) => {
+                let kind = self.scopes.path_kind(&index.expr)?.element()?;
+                Some(self.pure_leaf(expr, kind))
+            }
+            _ => None,
+        }
+    }
+}
+
+fn is_float_literal(lit: &Lit) -> bool {
+    match lit {
+        Lit::Float(float) => float.suffix().is_empty() || float.suffix() == "f64",
+        Lit::Int(int) => int.suffix() == "f64",
+        _ => false,
+    }
+}
+
+/// Whether an index is integer arithmetic on names and literals (`i`, `i + 1`, `j * n + k`),
+/// so reading `xs[index]` twice reads the same element.
+fn is_pure_index(expr: &Expr) -> bool {
+    match expr {
+        Expr::Lit(lit) => matches!(lit.lit, Lit::Int(_)),
+        Expr::Path(path) => path.qself.is_none() && path.path.get_ident().is_some(),
+        Expr::Paren(inner) => is_pure_index(&inner.expr),
+        Expr::Binary(binary) => {
+            matches!(
+                binary.op,
+                BinOp::Add(_) | BinOp::Sub(_) | BinOp::Mul(_) | BinOp::Div(_) | BinOp::Rem(_)
+            ) && is_pure_index(&binary.left)
+                && is_pure_index(&binary.right)
+        }
+        _ => false,
+    }
+}
+
+/// An expression to fuse: its analysis, and the expression with its leaves replaced.
+pub struct Fusion {
+    temps: Vec<Temp>,
+    operations: Vec<Operation>,
+    slots: usize,
+    rewritten: Expr,
+    span: Span,
+}
+
+impl Fusion {
+    /// Analyses `expr`; `Some` when it is worth one record: at least two operations over at
+    /// least one scalar leaf, every leaf known.
+    pub fn new(expr: &Expr, scopes: &Scopes) -> Option<Fusion> {
+        let mut analysis = Analysis::new(scopes);
+        let (root, mut rewritten) = analysis.tree(expr)?;
+        // The unfused form stands alone as a match arm: no parentheses around it.
+        while let Expr::Paren(inner) = rewritten {
+            rewritten = *inner.expr;
+        }
+        if analysis.operations.len() < 2
+            || analysis.scalar_leaves == 0
+            || !matches!(root, Operand::Operation(_))
+        {
+            return None;
+        }
+        Some(Fusion {
+            temps: analysis.temps,
+            operations: analysis.operations,
+            slots: analysis.scalar_leaves,
+            rewritten,
+            span: expr.span(),
+        })
+    }
+
+    /// `place op= rhs` as `place = place op rhs`, fused; `None` unless `place` is a scalar
+    /// variable or element and the whole is worth one record.
+    pub fn compound(place: &Expr, op: &BinOp, rhs: &Expr, scopes: &Scopes) -> Option<Fusion> {
+        let is_place = match place {
+            Expr::Path(_) => scopes.path_kind(place) == Some(Kind::Scalar),
+            Expr::Index(index) => {
+                is_pure_index(&index.index) && scopes.path_kind(&index.expr) == Some(Kind::Scalars)
+            }
+            _ => false,
+        };
+        let op = match op {
+            BinOp::AddAssign(token) => quote_spanned!(token.span()=> +),
+            BinOp::SubAssign(token) => quote_spanned!(token.span()=> -),
+            BinOp::MulAssign(token) => quote_spanned!(token.span()=> *),
+            BinOp::DivAssign(token) => quote_spanned!(token.span()=> /),
+            BinOp::RemAssign(token) => quote_spanned!(token.span()=> %),
+            _ => return None,
+        };
+        if !is_place {
+            return None;
+        }
+        let expr: Expr = syn::parse_quote_spanned!(rhs.span()=> #place #op (#rhs));
+        Fusion::new(&expr, scopes)
+    }
+
+    /// The generated code. `translate(expr, fuse)` rewrites a user expression as the rest of the
+    /// body is (`fuse: false` for the unfused form, which must not fuse again).
+    pub fn expand(self, scalar: &Ident, mut translate: impl FnMut(Expr, bool) -> Expr) -> Expr {
+        let span = self.span;
+        let mut lets = Vec::new();
+        let mut leaves = Vec::new();
+        for temp in &self.temps {
+            let name = &temp.name;
+            let expr = translate(temp.expr.clone(), true);
+            let ty = match temp.role {
+                Role::Scalar(_) => {
+                    leaves.push(name);
+                    scalar.to_token_stream()
+                }
+                Role::Constant => quote!(f64),
+                Role::Exponent => quote!(i32),
+            };
+            lets.push(quote_spanned!(temp.expr.span()=> let #name: #ty = #expr;));
+        }
+        let derivative = self.derivative();
+        let unfused = translate(self.rewritten, false);
+        syn::parse_quote_spanned!(span=> {
+            #(#lets)*
+            match <#scalar as ::ad::__private::Fuse>::fuse([#(#leaves),*], #derivative) {
+                ::core::option::Option::Some(__ad_fused) => __ad_fused,
+                ::core::option::Option::None => #unfused,
+            }
+        })
+    }
+
+    /// The closure from the leaves' values to the value and the partials: the operations
+    /// forward by their rules, then reverse accumulation over the expression's tree (each
+    /// operation's result has one user, so its adjoint is a single product).
+    fn derivative(&self) -> TokenStream {
+        let value = |operand: &Operand| match operand {
+            Operand::Slot(slot) => format_ident!("__ad_v{}", slot).to_token_stream(),
+            Operand::Value(tokens) => tokens.clone(),
+            Operand::Operation(index) => format_ident!("__ad_n{}", index).to_token_stream(),
+        };
+        // Whether an operation has a scalar leaf below it (else its adjoint is not needed).
+        let mut varies = vec![false; self.operations.len()];
+        for (index, operation) in self.operations.iter().enumerate() {
+            varies[index] = operation.operands.iter().any(|operand| match operand {
+                Operand::Slot(_) => true,
+                Operand::Value(_) => false,
+                Operand::Operation(earlier) => varies[*earlier],
+            });
+        }
+        let needs_partial = |operand: &Operand| match operand {
+            Operand::Slot(_) => true,
+            Operand::Value(_) => false,
+            Operand::Operation(index) => varies[*index],
+        };
+        let mut forward = Vec::new();
+        for (index, operation) in self.operations.iter().enumerate() {
+            let result = format_ident!("__ad_n{}", index);
+            let partials = operation
+                .operands
+                .iter()
+                .enumerate()
+                .map(|(position, operand)| {
+                    if varies[index] && needs_partial(operand) {
+                        format_ident!("__ad_d{}_{}", index, position).to_token_stream()
+                    } else {
+                        quote!(_)
+                    }
+                });
+            let rule = &operation.rule;
+            let operands = operation.operands.iter().map(value);
+            let extra = operation.extra.iter();
+            forward.push(quote! {
+                let (#result, #(#partials),*) = ::ad::__private::rules::#rule(#(#operands),* #(, #extra)*);
+            });
+        }
+        let root = self.operations.len() - 1;
+        let root_adjoint = format_ident!("__ad_g{}", root);
+        let mut backward = vec![quote!(let #root_adjoint = 1.0f64;)];
+        for (index, operation) in self.operations.iter().enumerate().rev() {
+            if !varies[index] {
+                continue;
+            }
+            let adjoint = format_ident!("__ad_g{}", index);
+            for (position, operand) in operation.operands.iter().enumerate() {
+                let partial = format_ident!("__ad_d{}_{}", index, position);
+                let passed = quote!(::ad::__private::rules::pass(#adjoint, #partial));
+                match operand {
+                    Operand::Slot(slot) => backward.push(quote!(__ad_p[#slot] += #passed;)),
+                    Operand::Operation(child) if varies[*child] => {
+                        let child = format_ident!("__ad_g{}", child);
+                        backward.push(quote!(let #child = #passed;));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let slots = self.slots;
+        let values = (0..slots).map(|slot| format_ident!("__ad_v{}", slot));
+        let root_value = format_ident!("__ad_n{}", root);
+        quote! {
+            move |__ad_values: [f64; #slots]| {
+                let [#(#values),*] = __ad_values;
+                #(#forward)*
+                let mut __ad_p = [0.0f64; #slots];
+                #(#backward)*
+                (#root_value, __ad_p)
+            }
+        }
+    }
+}
