@@ -95,19 +95,31 @@ impl Recording {
             adjoints,
             ..
         } = self;
+        let nodes = ends.len();
+        assert!(adjoints.len() == nodes && partials.len() == operands.len());
+        assert!(ends.last().map_or(0, |&end| end as usize) == operands.len());
         let mut end = operands.len();
-        for node in (0..ends.len()).rev() {
+        for node in (0..nodes).rev() {
+            // SAFETY (every `get_unchecked` below): `ends` rises from 0 to `operands.len()`
+            // (asserted above for its last entry; `push_node` appends the operand count so far),
+            // so `start..end` lies within `operands` and `partials`, which have the same length;
+            // an operand was recorded before its user, so `operand < node < nodes`, the length
+            // of `adjoints`.
             let start = if node == 0 {
                 0
             } else {
-                ends[node - 1] as usize
+                unsafe { *ends.get_unchecked(node - 1) as usize }
             };
-            let adjoint = adjoints[node];
+            let adjoint = unsafe { *adjoints.get_unchecked(node) };
             // Nodes that do not reach the output pass nothing back, so an infinite or NaN
             // partial of an unused branch cannot poison the gradient (0 * inf would be NaN).
             if adjoint != 0.0 {
-                for (&operand, &partial) in operands[start..end].iter().zip(&partials[start..end]) {
-                    adjoints[operand as usize] += adjoint * partial;
+                for slot in start..end {
+                    unsafe {
+                        let operand = *operands.get_unchecked(slot) as usize;
+                        let partial = *partials.get_unchecked(slot);
+                        *adjoints.get_unchecked_mut(operand) += adjoint * partial;
+                    }
                 }
             }
             end = start;
@@ -170,7 +182,7 @@ fn tape_full(limit: u32) -> ! {
 }
 
 /// Records a node with one operand.
-#[inline]
+#[inline(always)]
 pub(crate) fn record_unary(value: f64, a: Var, da: f64) -> Var {
     if a.is_constant() {
         return Var::constant(value);
@@ -182,7 +194,7 @@ pub(crate) fn record_unary(value: f64, a: Var, da: f64) -> Var {
 }
 
 /// Records a node with two operands; a constant operand takes no slot.
-#[inline]
+#[inline(always)]
 pub(crate) fn record_binary(value: f64, a: Var, da: f64, b: Var, db: f64) -> Var {
     match (a.is_constant(), b.is_constant()) {
         (true, true) => Var::constant(value),
@@ -217,8 +229,9 @@ pub(crate) fn record_nary(value: f64, operands: impl IntoIterator<Item = (Var, f
 }
 
 /// Records one node for a whole expression over `K` operands with the given partials
-/// (constants are skipped): the record of a fused expression.
-#[inline]
+/// (constants are skipped): the record of a fused expression. The slots are reserved once and
+/// written without a capacity check each.
+#[inline(always)]
 pub(crate) fn record_fused<const K: usize>(
     value: f64,
     operands: [Var; K],
@@ -228,10 +241,27 @@ pub(crate) fn record_fused<const K: usize>(
         return Var::constant(value);
     };
     with_recording(*first, |r| {
-        for (operand, partial) in operands.into_iter().zip(partials) {
+        r.operands.reserve(K);
+        r.partials.reserve(K);
+        let start = r.operands.len();
+        let mut end = start;
+        for k in 0..K {
+            let operand = operands[k];
             if !operand.is_constant() {
-                r.push_operand(operand, partial);
+                r.check(operand);
+                // SAFETY: `end < start + K`, within the capacity reserved above; the slots up to
+                // `end` are written before the lengths are set to it.
+                unsafe {
+                    r.operands.as_mut_ptr().add(end).write(operand.index);
+                    r.partials.as_mut_ptr().add(end).write(partials[k]);
+                }
+                end += 1;
             }
+        }
+        // SAFETY: slots `start..end` were written above.
+        unsafe {
+            r.operands.set_len(end);
+            r.partials.set_len(end);
         }
         r.push_node(value)
     })
