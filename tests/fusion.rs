@@ -245,3 +245,44 @@ fn compound_assignment_into_elements() {
     assert_eq!(value.to_bits(), f(&xs).to_bits());
     assert_gradient_matches(f, &xs, &gradient, 1e-6);
 }
+
+/// Loop variables: `x` over `xs.iter()` is `&S`, `&x` is `S`, through `enumerate`, `zip` and
+/// `copied` too.
+#[reverse_diff]
+fn loops(xs: &[f64], ys: &[f64], #[no_grad] w: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for x in xs.iter() {
+        total += x * x * 0.5;
+    }
+    for (i, &x) in xs.iter().enumerate() {
+        total += x * w[i] * total;
+    }
+    for (x, y) in xs.iter().zip(ys.iter()) {
+        total += x * y - *x * 0.1;
+    }
+    for v in ys.iter().copied() {
+        total += v.sin() * v;
+    }
+    // Not followed (a bare slice may yield references or values): one record per operation.
+    for &y in ys {
+        total += y * y * y;
+    }
+    total
+}
+
+#[test]
+fn loop_variables() {
+    let xs = [0.5, -0.2, 1.3];
+    let ys = [0.7, 0.1, -0.4];
+    let w = [2.0, 0.5, 1.5];
+    let f = |p: &[f64]| loops(&p[..3], &p[3..], &w);
+    let point = [xs, ys].concat();
+    let (value, (dxs, dys)) = loops_grad(&xs, &ys, &w);
+    assert_eq!(value.to_bits(), f(&point).to_bits());
+    assert_gradient_matches(f, &point, &[dxs, dys].concat(), 1e-6);
+    // One record per iteration of the first four loops; three per iteration of the last.
+    let tape = Tape::new();
+    let vars: Vec<Var> = point.iter().map(|&x| tape.var(x)).collect();
+    let _ = loops(&vars[..3], &vars[3..], &w);
+    assert_eq!(tape.len() - 6, 4 * 3 + 3 * 3);
+}

@@ -47,6 +47,10 @@ pub enum Kind {
     Scalars,
     /// A slice, array or `Vec` of `f64` constants.
     Constants,
+    /// A reference to a scalar (`x` in `for x in xs.iter()`).
+    ScalarRef,
+    /// A reference to a constant.
+    ConstantRef,
 }
 
 impl Kind {
@@ -83,13 +87,38 @@ impl Kind {
         match self {
             Kind::Scalars => Some(Kind::Scalar),
             Kind::Constants => Some(Kind::Constant),
-            Kind::Scalar | Kind::Constant => None,
+            _ => None,
+        }
+    }
+
+    /// The kind of the value a reference of this kind points at.
+    fn deref(self) -> Option<Kind> {
+        match self {
+            Kind::ScalarRef => Some(Kind::Scalar),
+            Kind::ConstantRef => Some(Kind::Constant),
+            _ => None,
+        }
+    }
+
+    /// The kind of a reference to an element of a sequence of this kind.
+    fn element_ref(self) -> Option<Kind> {
+        match self {
+            Kind::Scalars => Some(Kind::ScalarRef),
+            Kind::Constants => Some(Kind::ConstantRef),
+            _ => None,
         }
     }
 
     fn is_sequence(self) -> bool {
         self.element().is_some()
     }
+}
+
+/// What a `for` loop's iterator yields, as far as the macro can tell.
+enum Item {
+    One(Kind),
+    Pair(Box<Item>, Box<Item>),
+    Unknown,
 }
 
 /// The names in scope and their kinds; `None` for a name whose kind the macro cannot tell
@@ -210,6 +239,68 @@ impl Scopes {
     fn is_constant_typed(&self, expr: &Expr) -> bool {
         let mut analysis = Analysis::new(self);
         analysis.tree(expr).is_some() && analysis.scalar_leaves == 0 && !analysis.literal
+    }
+
+    /// Binds the names of a `for` loop's pattern over the iterator `iter`: `x` in
+    /// `xs.iter()` and `&xs` refers to a scalar, `&x` in those and `x` in `xs.iter().copied()`
+    /// is one, through `enumerate()` and `zip(..)` too. Other names are bound with no kind.
+    pub fn bind_loop(&mut self, pat: &Pat, iter: &Expr) {
+        self.bind_pattern(pat, None);
+        let item = self.item(iter);
+        self.bind_item(pat, &item);
+    }
+
+    fn item(&self, iter: &Expr) -> Item {
+        let elements = |sequence: &Expr| {
+            self.path_kind(sequence)
+                .and_then(Kind::element_ref)
+                .map_or(Item::Unknown, Item::One)
+        };
+        match iter {
+            Expr::Paren(inner) => self.item(&inner.expr),
+            Expr::Reference(reference) if reference.mutability.is_none() => {
+                elements(&reference.expr)
+            }
+            Expr::MethodCall(call) if call.turbofish.is_none() => {
+                match (call.method.to_string().as_str(), call.args.len()) {
+                    ("iter", 0) => elements(&call.receiver),
+                    ("copied" | "cloned", 0) => match self.item(&call.receiver) {
+                        Item::One(kind) => kind.deref().map_or(Item::Unknown, Item::One),
+                        _ => Item::Unknown,
+                    },
+                    ("enumerate", 0) => {
+                        Item::Pair(Box::new(Item::Unknown), Box::new(self.item(&call.receiver)))
+                    }
+                    ("zip", 1) => Item::Pair(
+                        Box::new(self.item(&call.receiver)),
+                        Box::new(self.item(&call.args[0])),
+                    ),
+                    _ => Item::Unknown,
+                }
+            }
+            _ => Item::Unknown,
+        }
+    }
+
+    fn bind_item(&mut self, pat: &Pat, item: &Item) {
+        match (pat, item) {
+            (Pat::Ident(ident), Item::One(kind))
+                if ident.subpat.is_none() && ident.by_ref.is_none() =>
+            {
+                self.bind(&ident.ident, Some(*kind));
+            }
+            (Pat::Reference(reference), Item::One(kind)) if reference.mutability.is_none() => {
+                if let Some(kind) = kind.deref() {
+                    self.bind_item(&reference.pat, &Item::One(kind));
+                }
+            }
+            (Pat::Tuple(tuple), Item::Pair(first, second)) if tuple.elems.len() == 2 => {
+                self.bind_item(&tuple.elems[0], first);
+                self.bind_item(&tuple.elems[1], second);
+            }
+            (Pat::Paren(inner), item) => self.bind_item(&inner.pat, item),
+            _ => {}
+        }
     }
 
     /// The kind of the two halves `let (a, b) = xs.split_at(i);` binds.
@@ -431,8 +522,17 @@ impl<'a> Analysis<'a> {
             Expr::Cast(cast) if is_f64(&cast.ty) => Some(self.computed_leaf(expr)),
             Expr::Path(_) => match self.scopes.path_kind(expr)? {
                 kind @ (Kind::Scalar | Kind::Constant) => Some(self.pure_leaf(expr, kind)),
+                // `x` with `x: &S` reads `*x`.
+                kind @ (Kind::ScalarRef | Kind::ConstantRef) => {
+                    let value = syn::parse_quote_spanned!(expr.span()=> *#expr);
+                    Some(self.pure_leaf(&value, kind.deref()?))
+                }
                 Kind::Scalars | Kind::Constants => None,
             },
+            Expr::Unary(unary) if matches!(unary.op, UnOp::Deref(_)) => {
+                let kind = self.scopes.path_kind(&unary.expr)?.deref()?;
+                Some(self.pure_leaf(expr, kind))
+            }
             Expr::Index(index) if is_pure_index(&index.index) => {
                 let kind = self.scopes.path_kind(&index.expr)?.element()?;
                 Some(self.pure_leaf(expr, kind))

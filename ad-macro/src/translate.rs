@@ -408,12 +408,21 @@ impl Fold for Translator {
         arm
     }
 
+    // The iterator is translated outside the loop's scope; the body inside it, where the
+    // pattern's names are bound.
     fn fold_expr_for_loop(&mut self, for_loop: syn::ExprForLoop) -> syn::ExprForLoop {
+        let expr = Box::new(self.fold_expr(*for_loop.expr));
         self.scopes.push();
-        self.scopes.bind_pattern(&for_loop.pat, None);
-        let for_loop = fold::fold_expr_for_loop(self, for_loop);
+        self.scopes.bind_loop(&for_loop.pat, &expr);
+        let pat = Box::new(self.fold_pat(*for_loop.pat));
+        let body = self.fold_block(for_loop.body);
         self.scopes.pop();
-        for_loop
+        syn::ExprForLoop {
+            pat,
+            expr,
+            body,
+            ..for_loop
+        }
     }
 
     // `if let` and `while let` bindings: hidden from here on (the rest of the enclosing block
