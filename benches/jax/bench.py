@@ -395,7 +395,7 @@ def main():
             "devices": ", ".join(str(device) for device in jax.devices()),
             "float64": str(jax.config.jax_enable_x64).lower(),
             "XLA_FLAGS": os.environ.get("XLA_FLAGS", ""),
-            "chain": "lax.scan over n steps",
+            "chain": "lax.scan",
             "timing": f"median of {options.samples} samples over {options.seconds} s, "
             "each call followed by block_until_ready",
         }
