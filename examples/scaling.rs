@@ -18,7 +18,9 @@
 //! Heap bytes come from a counting global allocator: the peak, during one call, of the bytes
 //! held above what was held before it, measured on a new thread so that the call starts from an
 //! empty tape (a first call, the most it needs; warm calls reuse the buffers). A reallocation
-//! counts at its new size only (no copy counted twice). Times are medians over repetitions of
+//! counts at its new size only (no copy counted twice). These are allocated bytes: capacity the
+//! tape never writes is not resident, so resident memory can be lower (`tests/huge_tape.rs`
+//! reports resident memory). Times are medians over repetitions of
 //! warm calls, shown, never asserted.
 
 use std::alloc::{GlobalAlloc, Layout, System};
@@ -400,7 +402,8 @@ fn render(rows: &[Row], rosenbrock_million: &Row, huge: Option<&Row>) -> String 
          (inputs included). Times are medians of warm calls. Peak heap is the most heap held \
          during one first gradient call on a fresh thread (the tape's buffers grown from empty, \
          plus the returned gradient), from a counting global allocator; the buffers grow by \
-         doubling, so bytes per node vary by up to 2× from size to size. Linear scaling shows as \
+         doubling, so bytes per node vary by up to 2× from size to size, and capacity never \
+         written is allocated but not resident. Linear scaling shows as \
          flat ns-per-operation and bytes-per-node columns. Every gradient was checked against \
          the analytic one.\n"
     );
