@@ -541,7 +541,7 @@ fn render(medians: &Medians, jax: Option<&Jax>, scaling: Option<&str>) -> String
          `cargo bench --bench suite && cargo bench -p ad-peer-bench` (`benches/suite`, \
          `benches/suite_easy_ml_ad_trait`), with JAX's times from `bash benches/jax/run.sh` and \
          the scaling table from `cargo run --release --example scaling` when those were run \
-         first. Every time is criterion's median; every tool's \
+         first. Every Rust time is criterion's median; every tool's \
          gradient was checked against `ad`'s before it was measured (and `ad`'s against central \
          differences), so each row compares the same computation. Regenerate after a run; do \
          not edit by hand.\n"
@@ -818,7 +818,7 @@ fn render_jax(out: &mut String, medians: &Medians, jax: Option<&Jax>) {
             .position(|(f, _)| *f == name)
             .unwrap_or(FUNCTIONS.len())
     };
-    keys.sort_by_key(|&(function, size)| (rank(function), function, size_order(size)));
+    keys.sort_by_key(|&(function, size)| (rank(function), function, size_order(size), size));
     keys.dedup();
     let (mut jax_wins, mut ad_wins) = (Vec::new(), 0);
     for (function, size) in keys {
