@@ -1,17 +1,23 @@
 //! Turns the criterion output of the benchmark suite into `BENCHMARKS.md`: for each function and
 //! size, the median time of the primal and of each tool's gradient, the ratio gradient/primal,
 //! and `ad`'s speed-up over each peer, with the machine and the date, and the list of
-//! (tool, function) pairs the suite leaves out, with the reason.
+//! (tool, function) pairs the suite leaves out, with the reason. Two optional inputs add their
+//! sections when their files exist: JAX's times (`benches/jax/run.sh`) and the scaling and memory
+//! table (`examples/scaling.rs`).
 //!
 //! ```sh
 //! cargo bench --bench suite && cargo bench -p ad-peer-bench
+//! bash benches/jax/run.sh                                  # optional: JAX's columns
+//! cargo run --release --example scaling                    # optional: scaling and memory
 //! cargo run --release --example bench_report              # writes BENCHMARKS.md
 //! cargo run --release --example bench_report -- DIR OUT   # criterion directory, output file
+//! cargo run --release --example bench_report -- --jax FILE.csv --scaling FILE.md
 //! ```
 //!
 //! Criterion's directory is `$CARGO_TARGET_DIR/criterion` (or `target/criterion`) unless given.
 //! The report reads each benchmark's `new/benchmark.json` (its id) and `new/estimates.json`
-//! (the median's point estimate, in nanoseconds).
+//! (the median's point estimate, in nanoseconds). JAX's file is `jax/results.csv` and the
+//! scaling table `scaling.md` beside criterion's directory unless given.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -127,14 +133,67 @@ const SKIPPED: [(&str, &str, Option<&str>, &str); 6] = [
 /// Median times in nanoseconds by function, then size, then tool.
 type Medians = BTreeMap<String, BTreeMap<String, BTreeMap<String, f64>>>;
 
-fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let criterion_dir = args.first().map(PathBuf::from).unwrap_or_else(|| {
+/// Where the report reads from and writes to.
+struct Paths {
+    criterion: PathBuf,
+    output: PathBuf,
+    jax: PathBuf,
+    scaling: PathBuf,
+}
+
+/// `[DIR [OUT]] [--jax FILE] [--scaling FILE]`, with the defaults of the module docs.
+fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Paths, String> {
+    let mut positional = Vec::new();
+    let (mut jax, mut scaling) = (None, None);
+    let mut args = args.into_iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--jax" | "--scaling" => {
+                let value = args.next().ok_or_else(|| format!("{arg} needs a file"))?;
+                let slot = if arg == "--jax" {
+                    &mut jax
+                } else {
+                    &mut scaling
+                };
+                *slot = Some(PathBuf::from(value));
+            }
+            option if option.starts_with("--") => return Err(format!("unknown option {option}")),
+            _ => positional.push(PathBuf::from(arg)),
+        }
+    }
+    if positional.len() > 2 {
+        return Err("at most two paths: criterion's directory and the output file".to_string());
+    }
+    let mut positional = positional.into_iter();
+    let criterion = positional.next().unwrap_or_else(|| {
         let target = std::env::var_os("CARGO_TARGET_DIR").unwrap_or_else(|| "target".into());
         PathBuf::from(target).join("criterion")
     });
-    let output = PathBuf::from(args.get(1).map_or("BENCHMARKS.md", String::as_str));
-    let medians = match read_medians(&criterion_dir) {
+    let output = positional
+        .next()
+        .unwrap_or_else(|| PathBuf::from("BENCHMARKS.md"));
+    let target = criterion.parent().unwrap_or(Path::new(".")).to_path_buf();
+    Ok(Paths {
+        jax: jax.unwrap_or_else(|| target.join("jax").join("results.csv")),
+        scaling: scaling.unwrap_or_else(|| target.join("scaling.md")),
+        criterion,
+        output,
+    })
+}
+
+fn main() -> ExitCode {
+    let paths = match parse_args(std::env::args().skip(1)) {
+        Ok(paths) => paths,
+        Err(error) => {
+            eprintln!(
+                "error: {error}\nusage: bench_report [CRITERION_DIR [OUTPUT]] [--jax FILE.csv] \
+                 [--scaling FILE.md]"
+            );
+            return ExitCode::FAILURE;
+        }
+    };
+    let criterion_dir = &paths.criterion;
+    let medians = match read_medians(criterion_dir) {
         Ok(medians) if !medians.is_empty() => medians,
         Ok(_) => {
             eprintln!(
@@ -155,18 +214,59 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let report = render(&medians);
-    if let Err(error) = std::fs::write(&output, report) {
-        eprintln!("error: cannot write {}: {error}", output.display());
+    // The optional inputs: absent files leave their sections saying how to produce them; a
+    // file that is there but unreadable is an error, not a silently missing section.
+    let jax = match optional_file(&paths.jax) {
+        Ok(Some(text)) => match parse_jax(&text) {
+            Ok(jax) => Some(jax),
+            Err(error) => {
+                eprintln!("error: {}: {error}", paths.jax.display());
+                return ExitCode::FAILURE;
+            }
+        },
+        Ok(None) => None,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let scaling = match optional_file(&paths.scaling) {
+        Ok(scaling) => scaling,
+        Err(error) => {
+            eprintln!("error: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let report = render(&medians, jax.as_ref(), scaling.as_deref());
+    if let Err(error) = std::fs::write(&paths.output, report) {
+        eprintln!("error: cannot write {}: {error}", paths.output.display());
         return ExitCode::FAILURE;
     }
+    let with = |present: bool, path: &Path| {
+        if present {
+            format!("with {}", path.display())
+        } else {
+            format!("without {} (not found)", path.display())
+        }
+    };
     println!(
-        "wrote {} ({} functions, from {})",
-        output.display(),
+        "wrote {} ({} functions, from {}; {}; {})",
+        paths.output.display(),
         medians.len(),
-        criterion_dir.display()
+        criterion_dir.display(),
+        with(jax.is_some(), &paths.jax),
+        with(scaling.is_some(), &paths.scaling),
     );
     ExitCode::SUCCESS
+}
+
+/// The text of `path`, or `None` if there is no such file.
+fn optional_file(path: &Path) -> Result<Option<String>, String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => Ok(Some(text)),
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(error) => Err(format!("cannot read {}: {error}", path.display())),
+    }
 }
 
 // --- reading criterion's output -----------------------------------------------------------------
@@ -259,6 +359,104 @@ fn json_string(json: &str, key: &str) -> Option<String> {
     }
 }
 
+// --- reading JAX's results ----------------------------------------------------------------------
+
+/// JAX's medians from `benches/jax/bench.py`'s CSV.
+struct Jax {
+    /// The `# key: value` lines: versions, date, settings.
+    meta: Vec<(String, String)>,
+    /// `(jit(f), jit(value_and_grad(f)))` in nanoseconds, by function and size.
+    times: BTreeMap<(String, String), (f64, f64)>,
+}
+
+impl Jax {
+    fn meta(&self, key: &str) -> &str {
+        self.meta
+            .iter()
+            .find(|(k, _)| k == key)
+            .map_or("unknown", |(_, value)| value.as_str())
+    }
+}
+
+/// The columns `bench.py` writes, in its order.
+const JAX_COLUMNS: [&str; 6] = [
+    "function",
+    "size",
+    "jit_f_ns",
+    "jit_value_and_grad_ns",
+    "compile_f_ms",
+    "compile_value_and_grad_ms",
+];
+
+/// Reads `# key: value` lines, the header (checked against [`JAX_COLUMNS`]), then one row per
+/// case.
+fn parse_jax(text: &str) -> Result<Jax, String> {
+    let mut meta = Vec::new();
+    let mut times = BTreeMap::new();
+    let mut header_seen = false;
+    for (number, line) in text.lines().enumerate().map(|(i, line)| (i + 1, line)) {
+        if let Some(comment) = line.strip_prefix('#') {
+            if let Some((key, value)) = comment.split_once(':') {
+                meta.push((key.trim().to_string(), value.trim().to_string()));
+            }
+            continue;
+        }
+        if line.trim().is_empty() {
+            continue;
+        }
+        let fields = csv_fields(line);
+        if !header_seen {
+            if fields != JAX_COLUMNS {
+                return Err(format!(
+                    "line {number}: expected the header {}, found {line}",
+                    JAX_COLUMNS.join(",")
+                ));
+            }
+            header_seen = true;
+            continue;
+        }
+        if fields.len() != JAX_COLUMNS.len() {
+            return Err(format!(
+                "line {number}: {} fields, expected {}",
+                fields.len(),
+                JAX_COLUMNS.len()
+            ));
+        }
+        let number_at = |i: usize| {
+            fields[i]
+                .parse::<f64>()
+                .ok()
+                .filter(|t| t.is_finite() && *t > 0.0)
+                .ok_or_else(|| format!("line {number}: `{}` is not a positive time", fields[i]))
+        };
+        let key = (fields[0].clone(), fields[1].clone());
+        times.insert(key, (number_at(2)?, number_at(3)?));
+    }
+    if !header_seen {
+        return Err("no header line".to_string());
+    }
+    Ok(Jax { meta, times })
+}
+
+/// The fields of one CSV line, `"..."` quoting (with `""` for a quote) undone.
+fn csv_fields(line: &str) -> Vec<String> {
+    let mut fields = vec![String::new()];
+    let mut quoted = false;
+    let mut chars = line.chars().peekable();
+    while let Some(c) = chars.next() {
+        match (c, quoted) {
+            ('"', true) if chars.peek() == Some(&'"') => {
+                chars.next();
+                fields.last_mut().expect("one field").push('"');
+            }
+            ('"', _) => quoted = !quoted,
+            (',', false) => fields.push(String::new()),
+            (c, _) => fields.last_mut().expect("one field").push(c),
+        }
+    }
+    fields
+}
+
 // --- the report ---------------------------------------------------------------------------------
 
 /// The number in a size label (`n=1000` → 1000), for ordering sizes; labels without one first.
@@ -333,7 +531,7 @@ fn rows(medians: &Medians) -> Vec<(&str, &str, &BTreeMap<String, f64>)> {
 }
 
 /// Writes the whole report.
-fn render(medians: &Medians) -> String {
+fn render(medians: &Medians, jax: Option<&Jax>, scaling: Option<&str>) -> String {
     let rows = rows(medians);
     let mut out = String::new();
     let _ = writeln!(out, "# Benchmarks\n");
@@ -341,7 +539,9 @@ fn render(medians: &Medians) -> String {
         out,
         "Generated by `cargo run --release --example bench_report` from the criterion output of \
          `cargo bench --bench suite && cargo bench -p ad-peer-bench` (`benches/suite`, \
-         `benches/suite_easy_ml_ad_trait`). Every time is criterion's median; every tool's \
+         `benches/suite_easy_ml_ad_trait`), with JAX's times from `bash benches/jax/run.sh` and \
+         the scaling table from `cargo run --release --example scaling` when those were run \
+         first. Every Rust time is criterion's median; every tool's \
          gradient was checked against `ad`'s before it was measured (and `ad`'s against central \
          differences), so each row compares the same computation. Regenerate after a run; do \
          not edit by hand.\n"
@@ -350,6 +550,8 @@ fn render(medians: &Medians) -> String {
     render_times(&mut out, &rows);
     render_ratios(&mut out, &rows);
     render_speedups(&mut out, &rows);
+    render_jax(&mut out, medians, jax);
+    render_scaling(&mut out, scaling);
     render_skips(&mut out, &rows);
     render_definitions(&mut out);
     out
@@ -554,6 +756,146 @@ fn render_speedups(out: &mut String, rows: &[(&str, &str, &BTreeMap<String, f64>
             let _ = writeln!(out, "{line}");
         }
         let _ = writeln!(out);
+    }
+}
+
+/// JAX beside `ad`: its two times, its own gradient/primal ratio, and `ad`'s speed-up over its
+/// `jit(value_and_grad)`, or how to produce them.
+fn render_jax(out: &mut String, medians: &Medians, jax: Option<&Jax>) {
+    let _ = writeln!(out, "## JAX\n");
+    let Some(jax) = jax else {
+        let _ = writeln!(
+            out,
+            "Not in this report: run `bash benches/jax/run.sh` (it installs `jax` from PyPI into a \
+             virtual environment under the target directory and writes \
+             `target/jax/results.csv`, about a minute), then this program again.\n"
+        );
+        return;
+    };
+    let _ = writeln!(
+        out,
+        "JAX {} (jaxlib {}, Python {}) on {}, measured {} by `bash benches/jax/run.sh` \
+         (`benches/jax/bench.py`): float64 enabled; the median of `jit(f)` and of \
+         `jit(value_and_grad(f))` after compilation and warm-up, every call waited for with \
+         `block_until_ready`; XLA_FLAGS `{}`. The inputs are the Rust suite's, and each JAX \
+         gradient was checked (analytic where short, central differences everywhere) before it \
+         was timed. The functions are written as a JAX user would: vectorised `jnp` \
+         operations (`jnp.dot`, `@`, `jnp.sum`, GMM over all points at once); the chain is a \
+         `{}` of n steps (a Python loop would unroll n steps into the compiled program).\n",
+        jax.meta("jax"),
+        jax.meta("jaxlib"),
+        jax.meta("python"),
+        jax.meta("cpu"),
+        jax.meta("date"),
+        jax.meta("XLA_FLAGS"),
+        jax.meta("chain"),
+    );
+    let _ = writeln!(
+        out,
+        "`ad` vs JAX is JAX's `jit(value_and_grad)` time / `ad`'s gradient time: above 1× `ad` \
+         is faster; **below 1× JAX is faster** (bold). JAX's own ratio is `jit(value_and_grad)` \
+         / `jit(f)`, its gradient cost in calls of its own compiled function; `ad`'s ratio is \
+         over the plain Rust primal.\n"
+    );
+    let _ = writeln!(
+        out,
+        "| function | size | Rust primal | ad | JAX jit(f) | JAX jit(value_and_grad) | JAX's ratio | \
+         ad's ratio | ad vs JAX |"
+    );
+    let _ = writeln!(out, "| --- | --- |{}", " ---: |".repeat(7));
+    let mut keys: Vec<(&str, &str)> = medians
+        .iter()
+        .flat_map(|(function, sizes)| {
+            sizes
+                .keys()
+                .map(move |size| (function.as_str(), size.as_str()))
+        })
+        .chain(jax.times.keys().map(|(f, s)| (f.as_str(), s.as_str())))
+        .collect();
+    let rank = |name: &str| {
+        FUNCTIONS
+            .iter()
+            .position(|(f, _)| *f == name)
+            .unwrap_or(FUNCTIONS.len())
+    };
+    keys.sort_by_key(|&(function, size)| (rank(function), function, size_order(size), size));
+    keys.dedup();
+    let (mut jax_wins, mut ad_wins) = (Vec::new(), 0);
+    for (function, size) in keys {
+        let tools = medians.get(function).and_then(|sizes| sizes.get(size));
+        let rust = |tool: &str| tools.and_then(|tools| tools.get(tool)).copied();
+        let (primal, ad) = (rust("primal"), rust("ad"));
+        let jax_times = jax.times.get(&(function.to_string(), size.to_string()));
+        let time = |ns: Option<f64>| ns.map_or("—".to_string(), format_time);
+        let ratio = |num: Option<f64>, den: Option<f64>| match (num, den) {
+            (Some(num), Some(den)) => format!("{}×", three_digits(num / den)),
+            _ => "—".to_string(),
+        };
+        let versus = match (jax_times, ad) {
+            (Some(&(_, jax_grad)), Some(ad)) => {
+                let speedup = jax_grad / ad;
+                if speedup < 1.0 {
+                    jax_wins.push(format!(
+                        "- {function} {size}: JAX's `jit(value_and_grad)` takes {} where `ad` \
+                         takes {} (JAX is {}× faster)",
+                        format_time(jax_grad),
+                        format_time(ad),
+                        three_digits(1.0 / speedup)
+                    ));
+                    format!("**{}×**", three_digits(speedup))
+                } else {
+                    ad_wins += 1;
+                    format!("{}×", three_digits(speedup))
+                }
+            }
+            _ => "—".to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "| {function} | {size} | {} | {} | {} | {} | {} | {} | {versus} |",
+            time(primal),
+            time(ad),
+            time(jax_times.map(|t| t.0)),
+            time(jax_times.map(|t| t.1)),
+            ratio(jax_times.map(|t| t.1), jax_times.map(|t| t.0)),
+            ratio(ad, primal),
+        );
+    }
+    let _ = writeln!(out);
+    if jax_wins.is_empty() {
+        let _ = writeln!(
+            out,
+            "`ad` is faster than JAX's `jit(value_and_grad)` on every case measured by both \
+             ({ad_wins}).\n"
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "Where JAX is faster than `ad` ({} of {} cases measured by both):\n",
+            jax_wins.len(),
+            jax_wins.len() + ad_wins
+        );
+        for line in jax_wins {
+            let _ = writeln!(out, "{line}");
+        }
+        let _ = writeln!(out);
+    }
+}
+
+/// The table of `examples/scaling.rs`, or how to produce it.
+fn render_scaling(out: &mut String, scaling: Option<&str>) {
+    match scaling {
+        Some(text) => {
+            let _ = writeln!(out, "{}\n", text.trim_end());
+        }
+        None => {
+            let _ = writeln!(
+                out,
+                "## Scaling and memory\n\nNot in this report: run `cargo run --release --example \
+                 scaling` (it writes `target/scaling.md`, in well under a minute), then this \
+                 program again.\n"
+            );
+        }
     }
 }
 
