@@ -180,6 +180,11 @@ impl Scopes {
             .flatten()
     }
 
+    /// Whether `name` is a scalar variable here.
+    pub fn is_scalar(&self, name: &Ident) -> bool {
+        self.kind(name) == Some(Kind::Scalar)
+    }
+
     /// The kind of a single-name path (`x`), if known.
     fn path_kind(&self, expr: &Expr) -> Option<Kind> {
         match expr {
@@ -572,6 +577,8 @@ fn is_pure_index(expr: &Expr) -> bool {
 pub struct Fusion {
     temps: Vec<Temp>,
     operations: Vec<Operation>,
+    /// The operand the whole expression computes.
+    root: Operand,
     slots: usize,
     rewritten: Expr,
     span: Span,
@@ -596,6 +603,25 @@ impl Fusion {
         Some(Fusion {
             temps: analysis.temps,
             operations: analysis.operations,
+            root,
+            slots: analysis.scalar_leaves,
+            rewritten,
+            span: expr.span(),
+        })
+    }
+
+    /// Analyses a term `e` of a sum accumulated in a loop (`total += e`); `Some` when every
+    /// leaf is known and some leaf is a scalar, however few its operations.
+    pub fn term(expr: &Expr, scopes: &Scopes) -> Option<Fusion> {
+        let mut analysis = Analysis::new(scopes);
+        let (root, rewritten) = analysis.tree(expr)?;
+        if analysis.scalar_leaves == 0 {
+            return None;
+        }
+        Some(Fusion {
+            temps: analysis.temps,
+            operations: analysis.operations,
+            root,
             slots: analysis.scalar_leaves,
             rewritten,
             span: expr.span(),
@@ -629,8 +655,42 @@ impl Fusion {
 
     /// The generated code. `translate(expr, fuse)` rewrites a user expression as the rest of the
     /// body is (`fuse: false` for the unfused form, which must not fuse again).
-    pub fn expand(self, scalar: &Ident, mut translate: impl FnMut(Expr, bool) -> Expr) -> Expr {
-        let span = self.span;
+    pub fn expand(self, scalar: &Ident, translate: impl FnMut(Expr, bool) -> Expr) -> Expr {
+        self.generate(scalar, translate, |leaves, derivative, unfused| {
+            quote! {
+                match <#scalar as ::ad::__private::Fuse>::fuse([#(#leaves),*], #derivative) {
+                    ::core::option::Option::Some(__ad_fused) => __ad_fused,
+                    ::core::option::Option::None => #unfused,
+                }
+            }
+        })
+    }
+
+    /// The generated code of `total += e` (`subtract`: `-=`) with `total` accumulated in `sum`.
+    pub fn expand_term(
+        self,
+        scalar: &Ident,
+        sum: &Ident,
+        subtract: bool,
+        translate: impl FnMut(Expr, bool) -> Expr,
+    ) -> Expr {
+        self.generate(scalar, translate, |leaves, derivative, unfused| {
+            quote! {
+                <#scalar as ::ad::__private::Accumulate>::add(
+                    &mut #sum, #subtract, [#(#leaves),*], #derivative, || #unfused)
+            }
+        })
+    }
+
+    /// The temporaries, in source order, then `tail(leaves, derivative, unfused)`: the
+    /// scalar leaves' temporaries in slot order, the closure from their values to the value and
+    /// the partials, and the expression as written over the temporaries.
+    fn generate(
+        self,
+        scalar: &Ident,
+        mut translate: impl FnMut(Expr, bool) -> Expr,
+        tail: impl FnOnce(&[Ident], TokenStream, Expr) -> TokenStream,
+    ) -> Expr {
         let mut lets = Vec::new();
         let mut leaves = Vec::new();
         for temp in &self.temps {
@@ -638,7 +698,7 @@ impl Fusion {
             let expr = translate(temp.expr.clone(), true);
             let ty = match temp.role {
                 Role::Scalar(_) => {
-                    leaves.push(name);
+                    leaves.push(name.clone());
                     scalar.to_token_stream()
                 }
                 Role::Constant => quote!(f64),
@@ -647,13 +707,11 @@ impl Fusion {
             lets.push(quote_spanned!(temp.expr.span()=> let #name: #ty = #expr;));
         }
         let derivative = self.derivative();
-        let unfused = translate(self.rewritten, false);
+        let span = self.span;
+        let tail = tail(&leaves, derivative, translate(self.rewritten, false));
         syn::parse_quote_spanned!(span=> {
             #(#lets)*
-            match <#scalar as ::ad::__private::Fuse>::fuse([#(#leaves),*], #derivative) {
-                ::core::option::Option::Some(__ad_fused) => __ad_fused,
-                ::core::option::Option::None => #unfused,
-            }
+            #tail
         })
     }
 
@@ -701,9 +759,15 @@ impl Fusion {
                 let (#result, #(#partials),*) = ::ad::__private::rules::#rule(#(#operands),* #(, #extra)*);
             });
         }
-        let root = self.operations.len() - 1;
-        let root_adjoint = format_ident!("__ad_g{}", root);
-        let mut backward = vec![quote!(let #root_adjoint = 1.0f64;)];
+        let mut backward = Vec::new();
+        match &self.root {
+            Operand::Operation(root) if varies[*root] => {
+                let root_adjoint = format_ident!("__ad_g{}", root);
+                backward.push(quote!(let #root_adjoint = 1.0f64;));
+            }
+            Operand::Slot(slot) => backward.push(quote!(__ad_p[#slot] += 1.0f64;)),
+            _ => {}
+        }
         for (index, operation) in self.operations.iter().enumerate().rev() {
             if !varies[index] {
                 continue;
@@ -724,12 +788,13 @@ impl Fusion {
         }
         let slots = self.slots;
         let values = (0..slots).map(|slot| format_ident!("__ad_v{}", slot));
-        let root_value = format_ident!("__ad_n{}", root);
+        let root_value = value(&self.root);
+        let mutable = (slots > 0).then(|| quote!(mut));
         quote! {
             move |__ad_values: [f64; #slots]| {
                 let [#(#values),*] = __ad_values;
                 #(#forward)*
-                let mut __ad_p = [0.0f64; #slots];
+                let #mutable __ad_p = [0.0f64; #slots];
                 #(#backward)*
                 (#root_value, __ad_p)
             }

@@ -17,6 +17,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, ToTokens};
+use std::collections::HashMap;
 use syn::fold::{self, Fold};
 use syn::parse::{Parse, ParseStream, Parser};
 use syn::punctuated::Punctuated;
@@ -57,6 +58,8 @@ pub struct Translator {
     scopes: Scopes,
     /// Whether expressions are fused (not inside the unfused form of a fused expression).
     fusing: bool,
+    /// The variables the enclosing loops accumulate (`total += e`), with their sums.
+    sums: HashMap<String, Ident>,
 }
 
 impl Translator {
@@ -65,6 +68,7 @@ impl Translator {
             scalar,
             scopes: Scopes::new(),
             fusing: true,
+            sums: HashMap::new(),
         }
     }
 
@@ -86,9 +90,59 @@ impl Translator {
         }))
     }
 
+    /// Before: `for i in 0..n { total += x[i] * y[i]; }` with `total` a scalar variable that
+    /// the loop only adds to. After: `{ let mut sum = start(total); for i in 0..n {
+    /// add(&mut sum, <x[i] * y[i]>); } total = finish(sum); }`: for `Var` the whole sum is one
+    /// record, with the leaves of every term as its operands (see [`accumulated`]).
+    fn fold_loop(&mut self, expr: Expr) -> Expr {
+        let names: Vec<Ident> = if self.fusing {
+            accumulated(&expr)
+                .into_iter()
+                .filter(|name| {
+                    self.scopes.is_scalar(name) && !self.sums.contains_key(&name.to_string())
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if names.is_empty() {
+            return fold::fold_expr(self, expr);
+        }
+        let sums: Vec<Ident> = names
+            .iter()
+            .map(|name| quote::format_ident!("__ad_sum_{}", name))
+            .collect();
+        for (name, sum) in names.iter().zip(&sums) {
+            self.sums.insert(name.to_string(), sum.clone());
+        }
+        let is_loop = matches!(expr, Expr::Loop(_));
+        let span = expr.span();
+        let folded = fold::fold_expr(self, expr);
+        for name in &names {
+            self.sums.remove(&name.to_string());
+        }
+        let scalar = &self.scalar;
+        let accumulate = quote!(<#scalar as ::ad::__private::Accumulate>);
+        // A `loop` may break with a value: keep it.
+        let (run, value) = if is_loop {
+            (quote!(let __ad_loop = #folded;), quote!(__ad_loop))
+        } else {
+            (quote!(#folded;), quote!())
+        };
+        syn::parse_quote_spanned!(span=> {
+            #(let mut #sums = #accumulate::start(#names);)*
+            #run
+            #(#names = #accumulate::finish(#sums);)*
+            #value
+        })
+    }
+
     /// Before: `total += x[i] * y[i]` with `total` a scalar variable. After: `total = <one
     /// record of total + x[i] * y[i]>`.
     fn fold_compound(&mut self, binary: syn::ExprBinary) -> Expr {
+        if let Some(sum) = accumulated_place(&binary, &self.sums) {
+            return self.fold_term(binary, sum);
+        }
         let fusion = Fusion::compound(&binary.left, &binary.op, &binary.right, &self.scopes);
         match self.fuse(fusion) {
             Some(fused) => {
@@ -96,6 +150,29 @@ impl Translator {
                 syn::parse_quote_spanned!(binary.span()=> #place = #fused)
             }
             None => fold::fold_expr(self, Expr::Binary(binary)),
+        }
+    }
+
+    /// `total += e` inside a loop that accumulates `total` in `sum`: `e`'s leaves and partials
+    /// join the sum's record. A term the macro cannot analyse joins it as one operand
+    /// (`sum += e`).
+    fn fold_term(&mut self, binary: syn::ExprBinary, sum: Ident) -> Expr {
+        let subtract = matches!(binary.op, syn::BinOp::SubAssign(_));
+        let scalar = self.scalar.clone();
+        match Fusion::term(&binary.right, &self.scopes) {
+            Some(term) => term.expand_term(&scalar, &sum, subtract, |expr, fuse| {
+                let fusing = self.fusing;
+                self.fusing = fuse && fusing;
+                let expr = self.fold_expr(expr);
+                self.fusing = fusing;
+                expr
+            }),
+            None => {
+                let span = binary.span();
+                let op = binary.op;
+                let right = self.fold_expr(*binary.right);
+                syn::parse_quote_spanned!(span=> #sum #op #right)
+            }
         }
     }
 
@@ -280,6 +357,91 @@ fn has_own_type(expr: &Expr) -> bool {
     }
 }
 
+/// The variables a loop accumulates: each is the target of `+=` or `-=` somewhere in the loop
+/// (not inside a closure), and appears nowhere else in it, not even in a macro's arguments, so
+/// the loop never reads it and its value can wait for the end of the loop. A loop with a
+/// labelled `break` or `continue` accumulates nothing (it could leave an outer loop and skip the
+/// end).
+fn accumulated(expr: &Expr) -> Vec<Ident> {
+    struct Targets(HashMap<String, (Ident, usize)>);
+    impl syn::visit::Visit<'_> for Targets {
+        fn visit_expr_binary(&mut self, binary: &syn::ExprBinary) {
+            if matches!(
+                binary.op,
+                syn::BinOp::AddAssign(_) | syn::BinOp::SubAssign(_)
+            ) {
+                if let Expr::Path(path) = &*binary.left {
+                    if let Some(ident) = path.path.get_ident().filter(|_| path.qself.is_none()) {
+                        self.0
+                            .entry(ident.to_string())
+                            .or_insert_with(|| (ident.clone(), 0))
+                            .1 += 1;
+                    }
+                }
+            }
+            syn::visit::visit_expr_binary(self, binary);
+        }
+        fn visit_expr_closure(&mut self, _: &syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &syn::Item) {}
+    }
+    let mut targets = Targets(HashMap::new());
+    syn::visit::Visit::visit_expr(&mut targets, expr);
+    let tokens = expr.to_token_stream();
+    if has_labelled_jump(tokens.clone()) {
+        return Vec::new();
+    }
+    let mut names: Vec<Ident> = targets
+        .0
+        .into_values()
+        .filter(|(ident, count)| mentions(tokens.clone(), ident) == *count)
+        .map(|(ident, _)| ident)
+        .collect();
+    names.sort_by_key(Ident::to_string);
+    names
+}
+
+/// How often the identifier `name` appears in `tokens`, macro arguments included.
+fn mentions(tokens: TokenStream, name: &Ident) -> usize {
+    tokens
+        .into_iter()
+        .map(|token| match token {
+            proc_macro2::TokenTree::Ident(ident) => usize::from(ident == *name),
+            proc_macro2::TokenTree::Group(group) => mentions(group.stream(), name),
+            _ => 0,
+        })
+        .sum()
+}
+
+/// Whether `tokens` hold `break 'label` or `continue 'label`.
+fn has_labelled_jump(tokens: TokenStream) -> bool {
+    let mut after_jump = false;
+    tokens.into_iter().any(|token| {
+        let found = match &token {
+            proc_macro2::TokenTree::Punct(punct) => after_jump && punct.as_char() == '\'',
+            proc_macro2::TokenTree::Group(group) => has_labelled_jump(group.stream()),
+            _ => false,
+        };
+        after_jump =
+            matches!(&token, proc_macro2::TokenTree::Ident(ident) if ident == "break" || ident == "continue");
+        found
+    })
+}
+
+/// The sum of `total` when `binary` is `total += e` or `total -= e` and an enclosing loop
+/// accumulates `total`.
+fn accumulated_place(binary: &syn::ExprBinary, sums: &HashMap<String, Ident>) -> Option<Ident> {
+    if !matches!(
+        binary.op,
+        syn::BinOp::AddAssign(_) | syn::BinOp::SubAssign(_)
+    ) {
+        return None;
+    }
+    let Expr::Path(path) = &*binary.left else {
+        return None;
+    };
+    sums.get(&path.path.get_ident()?.to_string()).cloned()
+}
+
 /// Whether `op` is a compound assignment (`+=`, `-=`, `*=`, `/=`, `%=`).
 fn is_compound_assignment(op: &syn::BinOp) -> bool {
     use syn::BinOp::*;
@@ -372,6 +534,7 @@ impl Fold for Translator {
             Expr::Binary(binary) if is_compound_assignment(&binary.op) => {
                 self.fold_compound(binary)
             }
+            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => self.fold_loop(expr),
             Expr::Binary(_) | Expr::Unary(_) | Expr::MethodCall(_) | Expr::Paren(_) => {
                 let fusion = Fusion::new(&expr, &self.scopes);
                 match self.fuse(fusion) {

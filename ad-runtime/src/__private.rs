@@ -4,10 +4,10 @@
 pub use crate::real::{ArithOps, AssignOps};
 pub use crate::rules;
 use crate::tape::{record_fused, record_nary};
-pub use crate::tape::{set_node_limit, Adjoints};
-use crate::{Differentiable, Dual, Real, Tape, Var};
+pub use crate::tape::{set_node_limit, Adjoints, PendingSum};
+use crate::{Differentiable, Dual, DualPart, Real, Tape, Var};
 use std::borrow::Cow;
-use std::ops::Neg;
+use std::ops::{AddAssign, Neg, SubAssign};
 
 /// What `f64` (and `&f64`) must offer with the scalar `S` on the right: `f64 + S`, `f64 * &S`...
 pub trait ScalarOps<S>: ArithOps<S, S> + for<'a> ArithOps<&'a S, S> {}
@@ -117,6 +117,112 @@ impl<F> Fuse for Dual<F> {
         _derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
     ) -> Option<Dual<F>> {
         None
+    }
+}
+
+/// How each scalar type accumulates a sum that a loop builds with `total += e` and `total -= e`
+/// (the macro rewrites such a loop, see `ad-macro/src/fuse.rs`): `Var` makes the whole sum one
+/// record, with a slot for each scalar leaf of each term; `f64` and `Dual` add the terms as
+/// written, in the same order. A supertrait of [`Real`].
+pub trait Accumulate: Sized {
+    /// The sum while it is accumulated. A term the macro cannot analyse is added with `+=`
+    /// (one operand, partial 1), which takes what the scalar's `+=` takes.
+    type Sum: AddAssign<Self>
+        + SubAssign<Self>
+        + for<'a> AddAssign<&'a Self>
+        + for<'a> SubAssign<&'a Self>
+        + AddAssign<f64>
+        + SubAssign<f64>
+        + for<'a> AddAssign<&'a f64>
+        + for<'a> SubAssign<&'a f64>;
+
+    /// A sum that starts at `start`.
+    fn start(start: Self) -> Self::Sum;
+
+    /// Adds (`subtract`: subtracts) a term over `K` scalar leaves: its value and partials by
+    /// `derivative` (for `Var`), or `unfused`, the term as written.
+    fn add<const K: usize>(
+        sum: &mut Self::Sum,
+        subtract: bool,
+        leaves: [Self; K],
+        derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+        unfused: impl FnOnce() -> Self,
+    );
+
+    /// The sum's value.
+    fn finish(sum: Self::Sum) -> Self;
+}
+
+/// [`Accumulate`] for a scalar that adds its terms as written.
+macro_rules! accumulate_as_written {
+    ($(impl<$($param:ident: $bound:path),*> for $S:ty;)*) => {$(
+        impl<$($param: $bound),*> Accumulate for $S {
+            type Sum = $S;
+
+            #[inline(always)]
+            fn start(start: $S) -> $S {
+                start
+            }
+
+            #[inline(always)]
+            fn add<const K: usize>(
+                sum: &mut $S,
+                subtract: bool,
+                _leaves: [$S; K],
+                _derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+                unfused: impl FnOnce() -> $S,
+            ) {
+                if subtract {
+                    *sum -= unfused();
+                } else {
+                    *sum += unfused();
+                }
+            }
+
+            #[inline(always)]
+            fn finish(sum: $S) -> $S {
+                sum
+            }
+        }
+    )*};
+}
+
+accumulate_as_written! {
+    impl<> for f64;
+    impl<F: DualPart> for Dual<F>;
+}
+
+impl Accumulate for Var {
+    type Sum = PendingSum;
+
+    #[inline(always)]
+    fn start(start: Var) -> PendingSum {
+        PendingSum::new(start)
+    }
+
+    #[inline(always)]
+    fn add<const K: usize>(
+        sum: &mut PendingSum,
+        subtract: bool,
+        leaves: [Var; K],
+        derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+        _unfused: impl FnOnce() -> Var,
+    ) {
+        let (value, partials) = derivative(leaves.map(Var::value));
+        let sign = if subtract { -1.0 } else { 1.0 };
+        if subtract {
+            *sum.value_mut() -= value;
+        } else {
+            *sum.value_mut() += value;
+        }
+        for (leaf, partial) in leaves.into_iter().zip(partials) {
+            sum.push(leaf, sign * partial);
+        }
+    }
+
+    #[inline(always)]
+    fn finish(sum: PendingSum) -> Var {
+        sum.finish()
     }
 }
 

@@ -3,7 +3,7 @@
 //! `f64` itself supports, so code written for `f64` compiles unchanged.
 
 use crate::rules;
-use crate::tape::{record_binary, record_unary};
+use crate::tape::{record_binary, record_unary, PendingSum};
 use crate::var::Var;
 use std::cmp::Ordering;
 use std::iter::{Product, Sum};
@@ -109,23 +109,22 @@ impl Neg for &Var {
     }
 }
 
-/// `Sum` and `Product` start from the first item instead of combining it with the neutral
-/// element, so `n` items record `n - 1` operations, not `n`. The value is still `f64`'s: the
-/// first item takes `f64`'s neutral element into its value (`-0.0 + x` or `0.0 + x`, which can
-/// only change the sign of a zero, derivative 1, so the node is the same), and `1.0 * x = x`.
+/// `Sum` is one record over all its items (partial 1 each); `Product` starts from the first item
+/// instead of combining it with the neutral element, so `n` items record `n - 1` operations. The
+/// values are still `f64`'s: the sum adds from `f64`'s neutral element, item after item, and
+/// `1.0 * x = x`.
 macro_rules! folds {
     ($($T:ty)*) => {$(
         impl<'a> Sum<$T> for Var {
-            fn sum<I: Iterator<Item = $T>>(mut iter: I) -> Var {
+            fn sum<I: Iterator<Item = $T>>(iter: I) -> Var {
                 let neutral: f64 = std::iter::empty::<f64>().sum();
-                match iter.next() {
-                    None => Var::constant(neutral),
-                    Some(first) => {
-                        let first = first.operand();
-                        let first = Var { value: neutral + first.value, ..first };
-                        iter.fold(first, |acc, x| add(acc, x.operand()))
-                    }
+                let mut sum = PendingSum::new(Var::constant(neutral));
+                for x in iter {
+                    let x = x.operand();
+                    *sum.value_mut() += x.value;
+                    sum.push(x, 1.0);
                 }
+                sum.finish()
             }
         }
         impl<'a> Product<$T> for Var {
@@ -140,6 +139,30 @@ macro_rules! folds {
 }
 
 folds!(Var &'a Var f64 &'a f64);
+
+/// `sum += term` and `sum -= term` on a sum being accumulated: one more operand of its record.
+macro_rules! pending_sum_ops {
+    ($($T:ty)*) => {$(
+        impl AddAssign<$T> for PendingSum {
+            #[inline]
+            fn add_assign(&mut self, term: $T) {
+                let term = term.operand();
+                *self.value_mut() += term.value;
+                self.push(term, 1.0);
+            }
+        }
+        impl SubAssign<$T> for PendingSum {
+            #[inline]
+            fn sub_assign(&mut self, term: $T) {
+                let term = term.operand();
+                *self.value_mut() -= term.value;
+                self.push(term, -1.0);
+            }
+        }
+    )*};
+}
+
+pending_sum_ops!(Var &Var f64 &f64);
 
 // Comparisons look at values only: the tape records the branch that actually ran.
 impl PartialEq for Var {

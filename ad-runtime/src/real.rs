@@ -1,6 +1,6 @@
 //! The [`Real`] trait: what a `#[reverse_diff]` function may do with its scalars.
 
-use crate::__private::{Fuse, IntoReal, Primitive};
+use crate::__private::{Accumulate, Fuse, IntoReal, Primitive};
 use std::fmt::{Debug, Display, LowerExp, UpperExp};
 use std::iter::{Product, Sum};
 use std::ops::{
@@ -84,6 +84,7 @@ macro_rules! real_methods {
             + for<'a> Product<&'a f64>
             + Primitive
             + Fuse
+            + Accumulate
             + 'static
         {
             /// A constant of this type: no derivative.

@@ -137,6 +137,9 @@ thread_local! {
     /// recording, so recordings must not move when the pool's vector grows.
     #[allow(clippy::vec_box)]
     static SPARE: RefCell<Vec<Box<Recording>>> = const { RefCell::new(Vec::new()) };
+    /// Operand buffers of finished [`PendingSum`]s, for the next ones on this thread.
+    #[allow(clippy::type_complexity)]
+    static SUM_BUFFERS: RefCell<Vec<(Vec<u32>, Vec<f64>)>> = const { RefCell::new(Vec::new()) };
     /// The node limit new recordings on this thread get (tests lower it).
     static LIMIT: Cell<u32> = const { Cell::new(MAX_NODES) };
 }
@@ -265,6 +268,90 @@ pub(crate) fn record_fused<const K: usize>(
         }
         r.push_node(value)
     })
+}
+
+/// A sum being accumulated into one record: `Σ partial · operand` and its value, for a loop's
+/// `total += e` (see `__private::Accumulate`) and for `Sum`. Its operand slots wait here, apart
+/// from the tape, since other records are appended until the sum is finished. The buffers come
+/// from a per-thread pool, so a warm loop does not allocate.
+pub struct PendingSum {
+    value: f64,
+    /// The tag of the session of the operands so far (0 before the first one).
+    tag: u32,
+    operands: Vec<u32>,
+    partials: Vec<f64>,
+}
+
+impl PendingSum {
+    /// A sum that starts at `start`.
+    #[inline]
+    pub(crate) fn new(start: Var) -> PendingSum {
+        let (operands, partials) = SUM_BUFFERS
+            .with(|spare| spare.borrow_mut().pop())
+            .unwrap_or_default();
+        let mut sum = PendingSum {
+            value: start.value,
+            tag: 0,
+            operands,
+            partials,
+        };
+        sum.push(start, 1.0);
+        sum
+    }
+
+    /// Adds `partial · operand` to the record (nothing for a constant).
+    #[inline(always)]
+    pub(crate) fn push(&mut self, operand: Var, partial: f64) {
+        if operand.is_constant() {
+            return;
+        }
+        if operand.tape != self.tag {
+            self.tag = if self.tag == 0 {
+                with_recording(operand, |r| {
+                    r.check(operand);
+                    r.tag
+                })
+            } else {
+                wrong_tape(operand, self.tag)
+            };
+        }
+        self.operands.push(operand.index);
+        self.partials.push(partial);
+    }
+
+    /// The value so far, which the caller keeps as `f64` would.
+    #[inline(always)]
+    pub(crate) fn value_mut(&mut self) -> &mut f64 {
+        &mut self.value
+    }
+
+    /// Records the sum as one node.
+    pub(crate) fn finish(mut self) -> Var {
+        let value = self.value;
+        let result = if self.operands.is_empty() {
+            Var::constant(value)
+        } else {
+            let witness = Var {
+                value,
+                index: 0,
+                tape: self.tag,
+            };
+            with_recording(witness, |r| {
+                r.check(witness);
+                r.operands.extend_from_slice(&self.operands);
+                r.partials.extend_from_slice(&self.partials);
+                r.push_node(value)
+            })
+        };
+        self.operands.clear();
+        self.partials.clear();
+        let buffers = (
+            std::mem::take(&mut self.operands),
+            std::mem::take(&mut self.partials),
+        );
+        let _ = SUM_BUFFERS.try_with(|spare| spare.borrow_mut().push(buffers));
+        result
+    }
 }
 
 /// A recording session on this thread's tape.

@@ -1,0 +1,153 @@
+//! Sums accumulated in loops (`total += e` in a `for`, `while` or `loop` that never reads
+//! `total`) are one tape record with a slot for each scalar leaf of each term; so is `Sum`.
+//! Every function is checked against central differences and against its plain `f64` value,
+//! and the records are counted.
+
+mod common;
+
+use ad::{reverse_diff, Tape, Var};
+use common::assert_gradient_matches;
+
+/// The records a function makes on a fresh tape, inputs excluded.
+fn records(inputs: &[f64], run: impl FnOnce(&[Var]) -> Var) -> usize {
+    let tape = Tape::new();
+    let vars: Vec<Var> = inputs.iter().map(|&x| tape.var(x)).collect();
+    let _ = run(&vars);
+    tape.len() - inputs.len()
+}
+
+/// Checks `grad` against central differences of `f` at `x`, and the value bit for bit.
+#[track_caller]
+fn check(f: impl Fn(&[f64]) -> f64, grad: impl Fn(&[f64]) -> (f64, Vec<f64>), x: &[f64]) {
+    let (value, gradient) = grad(x);
+    assert_eq!(value.to_bits(), f(x).to_bits(), "value");
+    assert_gradient_matches(f, x, &gradient, 1e-6);
+}
+
+/// Terms added and subtracted, a term the macro cannot analyse (a call), a constant term.
+#[reverse_diff]
+fn mixed_terms(xs: &[f64], #[no_grad] c: f64) -> f64 {
+    let mut total = xs[0];
+    for i in 1..xs.len() {
+        total += xs[i] * xs[i - 1];
+        total -= (xs[i] * 0.5).sin();
+        total += square(xs[i]);
+        total += c;
+    }
+    total
+}
+
+#[reverse_diff]
+fn square(x: f64) -> f64 {
+    x * x
+}
+
+#[test]
+fn a_loop_sum_is_one_record() {
+    let xs = [0.3, -1.2, 0.8, 2.0, -0.4];
+    let f = |x: &[f64]| mixed_terms(x, 0.25);
+    check(f, |x| mixed_terms_grad(x, 0.25), &xs);
+    // `square` records one node per call; the sum is one record.
+    assert_eq!(records(&xs, |v| mixed_terms(v, 0.25)), 4 + 1);
+}
+
+/// `break` leaves the loop (the sum is finished after it); nested loops add to the same sum;
+/// a `while` loop; a `loop` that breaks with a value.
+#[reverse_diff]
+fn control_flow(xs: &[f64], limit: usize) -> f64 {
+    let mut total = 0.0;
+    for i in 0..xs.len() {
+        if i == limit {
+            break;
+        }
+        for j in 0..=i {
+            total += xs[i] * xs[j];
+        }
+    }
+    let mut other = 1.0;
+    let mut k = 0;
+    while k < xs.len() {
+        other -= xs[k].exp() * 0.1;
+        k += 1;
+    }
+    let mut third = 0.0;
+    let mut m = 0;
+    let last = loop {
+        third += xs[m] * 2.0;
+        m += 1;
+        if m == xs.len() {
+            break xs[m - 1];
+        }
+    };
+    total * other + third * last
+}
+
+#[test]
+fn break_nested_loops_while_and_loop() {
+    let xs = [0.3, -1.2, 0.8, 2.0];
+    for limit in [0, 2, 10] {
+        check(
+            |x| control_flow(x, limit),
+            |x| control_flow_grad(x, limit),
+            &xs,
+        );
+    }
+    // Three sums; then, since the macro cannot tell the type of `last` (a `loop`'s value),
+    // `total * other + third * last` records one node per operation.
+    assert_eq!(records(&xs, |v| control_flow(v, 10)), 3 + 3);
+}
+
+/// Loops the macro must leave alone: one that reads the sum, one whose sum is printed inside,
+/// one that can leave an outer loop through a label.
+#[reverse_diff]
+fn not_accumulated(xs: &[f64]) -> f64 {
+    let mut reads = 0.0;
+    for x in xs.iter() {
+        reads += x * reads + 1.0;
+    }
+    let mut printed = 0.0;
+    for x in xs.iter() {
+        printed += x * x;
+        if printed > 1e300 {
+            println!("{printed}");
+        }
+    }
+    let mut labelled = 0.0;
+    'outer: for i in 0..xs.len() {
+        for j in 0..xs.len() {
+            if i + j == 4 {
+                break 'outer;
+            }
+            labelled += xs[i] * xs[j];
+        }
+    }
+    reads + printed + labelled
+}
+
+#[test]
+fn loops_that_read_print_or_leave_through_a_label() {
+    let xs = [0.3, -1.2, 0.8, 2.0];
+    check(not_accumulated, not_accumulated_grad, &xs);
+    // One record per iteration in each loop (7 before the labelled break), one for the result.
+    assert_eq!(records(&xs, not_accumulated), 4 + 4 + 7 + 1);
+}
+
+/// `Sum` over an iterator is one record too, and keeps `f64`'s value bit for bit.
+#[reverse_diff]
+fn iterator_sum(xs: &[f64]) -> f64 {
+    xs.iter().map(|x| x * x).sum::<f64>() + xs.iter().sum::<f64>()
+}
+
+#[test]
+fn iterator_sums() {
+    let xs = [0.3, -1.2, 0.8, 2.0];
+    check(iterator_sum, iterator_sum_grad, &xs);
+    // Four squares, two sums, their sum.
+    assert_eq!(records(&xs, iterator_sum), 4 + 2 + 1);
+    for xs in [&[-0.0][..], &[-0.0, -0.0], &[], &[1e300, -1e300, 1.0]] {
+        assert_eq!(
+            iterator_sum_grad(xs).0.to_bits(),
+            iterator_sum(xs).to_bits()
+        );
+    }
+}
