@@ -288,3 +288,72 @@ fn loop_variables() {
     let _ = loops(&vars[..3], &vars[3..], &w);
     assert_eq!(tape.len() - 6, 1 + 3 + 1 + 1 + (2 * 3 + 1));
 }
+
+/// `let`s whose only uses are in the next statement are computed inside its record: a chain
+/// of them, one used twice, one used again later (then it keeps its own record too).
+#[reverse_diff]
+fn inlined_lets(x: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..x.len() - 1 {
+        let d = x[i + 1] - x[i] * x[i];
+        let e = 1.0 - x[i];
+        let f = d * e + 0.5;
+        total += 100.0 * (d * d) + e * e + f.sin();
+    }
+    let g = x[0] * x[1] + 2.0;
+    let h = g * g - x[2];
+    let k = h * g + h.exp() * 0.01;
+    if k > 1e300 {
+        println!("{g}");
+    }
+    k
+}
+
+#[test]
+fn lets_inlined_into_the_next_statement() {
+    let x = [0.3, -1.2, 0.8, 2.0];
+    let (value, gradient) = inlined_lets_grad(&x);
+    assert_eq!(value.to_bits(), inlined_lets(&x).to_bits());
+    assert_gradient_matches(inlined_lets, &x, &gradient, 1e-6);
+    // The loop is one sum (`d`, `e`, `f` computed in it); `h` and `g` are computed inside
+    // `k`'s record, but `g` is read again after (and `k` too), so each keeps a record.
+    let tape = Tape::new();
+    let vars: Vec<Var> = x.iter().map(|&v| tape.var(v)).collect();
+    let _ = inlined_lets(&vars);
+    assert_eq!(tape.len() - x.len(), 1 + 1 + 1);
+}
+
+/// What must stop inlining: a statement between that changes a leaf, a name the initialiser
+/// reads bound again, a use in a nested block or inside a call's arguments.
+#[reverse_diff]
+fn not_inlined(x: &[f64]) -> f64 {
+    let mut y = [x[0], x[1]];
+    let d = y[0] * y[1] + 1.0;
+    y[0] = 5.0 * x[1];
+    let first = d * y[0] + 1.0;
+    let a = x[0];
+    let e = a * x[1] + 1.0;
+    let a = x[1] * 3.0 + x[2];
+    let second = e * a + 1.0;
+    let f = x[2] * x[0] - 1.0;
+    let third = {
+        let scale = 2.0;
+        f * scale + 1.0
+    };
+    let g = x[1] * x[1] + 0.5;
+    let fourth = helper(g * 2.0 + 1.0, 3.0);
+    first + second * third + fourth
+}
+
+#[reverse_diff]
+fn helper(a: f64, b: f64) -> f64 {
+    a * b + b
+}
+
+#[test]
+fn inlining_stops_where_it_must() {
+    let x = [0.3, -1.2, 0.8];
+    let (value, gradient) = not_inlined_grad(&x);
+    assert_eq!(value.to_bits(), not_inlined(&x).to_bits());
+    assert_gradient_matches(not_inlined, &x, &gradient, 1e-6);
+}

@@ -151,3 +151,25 @@ fn iterator_sums() {
         );
     }
 }
+
+/// A sum named in a format string inside the loop is read there: not accumulated.
+#[reverse_diff]
+fn printed_by_name(xs: &[f64]) -> f64 {
+    let mut total = 0.0;
+    let mut lines = Vec::new();
+    for x in xs.iter() {
+        total += x * x;
+        lines.push(format!("{total}"));
+    }
+    assert_eq!(lines.len(), xs.len());
+    let running = if lines[0] == "9" { 1.0 } else { 0.0 };
+    total + running
+}
+
+#[test]
+fn a_sum_named_in_a_format_string() {
+    let xs = [3.0, 1.0];
+    // The first line prints the running total, 9.
+    check(printed_by_name, printed_by_name_grad, &xs);
+    assert_eq!(printed_by_name(&xs), 10.0 + 1.0);
+}

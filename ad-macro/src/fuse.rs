@@ -125,27 +125,59 @@ enum Item {
 /// (it hides an outer name of the same spelling).
 pub struct Scopes {
     scopes: Vec<HashMap<String, Option<Kind>>>,
+    /// Per scope, the `let`s of its block whose values the next statement may inline (see
+    /// [`Scopes::offer`]): name, then the offer's number and the initialiser.
+    offers: Vec<HashMap<String, (usize, Expr)>>,
 }
 
 impl Scopes {
     pub fn new() -> Scopes {
         Scopes {
             scopes: vec![HashMap::new()],
+            offers: vec![HashMap::new()],
         }
     }
 
     pub fn push(&mut self) {
         self.scopes.push(HashMap::new());
+        self.offers.push(HashMap::new());
     }
 
     pub fn pop(&mut self) {
         self.scopes.pop();
+        self.offers.pop();
     }
 
     pub fn bind(&mut self, name: &Ident, kind: Option<Kind>) {
         if let Some(scope) = self.scopes.last_mut() {
             scope.insert(name.to_string(), kind);
         }
+        // An offer that reads `name` (or binds it) would now read another value.
+        if let Some(offers) = self.offers.last_mut() {
+            offers.retain(|offered, (_, expr)| {
+                offered != &name.to_string() && mentions(expr.to_token_stream(), name) == 0
+            });
+        }
+    }
+
+    /// Offers `let name = expr;` (just bound, pure) to the statements that follow in this block:
+    /// one of them may compute `expr` inside its own record instead of reading `name`'s.
+    pub fn offer(&mut self, name: &Ident, number: usize, expr: Expr) {
+        if let Some(offers) = self.offers.last_mut() {
+            offers.insert(name.to_string(), (number, expr));
+        }
+    }
+
+    /// Withdraws this block's offers (a statement that may change what they read).
+    pub fn withdraw_offers(&mut self) {
+        if let Some(offers) = self.offers.last_mut() {
+            offers.clear();
+        }
+    }
+
+    /// This block's offer of `name`.
+    fn offered(&self, name: &Ident) -> Option<&(usize, Expr)> {
+        self.offers.last()?.get(&name.to_string())
     }
 
     /// Binds every name a pattern binds, with the kind `kind` for a lone name (`x`, `mut x`,
@@ -323,6 +355,64 @@ impl Scopes {
     }
 }
 
+/// How often the identifier `name` appears in `tokens`, macro arguments included, and string
+/// literals that contain it (`println!("{name}")` reads `name`).
+pub fn mentions(tokens: TokenStream, name: &Ident) -> usize {
+    let spelled = name.to_string();
+    tokens
+        .into_iter()
+        .map(|token| match token {
+            proc_macro2::TokenTree::Ident(ident) => usize::from(ident == *name),
+            proc_macro2::TokenTree::Group(group) => mentions(group.stream(), name),
+            proc_macro2::TokenTree::Literal(literal) => {
+                literal.to_string().matches(spelled.as_str()).count()
+            }
+            proc_macro2::TokenTree::Punct(_) => 0,
+        })
+        .sum()
+}
+
+/// Whether `expr` reads values and computes, with no call, macro or assignment that could
+/// change a variable: `x`, `xs[i + 1]`, `a * b.sin()`, `i as f64`.
+pub fn is_pure(expr: &Expr) -> bool {
+    match expr {
+        Expr::Lit(_) => true,
+        Expr::Path(path) => path.qself.is_none(),
+        Expr::Paren(inner) => is_pure(&inner.expr),
+        Expr::Group(inner) => is_pure(&inner.expr),
+        Expr::Cast(cast) => is_pure(&cast.expr),
+        Expr::Field(field) => is_pure(&field.base),
+        Expr::Index(index) => is_pure(&index.expr) && is_pure(&index.index),
+        Expr::Unary(unary) => is_pure(&unary.expr),
+        Expr::Binary(binary) => {
+            !is_assignment(&binary.op) && is_pure(&binary.left) && is_pure(&binary.right)
+        }
+        Expr::MethodCall(call) => {
+            real_method(&call.method.to_string()).is_some()
+                && call.turbofish.is_none()
+                && is_pure(&call.receiver)
+                && call.args.iter().all(is_pure)
+        }
+        _ => false,
+    }
+}
+
+fn is_assignment(op: &BinOp) -> bool {
+    matches!(
+        op,
+        BinOp::AddAssign(_)
+            | BinOp::SubAssign(_)
+            | BinOp::MulAssign(_)
+            | BinOp::DivAssign(_)
+            | BinOp::RemAssign(_)
+            | BinOp::BitXorAssign(_)
+            | BinOp::BitAndAssign(_)
+            | BinOp::BitOrAssign(_)
+            | BinOp::ShlAssign(_)
+            | BinOp::ShrAssign(_)
+    )
+}
+
 /// The kind of an array of elements of the given kinds: all scalars, or all constants.
 fn sequence_of(kinds: &[Kind]) -> Option<Kind> {
     if kinds.iter().all(|kind| *kind == Kind::Scalar) {
@@ -351,6 +441,7 @@ enum Role {
 }
 
 /// An operand of an operation of the fused expression.
+#[derive(Clone)]
 enum Operand {
     /// The value of a scalar leaf (its slot).
     Slot(usize),
@@ -378,6 +469,15 @@ struct Analysis<'a> {
     operations: Vec<Operation>,
     scalar_leaves: usize,
     literal: bool,
+    /// Whether offered `let`s may be inlined (the expression is a statement's whole value).
+    inline: bool,
+    /// The offers inlined, one entry per occurrence, and the operand each computes.
+    inlined: Vec<usize>,
+    shared: HashMap<usize, Operand>,
+    /// How deep inside inlined offers the analysis is.
+    depth: usize,
+    /// Whether some computed leaf is not [`is_pure`].
+    impure: bool,
 }
 
 impl<'a> Analysis<'a> {
@@ -389,7 +489,23 @@ impl<'a> Analysis<'a> {
             operations: Vec::new(),
             scalar_leaves: 0,
             literal: false,
+            inline: false,
+            inlined: Vec::new(),
+            shared: HashMap::new(),
+            depth: 0,
+            impure: false,
         }
+    }
+
+    /// Analyses `expr`, inlining offered `let`s if `inline` and the whole stays pure.
+    fn run(scopes: &'a Scopes, expr: &Expr, inline: bool) -> Option<(Analysis<'a>, Operand, Expr)> {
+        let mut analysis = Analysis::new(scopes);
+        analysis.inline = inline;
+        let (root, rewritten) = analysis.tree(expr)?;
+        if !analysis.inlined.is_empty() && analysis.impure {
+            return Analysis::run(scopes, expr, false);
+        }
+        Some((analysis, root, rewritten))
     }
 
     fn temp(&mut self, expr: &Expr, role: Role) -> Ident {
@@ -431,6 +547,7 @@ impl<'a> Analysis<'a> {
 
     /// A scalar leaf computed by an expression: evaluated once, where it stands.
     fn computed_leaf(&mut self, expr: &Expr) -> (Operand, Expr) {
+        self.impure |= !is_pure(expr);
         self.scalar_leaves += 1;
         let name = self.temp(expr, Role::Scalar(self.scalar_leaves - 1));
         (
@@ -525,6 +642,35 @@ impl<'a> Analysis<'a> {
             }
             // `i as f64` is a scalar (a constant, or a real that keeps its derivative).
             Expr::Cast(cast) if is_f64(&cast.ty) => Some(self.computed_leaf(expr)),
+            // An offered `let`: its expression, computed in this record.
+            Expr::Path(path)
+                if self.inline
+                    && path.qself.is_none()
+                    && path
+                        .path
+                        .get_ident()
+                        .is_some_and(|name| self.scopes.offered(name).is_some()) =>
+            {
+                let name = path.path.get_ident().expect("checked: one identifier");
+                let (number, offered) = self.scopes.offered(name).expect("checked: offered");
+                // Only the uses written here count: an offer inlined inside another offer
+                // was counted where that one was written.
+                if self.depth == 0 {
+                    self.inlined.push(*number);
+                }
+                let operand = match self.shared.get(number) {
+                    Some(operand) => operand.clone(),
+                    None => {
+                        self.depth += 1;
+                        let tree = self.tree(offered);
+                        self.depth -= 1;
+                        let (operand, _) = tree?;
+                        self.shared.insert(*number, operand.clone());
+                        operand
+                    }
+                };
+                Some((operand, expr.clone()))
+            }
             Expr::Path(_) => match self.scopes.path_kind(expr)? {
                 kind @ (Kind::Scalar | Kind::Constant) => Some(self.pure_leaf(expr, kind)),
                 // `x` with `x: &S` reads `*x`.
@@ -577,6 +723,8 @@ fn is_pure_index(expr: &Expr) -> bool {
 pub struct Fusion {
     temps: Vec<Temp>,
     operations: Vec<Operation>,
+    /// The offered `let`s inlined, one entry per occurrence.
+    inlined: Vec<usize>,
     /// The operand the whole expression computes.
     root: Operand,
     slots: usize,
@@ -585,52 +733,74 @@ pub struct Fusion {
 }
 
 impl Fusion {
-    /// Analyses `expr`; `Some` when it is worth one record: at least two operations over at
-    /// least one scalar leaf, every leaf known.
-    pub fn new(expr: &Expr, scopes: &Scopes) -> Option<Fusion> {
-        let mut analysis = Analysis::new(scopes);
-        let (root, mut rewritten) = analysis.tree(expr)?;
-        // The unfused form stands alone as a match arm: no parentheses around it.
+    fn from(analysis: Analysis, root: Operand, mut rewritten: Expr, span: Span) -> Fusion {
+        // The unfused form stands alone (a match arm, a closure's body): no parentheses.
         while let Expr::Paren(inner) = rewritten {
             rewritten = *inner.expr;
         }
+        Fusion {
+            temps: analysis.temps,
+            operations: analysis.operations,
+            inlined: analysis.inlined,
+            root,
+            slots: analysis.scalar_leaves,
+            rewritten,
+            span,
+        }
+    }
+
+    /// Analyses `expr`; `Some` when it is worth one record: at least two operations over at
+    /// least one scalar leaf, every leaf known. `inline`: `expr` is a statement's whole value,
+    /// so it may inline offered `let`s.
+    pub fn new(expr: &Expr, scopes: &Scopes, inline: bool) -> Option<Fusion> {
+        let (analysis, root, rewritten) = Analysis::run(scopes, expr, inline)?;
         if analysis.operations.len() < 2
             || analysis.scalar_leaves == 0
             || !matches!(root, Operand::Operation(_))
         {
             return None;
         }
-        Some(Fusion {
-            temps: analysis.temps,
-            operations: analysis.operations,
-            root,
-            slots: analysis.scalar_leaves,
-            rewritten,
-            span: expr.span(),
-        })
+        Some(Fusion::from(analysis, root, rewritten, expr.span()))
     }
 
     /// Analyses a term `e` of a sum accumulated in a loop (`total += e`); `Some` when every
     /// leaf is known and some leaf is a scalar, however few its operations.
-    pub fn term(expr: &Expr, scopes: &Scopes) -> Option<Fusion> {
-        let mut analysis = Analysis::new(scopes);
-        let (root, rewritten) = analysis.tree(expr)?;
+    pub fn term(expr: &Expr, scopes: &Scopes, inline: bool) -> Option<Fusion> {
+        let (analysis, root, rewritten) = Analysis::run(scopes, expr, inline)?;
         if analysis.scalar_leaves == 0 {
             return None;
         }
-        Some(Fusion {
-            temps: analysis.temps,
-            operations: analysis.operations,
-            root,
-            slots: analysis.scalar_leaves,
-            rewritten,
-            span: expr.span(),
-        })
+        Some(Fusion::from(analysis, root, rewritten, expr.span()))
+    }
+
+    /// Analyses the initialiser of `let name = expr;`: `Some` when the `let` can be offered
+    /// to the next statements ([`Scopes::offer`]): `expr` is pure, with an operation and a
+    /// scalar leaf.
+    pub fn offer(expr: &Expr, scopes: &Scopes) -> Option<Fusion> {
+        if !is_pure(expr) {
+            return None;
+        }
+        let (analysis, root, rewritten) = Analysis::run(scopes, expr, true)?;
+        if analysis.operations.is_empty() || analysis.scalar_leaves == 0 {
+            return None;
+        }
+        Some(Fusion::from(analysis, root, rewritten, expr.span()))
+    }
+
+    /// The offered `let`s this expression inlines, one entry per occurrence.
+    pub fn inlined(&self) -> &[usize] {
+        &self.inlined
     }
 
     /// `place op= rhs` as `place = place op rhs`, fused; `None` unless `place` is a scalar
     /// variable or element and the whole is worth one record.
-    pub fn compound(place: &Expr, op: &BinOp, rhs: &Expr, scopes: &Scopes) -> Option<Fusion> {
+    pub fn compound(
+        place: &Expr,
+        op: &BinOp,
+        rhs: &Expr,
+        scopes: &Scopes,
+        inline: bool,
+    ) -> Option<Fusion> {
         let is_place = match place {
             Expr::Path(_) => scopes.path_kind(place) == Some(Kind::Scalar),
             Expr::Index(index) => {
@@ -650,7 +820,7 @@ impl Fusion {
             return None;
         }
         let expr: Expr = syn::parse_quote_spanned!(rhs.span()=> #place #op (#rhs));
-        Fusion::new(&expr, scopes)
+        Fusion::new(&expr, scopes, inline)
     }
 
     /// The generated code. `translate(expr, fuse)` rewrites a user expression as the rest of the
@@ -659,6 +829,27 @@ impl Fusion {
         self.generate(scalar, translate, |leaves, derivative, unfused| {
             quote! {
                 match <#scalar as ::ad::__private::Fuse>::fuse([#(#leaves),*], #derivative) {
+                    ::core::option::Option::Some(__ad_fused) => __ad_fused,
+                    ::core::option::Option::None => #unfused,
+                }
+            }
+        })
+    }
+
+    /// The generated code of an offered `let`'s initialiser: one record, or (for `Var`, when
+    /// the constant `untaped` is true because the statements after it inlined every use) its
+    /// value alone.
+    pub fn expand_offer(
+        self,
+        scalar: &Ident,
+        untaped: &Ident,
+        translate: impl FnMut(Expr, bool) -> Expr,
+    ) -> Expr {
+        self.generate(scalar, translate, |leaves, derivative, unfused| {
+            quote! {
+                match <#scalar as ::ad::__private::Fuse>::fuse_let::<#untaped, _>(
+                    [#(#leaves),*], #derivative)
+                {
                     ::core::option::Option::Some(__ad_fused) => __ad_fused,
                     ::core::option::Option::None => #unfused,
                 }
@@ -759,11 +950,19 @@ impl Fusion {
                 let (#result, #(#partials),*) = ::ad::__private::rules::#rule(#(#operands),* #(, #extra)*);
             });
         }
-        let mut backward = Vec::new();
+        // Reverse accumulation; an operation of an inlined `let` used twice has two users, so
+        // adjoints are sums, complete before their operation passes them on.
+        let mut backward: Vec<TokenStream> = (0..self.operations.len())
+            .filter(|index| varies[*index])
+            .map(|index| {
+                let adjoint = format_ident!("__ad_g{}", index);
+                quote!(let mut #adjoint = 0.0f64;)
+            })
+            .collect();
         match &self.root {
             Operand::Operation(root) if varies[*root] => {
                 let root_adjoint = format_ident!("__ad_g{}", root);
-                backward.push(quote!(let #root_adjoint = 1.0f64;));
+                backward.push(quote!(#root_adjoint += 1.0f64;));
             }
             Operand::Slot(slot) => backward.push(quote!(__ad_p[#slot] += 1.0f64;)),
             _ => {}
@@ -780,7 +979,7 @@ impl Fusion {
                     Operand::Slot(slot) => backward.push(quote!(__ad_p[#slot] += #passed;)),
                     Operand::Operation(child) if varies[*child] => {
                         let child = format_ident!("__ad_g{}", child);
-                        backward.push(quote!(let #child = #passed;));
+                        backward.push(quote!(#child += #passed;));
                     }
                     _ => {}
                 }

@@ -22,9 +22,9 @@ use syn::fold::{self, Fold};
 use syn::parse::{Parse, ParseStream, Parser};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{Expr, ExprCast, ExprLit, ExprPath, Ident, Lit, Macro, Pat, Token, Type};
+use syn::{Expr, ExprCast, ExprLit, ExprPath, Ident, Lit, Macro, Pat, Stmt, Token, Type};
 
-use crate::fuse::{Fusion, Kind, Scopes};
+use crate::fuse::{mentions, Fusion, Kind, Scopes};
 use crate::names::{is_f64, real_method};
 
 /// Standard macros whose arguments are comma-separated expressions.
@@ -60,6 +60,13 @@ pub struct Translator {
     fusing: bool,
     /// The variables the enclosing loops accumulate (`total += e`), with their sums.
     sums: HashMap<String, Ident>,
+    /// Set for a statement's whole value while it is translated: the next `fold_expr` may
+    /// inline offered `let`s into its record ([`Scopes::offer`]).
+    inline: bool,
+    /// How many `let`s have been offered so far (the next offer's number).
+    offers: usize,
+    /// How many times each offer has been inlined.
+    inlined: HashMap<usize, usize>,
 }
 
 impl Translator {
@@ -69,6 +76,9 @@ impl Translator {
             scopes: Scopes::new(),
             fusing: true,
             sums: HashMap::new(),
+            inline: false,
+            offers: 0,
+            inlined: HashMap::new(),
         }
     }
 
@@ -80,14 +90,60 @@ impl Translator {
     /// One record for `expr` if it fuses ([`Fusion`]), else `None`.
     fn fuse(&mut self, fusion: Option<Fusion>) -> Option<Expr> {
         let fusion = fusion.filter(|_| self.fusing)?;
+        self.count_inlined(&fusion);
         let scalar = self.scalar.clone();
-        Some(fusion.expand(&scalar, |expr, fuse| {
-            let fusing = self.fusing;
-            self.fusing = fuse && fusing;
-            let expr = self.fold_expr(expr);
-            self.fusing = fusing;
-            expr
-        }))
+        Some(fusion.expand(&scalar, |expr, fuse| self.translate(expr, fuse)))
+    }
+
+    /// Translates a part of a fused expression (`fuse: false` for its unfused form).
+    fn translate(&mut self, expr: Expr, fuse: bool) -> Expr {
+        let fusing = self.fusing;
+        self.fusing = fuse && fusing;
+        let expr = self.fold_expr(expr);
+        self.fusing = fusing;
+        expr
+    }
+
+    /// Counts the offered `let`s a fused expression about to be generated inlines.
+    fn count_inlined(&mut self, fusion: &Fusion) {
+        for number in fusion.inlined() {
+            *self.inlined.entry(*number).or_insert(0) += 1;
+        }
+    }
+
+    /// Before: `let d = x[i + 1] - x[i] * x[i];` (pure, a scalar, its name not read by its
+    /// initialiser). After: the same `let` as one record, or, when the statements that follow
+    /// inline every use of `d`, as its value alone for `Var` (the constant `__AD_UNTAPED_n`,
+    /// which [`Translator::fold_block`] defines, says which); the `let` is offered to them.
+    fn fold_offered_local(&mut self, local: &syn::Local) -> Option<syn::Local> {
+        let Pat::Ident(pat) = &local.pat else {
+            return None;
+        };
+        let init = local.init.as_ref()?;
+        let plain = pat.by_ref.is_none() && pat.mutability.is_none() && pat.subpat.is_none();
+        if !plain
+            || !self.fusing
+            || init.diverge.is_some()
+            || !local.attrs.is_empty()
+            || mentions(init.expr.to_token_stream(), &pat.ident) > 0
+            || self.scopes.kind_of(&init.expr) != Some(Kind::Scalar)
+        {
+            return None;
+        }
+        let fusion = Fusion::offer(&init.expr, &self.scopes)?;
+        self.count_inlined(&fusion);
+        let number = self.offers;
+        self.offers += 1;
+        let untaped = untaped_constant(number);
+        let scalar = self.scalar.clone();
+        let expr = fusion.expand_offer(&scalar, &untaped, |expr, fuse| self.translate(expr, fuse));
+        self.scopes.bind(&pat.ident, Some(Kind::Scalar));
+        self.scopes.offer(&pat.ident, number, (*init.expr).clone());
+        let mut local = local.clone();
+        if let Some(init) = &mut local.init {
+            *init.expr = expr;
+        }
+        Some(local)
     }
 
     /// Before: `for i in 0..n { total += x[i] * y[i]; }` with `total` a scalar variable that
@@ -139,11 +195,17 @@ impl Translator {
 
     /// Before: `total += x[i] * y[i]` with `total` a scalar variable. After: `total = <one
     /// record of total + x[i] * y[i]>`.
-    fn fold_compound(&mut self, binary: syn::ExprBinary) -> Expr {
+    fn fold_compound(&mut self, binary: syn::ExprBinary, inline: bool) -> Expr {
         if let Some(sum) = accumulated_place(&binary, &self.sums) {
-            return self.fold_term(binary, sum);
+            return self.fold_term(binary, sum, inline);
         }
-        let fusion = Fusion::compound(&binary.left, &binary.op, &binary.right, &self.scopes);
+        let fusion = Fusion::compound(
+            &binary.left,
+            &binary.op,
+            &binary.right,
+            &self.scopes,
+            inline,
+        );
         match self.fuse(fusion) {
             Some(fused) => {
                 let place = self.fold_expr((*binary.left).clone());
@@ -156,17 +218,16 @@ impl Translator {
     /// `total += e` inside a loop that accumulates `total` in `sum`: `e`'s leaves and partials
     /// join the sum's record. A term the macro cannot analyse joins it as one operand
     /// (`sum += e`).
-    fn fold_term(&mut self, binary: syn::ExprBinary, sum: Ident) -> Expr {
+    fn fold_term(&mut self, binary: syn::ExprBinary, sum: Ident, inline: bool) -> Expr {
         let subtract = matches!(binary.op, syn::BinOp::SubAssign(_));
         let scalar = self.scalar.clone();
-        match Fusion::term(&binary.right, &self.scopes) {
-            Some(term) => term.expand_term(&scalar, &sum, subtract, |expr, fuse| {
-                let fusing = self.fusing;
-                self.fusing = fuse && fusing;
-                let expr = self.fold_expr(expr);
-                self.fusing = fusing;
-                expr
-            }),
+        match Fusion::term(&binary.right, &self.scopes, inline) {
+            Some(term) => {
+                self.count_inlined(&term);
+                term.expand_term(&scalar, &sum, subtract, |expr, fuse| {
+                    self.translate(expr, fuse)
+                })
+            }
             None => {
                 let span = binary.span();
                 let op = binary.op;
@@ -400,16 +461,9 @@ fn accumulated(expr: &Expr) -> Vec<Ident> {
     names
 }
 
-/// How often the identifier `name` appears in `tokens`, macro arguments included.
-fn mentions(tokens: TokenStream, name: &Ident) -> usize {
-    tokens
-        .into_iter()
-        .map(|token| match token {
-            proc_macro2::TokenTree::Ident(ident) => usize::from(ident == *name),
-            proc_macro2::TokenTree::Group(group) => mentions(group.stream(), name),
-            _ => 0,
-        })
-        .sum()
+/// The constant that says whether offered `let` number `number` is untaped.
+fn untaped_constant(number: usize) -> Ident {
+    quote::format_ident!("__AD_UNTAPED_{}", number)
 }
 
 /// Whether `tokens` hold `break 'label` or `continue 'label`.
@@ -503,6 +557,8 @@ impl Fold for Translator {
     }
 
     fn fold_expr(&mut self, expr: Expr) -> Expr {
+        // Only a statement's whole value may inline offered `let`s, not its parts.
+        let inline = std::mem::take(&mut self.inline);
         match expr {
             // Before: `2.5`. After: `<S as ::ad::Real>::from_f64(2.5)`.
             Expr::Lit(ExprLit {
@@ -532,11 +588,19 @@ impl Fold for Translator {
             Expr::Path(path) => self.fold_f64_path(path),
             Expr::Call(call) if is_real_method_path(&call.func) => self.fold_method_call(call),
             Expr::Binary(binary) if is_compound_assignment(&binary.op) => {
-                self.fold_compound(binary)
+                self.fold_compound(binary, inline)
             }
             Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => self.fold_loop(expr),
+            // `place = e`: `e` is the statement's value (it runs before the place is found).
+            Expr::Assign(mut assign) if inline => {
+                *assign.left = self.fold_expr(*assign.left);
+                self.inline = true;
+                *assign.right = self.fold_expr(*assign.right);
+                self.inline = false;
+                Expr::Assign(assign)
+            }
             Expr::Binary(_) | Expr::Unary(_) | Expr::MethodCall(_) | Expr::Paren(_) => {
-                let fusion = Fusion::new(&expr, &self.scopes);
+                let fusion = Fusion::new(&expr, &self.scopes, inline);
                 match self.fuse(fusion) {
                     Some(fused) => fused,
                     None => fold::fold_expr(self, expr),
@@ -546,11 +610,51 @@ impl Fold for Translator {
         }
     }
 
+    // A `let` offered to the statements after it stays offered while only other offered
+    // `let`s come between; any other statement withdraws the block's offers. At the end, each
+    // offered `let` learns whether every later mention of its name was inlined.
     fn fold_block(&mut self, block: syn::Block) -> syn::Block {
         self.scopes.push();
-        let block = fold::fold_block(self, block);
+        let original = block.stmts.clone();
+        let mut stmts = Vec::with_capacity(original.len());
+        let mut offered = Vec::new();
+        for (position, stmt) in block.stmts.into_iter().enumerate() {
+            let offers = self.offers;
+            let folded = match &stmt {
+                Stmt::Local(local) => self.fold_offered_local(local).map(Stmt::Local),
+                _ => None,
+            };
+            let folded = folded.unwrap_or_else(|| {
+                self.inline = true;
+                let folded = self.fold_stmt(stmt);
+                self.inline = false;
+                folded
+            });
+            match (&folded, self.offers > offers) {
+                (Stmt::Local(local), true) => {
+                    if let Pat::Ident(pat) = &local.pat {
+                        offered.push((offers, pat.ident.clone(), position));
+                    }
+                }
+                _ => self.scopes.withdraw_offers(),
+            }
+            stmts.push(folded);
+        }
+        let constants: Vec<Stmt> = offered
+            .into_iter()
+            .map(|(number, name, position)| {
+                let uses: usize = original[position + 1..]
+                    .iter()
+                    .map(|stmt| mentions(stmt.to_token_stream(), &name))
+                    .sum();
+                let untaped = uses > 0 && self.inlined.get(&number) == Some(&uses);
+                let constant = untaped_constant(number);
+                syn::parse_quote!(const #constant: bool = #untaped;)
+            })
+            .collect();
+        stmts.splice(0..0, constants);
         self.scopes.pop();
-        block
+        syn::Block { stmts, ..block }
     }
 
     fn fold_expr_closure(&mut self, closure: syn::ExprClosure) -> syn::ExprClosure {

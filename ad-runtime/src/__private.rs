@@ -87,6 +87,16 @@ pub trait Fuse: Sized {
         leaves: [Self; K],
         derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
     ) -> Option<Self>;
+
+    /// [`Fuse::fuse`] for the initialiser of a `let` whose every use the statements after it
+    /// compute inside their own records: then (`UNTAPED`) `Var` records nothing and the `let`
+    /// holds a constant of the right value, which nothing differentiates.
+    fn fuse_let<const UNTAPED: bool, const K: usize>(
+        leaves: [Self; K],
+        derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+    ) -> Option<Self> {
+        Self::fuse(leaves, derivative)
+    }
 }
 
 impl Fuse for f64 {
@@ -107,6 +117,18 @@ impl Fuse for Var {
     ) -> Option<Var> {
         let (value, partials) = derivative(leaves.map(Var::value));
         Some(record_fused(value, leaves, partials))
+    }
+
+    #[inline(always)]
+    fn fuse_let<const UNTAPED: bool, const K: usize>(
+        leaves: [Var; K],
+        derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+    ) -> Option<Var> {
+        if UNTAPED {
+            Some(Var::constant(derivative(leaves.map(Var::value)).0))
+        } else {
+            Self::fuse(leaves, derivative)
+        }
     }
 }
 
