@@ -152,10 +152,11 @@
 /// float type; unknown arguments to the attribute; `#[no_grad]` anywhere but on a parameter.
 /// Calling a plain `fn helper(x: f64) -> f64` with a differentiable value is a type error at
 /// the call (`expected f64, found type parameter __S`): put `#[reverse_diff]` on the helper too
-/// (or make it generic over `S: ad::Real`), and the call needs no other change.
+/// (or make it generic over `S: ad::Real`, or over `T: num_traits::Float`, which every `Real`
+/// is), and the call needs no other change.
 pub use ad_macro::reverse_diff;
 
-pub use ad_runtime::{Differentiable, Dual, DualPart, Real, Tape, Var};
+pub use ad_runtime::{num_traits, Differentiable, Dual, DualPart, Real, Tape, Var};
 
 /// Derives [`Differentiable`] for a struct or enum generic in its scalar, so it can be a
 /// parameter of a `#[reverse_diff]` function and its gradient comes back with its own shape.

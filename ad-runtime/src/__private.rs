@@ -5,6 +5,7 @@ pub use crate::real::{ArithOps, AssignOps};
 use crate::tape::record_nary;
 pub use crate::tape::{set_node_limit, Adjoints};
 use crate::{Differentiable, Dual, DualPart, Real, Tape, Var};
+pub use num_traits::Float;
 use std::borrow::Cow;
 use std::ops::Neg;
 
