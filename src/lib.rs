@@ -24,6 +24,11 @@
 //! The crate has three parts: this facade (the one dependency users add), `ad-macro` (the
 //! attribute) and `ad-runtime` (the [`Real`] trait, [`Var`], the [`Tape`] and
 //! [`Differentiable`]).
+//!
+//! Every scalar type is a [`num_traits::Float`], so functions written against num-traits run
+//! on them. The cargo feature `nalgebra` makes nalgebra matrices of `f64` parameters and results
+//! (their gradients come back as the same matrix types) and implements nalgebra's `RealField`
+//! for [`Var`] and [`Dual`].
 
 /// Makes a function over `f64` differentiable and generates `name_grad`, its value and gradient.
 ///

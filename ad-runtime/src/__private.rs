@@ -51,6 +51,24 @@ impl ScalarOps<f64> for &f64 {}
 impl F64Ops<f64> for f64 {}
 impl RefOps<f64> for &f64 {}
 
+/// What nalgebra needs of a scalar inside a generic body (a supertrait of [`Real`]): with the
+/// feature `nalgebra`, `SimdRealField` (products, norms, `dot`, `cross`...), whose methods all
+/// have `simd_` names, so `x.sin()` stays `Float::sin` and unambiguous; without it, nothing.
+/// (`RealField` itself, which decompositions need, would make `x.sin()` ambiguous, E0034.)
+#[cfg(feature = "nalgebra")]
+pub trait Matrices: simba::simd::SimdRealField<Element = Self, SimdBool = bool> {}
+
+#[cfg(feature = "nalgebra")]
+impl<T: simba::simd::SimdRealField<Element = T, SimdBool = bool>> Matrices for T {}
+
+/// What nalgebra needs of a scalar inside a generic body: nothing without the feature
+/// `nalgebra`.
+#[cfg(not(feature = "nalgebra"))]
+pub trait Matrices {}
+
+#[cfg(not(feature = "nalgebra"))]
+impl<T> Matrices for T {}
+
 /// The target of `e as f64` in a differentiated body: numbers become constants, a real stays
 /// itself (keeping its derivative).
 pub trait IntoReal<S> {

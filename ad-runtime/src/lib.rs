@@ -22,6 +22,8 @@
 
 mod differentiable;
 mod dual;
+#[cfg(feature = "nalgebra")]
+mod nalgebra;
 mod num;
 mod ops;
 mod primitives;

@@ -1,6 +1,6 @@
 //! The [`Real`] trait: what a `#[reverse_diff]` function may do with its scalars.
 
-use crate::__private::{IntoReal, Primitive};
+use crate::__private::{IntoReal, Matrices, Primitive};
 use num_traits::Float;
 use std::fmt::{Debug, Display, LowerExp, UpperExp};
 use std::iter::{Product, Sum};
@@ -52,6 +52,10 @@ impl<T, Rhs> AssignOps<Rhs> for T where
 /// constant `f64` data there (`x.max(c)`, `x.powf(p)`); in code written by hand over `S: Real`,
 /// write `x.powf(S::from_f64(2.5))`.
 ///
+/// With the cargo feature `nalgebra`, `Real` also has nalgebra's `SimdRealField` as a supertrait
+/// (through `Matrices`), so a body over `S: Real` can multiply nalgebra matrices of `S` and take
+/// their norms; the scalar types implement `RealField` itself.
+///
 /// For `f64` every method is the inherent `f64` method, so `f::<f64>` computes bit for bit what
 /// the unannotated function computes.
 ///
@@ -89,6 +93,9 @@ pub trait Real:
     + Product<f64>
     + for<'a> Product<&'a f64>
     + Primitive
+    + Matrices
+    + Send
+    + Sync
     + 'static
 {
     /// A constant of this type: no derivative.
