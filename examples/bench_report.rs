@@ -946,8 +946,7 @@ fn render_definitions(out: &mut String) {
         out,
         "\nEach peer runs the same operations as `ad` (one `Objective` per function, generic over \
          the peer's number type, in `benches/common/objectives.rs`). `easy-ml` and `ad_trait` \
-         are measured by `benches/suite_easy_ml_ad_trait`, apart from `ad`: in a crate that \
-         links either of them, `#[reverse_diff]` functions currently fail to compile (E0275, \
-         trait-solver overflow on the generated bounds)."
+         are measured by `benches/suite_easy_ml_ad_trait`, a second run under the same \
+         criterion ids."
     );
 }

@@ -24,6 +24,11 @@
 //! The crate has three parts: this facade (the one dependency users add), `ad-macro` (the
 //! attribute) and `ad-runtime` (the [`Real`] trait, [`Var`], the [`Tape`] and
 //! [`Differentiable`]).
+//!
+//! Every scalar type is a [`num_traits::Float`], so functions written against num-traits run
+//! on them. The cargo feature `nalgebra` makes nalgebra matrices of `f64` parameters and results
+//! (their gradients come back as the same matrix types) and implements nalgebra's `RealField`
+//! for [`Var`] and [`Dual`].
 
 /// Makes a function over `f64` differentiable and generates `name_grad`, its value and gradient.
 ///
@@ -152,10 +157,11 @@
 /// float type; unknown arguments to the attribute; `#[no_grad]` anywhere but on a parameter.
 /// Calling a plain `fn helper(x: f64) -> f64` with a differentiable value is a type error at
 /// the call (`expected f64, found type parameter __S`): put `#[reverse_diff]` on the helper too
-/// (or make it generic over `S: ad::Real`), and the call needs no other change.
+/// (or make it generic over `S: ad::Real`, or over `T: num_traits::Float`, which every `Real`
+/// is), and the call needs no other change.
 pub use ad_macro::reverse_diff;
 
-pub use ad_runtime::{Differentiable, Dual, DualPart, Real, Tape, Var};
+pub use ad_runtime::{num_traits, Differentiable, Dual, DualPart, Real, Tape, Var};
 
 /// Derives [`Differentiable`] for a struct or enum generic in its scalar, so it can be a
 /// parameter of a `#[reverse_diff]` function and its gradient comes back with its own shape.

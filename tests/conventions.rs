@@ -5,7 +5,7 @@
 //! one. Expected values are either the stated convention (rows say "convention") or the
 //! analytic derivative at that point. A failing test lists every failing row by name.
 
-use ad::{reverse_diff, Real, Tape, Var};
+use ad::{reverse_diff, Tape, Var};
 
 /// The `_grad` of a function of one scalar: its value and derivative.
 type ScalarGrad = fn(f64) -> (f64, f64);

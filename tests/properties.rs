@@ -353,8 +353,9 @@ impl Binary {
         }
     }
 
-    /// `a.method(b)` for a method taking `impl Into<S>`.
+    /// `a.method(b)` for a method taking a second real (`Float`'s, which takes `S`).
     fn apply_method<S: Real>(self, a: S, b: impl Into<S>) -> S {
+        let b = b.into();
         match self {
             Binary::Powf => a.powf(b),
             Binary::Log => a.log(b),
@@ -735,7 +736,7 @@ where
                 let x = value(&nodes, a);
                 decisions.push(i64::from(x < low) - i64::from(x > high));
                 at_boundary |= x == low || x == high;
-                nodes[a].clamp(low, high)
+                nodes[a].clamp(S::from_f64(low), S::from_f64(high))
             }
             Op::Sum(operands) => operands.map(|node| nodes[node]).iter().sum(),
             Op::Product(operands) => operands.map(|node| nodes[node]).into_iter().product(),

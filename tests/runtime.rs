@@ -7,7 +7,7 @@
 //! The no-allocation guarantee has its own test binary (`tests/allocations.rs`), because it needs
 //! a counting global allocator.
 
-use ad::{reverse_diff, Real, Tape, Var};
+use ad::{reverse_diff, Tape, Var};
 use approx::assert_relative_eq;
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};

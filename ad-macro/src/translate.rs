@@ -6,7 +6,9 @@
 //! - float literals become constants of `S`;
 //! - `e as f64` becomes a conversion that keeps a real's derivative and makes numbers constants;
 //! - `f64::CONST` and `std::f64::consts::X` become constants of `S`; `f64::method` becomes
-//!   `<S as Real>::method`;
+//!   `<S as Float>::method` (`num_traits::Float`, a supertrait of `Real`);
+//! - constant `f64` data passed to a method that takes a second real (`x.max(c)`, `x.powf(p)`)
+//!   is converted to `S`;
 //! - the arguments of the standard macros whose arguments are expressions (`vec!`, `println!`,
 //!   `assert!`...) and the first argument of `matches!` are rewritten like any expression; other
 //!   macros are left as written (their `f64` literals stay `f64`, which mixes with `S` through
@@ -26,6 +28,11 @@ use syn::{Expr, ExprCast, ExprLit, ExprPath, Ident, Lit, Macro, Pat, Stmt, Token
 
 use crate::fuse::{mentions, Fusion, Kind, Scopes};
 use crate::names::{is_f64, real_method};
+
+/// The real methods whose arguments are all reals (`Float` takes them as `Self`).
+const REAL_ARGUMENT_METHODS: &[&str] = &[
+    "log", "powf", "atan2", "hypot", "max", "min", "clamp", "mul_add", "copysign", "abs_sub",
+];
 
 /// Standard macros whose arguments are comma-separated expressions.
 const EXPRESSION_MACROS: &[&str] = &[
@@ -289,35 +296,86 @@ impl Translator {
             {
                 self.constant(span, path.into_token_stream())
             }
-            // Before: `f64::sin`. After: `<S as ::ad::Real>::sin`.
-            [method] if real_method(method).is_some() && path.qself.is_none() => {
+            // Before: `f64::max` as a value (`fold(f64::NEG_INFINITY, f64::max)` over plain
+            // `f64` items). After: `|a, b| <S as Float>::max(into_real(a), into_real(b))`, which
+            // takes `S` or `f64` operands as the path form of a call does.
+            [method] if REAL_ARGUMENT_METHODS.contains(method) && path.qself.is_none() => {
+                let arity: usize = if matches!(*method, "clamp" | "mul_add") {
+                    3
+                } else {
+                    2
+                };
+                let params: Vec<Ident> = (0..arity)
+                    .map(|index| {
+                        quote::format_ident!("__operand{}", index, span = Span::mixed_site())
+                    })
+                    .collect();
+                let function = self.float_method(&path);
                 let scalar = &self.scalar;
-                let method = &path.path.segments.last().expect("one segment").ident;
-                syn::parse_quote_spanned!(span=> <#scalar as ::ad::Real>::#method)
+                syn::parse_quote_spanned!(span=> |#(#params),*| #function(#(
+                    ::ad::__private::IntoReal::<#scalar>::into_real(#params)
+                ),*))
             }
+            // Before: `f64::sin`. After: `<S as ::ad::__private::Float>::sin`.
+            [method] if is_real_method(method) && path.qself.is_none() => self.float_method(&path),
             _ => Expr::Path(path),
         }
     }
 
+    /// Before: `f64::sin` (or `std::f64::sin`). After: `<S as ::ad::__private::Float>::sin`.
+    fn float_method(&self, path: &ExprPath) -> Expr {
+        let scalar = &self.scalar;
+        let method = &path.path.segments.last().expect("one segment").ident;
+        syn::parse_quote_spanned!(path.span()=> <#scalar as ::ad::__private::Float>::#method)
+    }
+
     /// Before: `f64::max(c, x)` with `c` constant data. After:
-    /// `<S as Real>::max(IntoReal::<S>::into_real(c), x)`: the receiver of the path form
-    /// may be a plain `f64` (the other arguments already take `impl Into<S>`). A receiver whose
-    /// type comes from inference (`f64::sqrt(xs.iter().sum())`) is left as written.
-    fn fold_method_call(&mut self, call: syn::ExprCall) -> Expr {
-        let wrap_receiver = call.args.first().is_some_and(has_own_type);
-        let mut call = match fold::fold_expr(self, Expr::Call(call)) {
-            Expr::Call(call) => call,
-            other => return other,
+    /// `<S as Float>::max(IntoReal::<S>::into_real(c), IntoReal::<S>::into_real(x))`: any
+    /// real argument of the path form may be a plain `f64` (the receiver of every method, each
+    /// argument of the methods in [`REAL_ARGUMENT_METHODS`]). An argument whose type comes from
+    /// inference (`f64::sqrt(xs.iter().sum())`) is left as written: it is inferred as `S`.
+    fn fold_method_call(&mut self, mut call: syn::ExprCall) -> Expr {
+        let Expr::Path(function) = &*call.func else {
+            return fold::fold_expr(self, Expr::Call(call));
         };
-        if wrap_receiver {
-            if let Some(receiver) = call.args.first_mut() {
+        let all_real =
+            is_real_method_path(&call.func, |method| REAL_ARGUMENT_METHODS.contains(&method));
+        let function = self.float_method(function);
+        *call.func = function;
+        let args = std::mem::take(&mut call.args);
+        for (index, arg) in args.into_iter().enumerate() {
+            let wrap = (index == 0 || all_real) && has_own_type(&arg);
+            let arg = self.fold_expr(arg);
+            call.args.push(if wrap {
                 let scalar = &self.scalar;
-                let span = receiver.span();
-                *receiver = syn::parse_quote_spanned!(span=>
-                    ::ad::__private::IntoReal::<#scalar>::into_real(#receiver));
-            }
+                syn::parse_quote_spanned!(arg.span()=>
+                    ::ad::__private::IntoReal::<#scalar>::into_real(#arg))
+            } else {
+                arg
+            });
         }
         Expr::Call(call)
+    }
+
+    /// Before: `x.max(c)`, `x.powf(self.p)` with `c`, `self.p` constant data. After:
+    /// `x.max(::core::convert::Into::into(c))`: `Float`'s methods take `Self`, and the receiver
+    /// is not known here, so the argument converts to whatever the method takes (`f64` into
+    /// `S`, and any type into itself: `i.max(j)` on integers is unchanged). Only variables,
+    /// fields and elements are converted; a literal is already `S` and any other expression is
+    /// inferred as the method's parameter.
+    fn fold_real_argument_call(&mut self, call: syn::ExprMethodCall) -> Expr {
+        let wrap: Vec<bool> = call.args.iter().map(is_constant_data).collect();
+        let mut call = match fold::fold_expr(self, Expr::MethodCall(call)) {
+            Expr::MethodCall(call) => call,
+            other => return other,
+        };
+        for (arg, wrap) in call.args.iter_mut().zip(wrap) {
+            if wrap {
+                let span = arg.span();
+                *arg = syn::parse_quote_spanned!(span=> ::core::convert::Into::into(#arg));
+            }
+        }
+        Expr::MethodCall(call)
     }
 
     /// Rewrites the arguments of a standard expression macro; other macros are left alone.
@@ -379,8 +437,8 @@ impl Translator {
     }
 }
 
-/// Whether `expr` is a path `f64::m` or `std::f64::m` to a method that `ad::Real` offers.
-fn is_real_method_path(expr: &Expr) -> bool {
+/// Whether `expr` is a path `f64::m` or `std::f64::m` to a method of `methods`.
+fn is_real_method_path(expr: &Expr, methods: impl Fn(&str) -> bool) -> bool {
     let Expr::Path(path) = expr else {
         return false;
     };
@@ -394,8 +452,24 @@ fn is_real_method_path(expr: &Expr) -> bool {
     path.qself.is_none()
         && matches!(
             names.as_slice(),
-            ["f64", method] | ["std" | "core", "f64", method] if real_method(method).is_some()
+            ["f64", method] | ["std" | "core", "f64", method] if methods(method)
         )
+}
+
+/// Whether `ad::Real` offers the `f64` method `name`.
+fn is_real_method(name: &str) -> bool {
+    real_method(name).is_some()
+}
+
+/// Whether an argument is a variable, a field or an element (or `-`/`*` of one): data whose
+/// type is its own, which [`Translator::fold_real_argument_call`] converts.
+fn is_constant_data(expr: &Expr) -> bool {
+    match expr {
+        Expr::Path(_) | Expr::Field(_) | Expr::Index(_) => true,
+        Expr::Paren(inner) => is_constant_data(&inner.expr),
+        Expr::Unary(unary) => is_constant_data(&unary.expr),
+        _ => false,
+    }
 }
 
 /// Whether an expression's type is fixed by the expression itself (a variable, an element, a
@@ -586,7 +660,9 @@ impl Fold for Translator {
             }
             Expr::Cast(cast) if is_f64(&cast.ty) => self.fold_cast(cast),
             Expr::Path(path) => self.fold_f64_path(path),
-            Expr::Call(call) if is_real_method_path(&call.func) => self.fold_method_call(call),
+            Expr::Call(call) if is_real_method_path(&call.func, is_real_method) => {
+                self.fold_method_call(call)
+            }
             Expr::Binary(binary) if is_compound_assignment(&binary.op) => {
                 self.fold_compound(binary, inline)
             }
@@ -603,7 +679,16 @@ impl Fold for Translator {
                 let fusion = Fusion::new(&expr, &self.scopes, inline);
                 match self.fuse(fusion) {
                     Some(fused) => fused,
-                    None => fold::fold_expr(self, expr),
+                    None => match expr {
+                        Expr::MethodCall(call)
+                            if REAL_ARGUMENT_METHODS
+                                .contains(&call.method.to_string().as_str())
+                                && call.turbofish.is_none() =>
+                        {
+                            self.fold_real_argument_call(call)
+                        }
+                        expr => fold::fold_expr(self, expr),
+                    },
                 }
             }
             other => fold::fold_expr(self, other),

@@ -6,13 +6,20 @@ pub use crate::rules;
 use crate::tape::{record_fused, record_nary};
 pub use crate::tape::{set_node_limit, Adjoints, PendingSum};
 use crate::{Differentiable, Dual, DualPart, Real, Tape, Var};
+pub use num_traits::Float;
 use std::borrow::Cow;
 use std::ops::{AddAssign, Neg, SubAssign};
 
 /// What `f64` (and `&f64`) must offer with the scalar `S` on the right: `f64 + S`, `f64 * &S`...
+///
+/// This trait and the two below are implemented for the three scalar types one by one, not by
+/// a blanket impl over every type with the operators. At a call that leaves the scalar to
+/// inference, rustc checks the callee's bound `for<'a> &'a ?S: RefOps<?S>` before it knows
+/// `?S`; with a blanket impl it would look for `&?S: Neg` among every `Neg` impl in scope, and
+/// a foreign impl like ndarray's `impl Neg for &ArrayBase<S, D> where &A: Neg` asks the same
+/// question again one level down, until rustc overflows (E0275). With one impl per scalar type
+/// the candidates are these impls only, and the question waits until `?S` is known.
 pub trait ScalarOps<S>: ArithOps<S, S> + for<'a> ArithOps<&'a S, S> {}
-
-impl<T, S> ScalarOps<S> for T where T: ArithOps<S, S> + for<'a> ArithOps<&'a S, S> {}
 
 /// What `&S` must offer: everything `&f64` offers with `f64` and with `S`.
 pub trait RefOps<S>:
@@ -20,15 +27,48 @@ pub trait RefOps<S>:
 {
 }
 
-impl<T, S> RefOps<S> for T where
-    T: ScalarOps<S> + ArithOps<f64, S> + for<'a> ArithOps<&'a f64, S> + Neg<Output = S>
-{
-}
-
 /// What `f64` must offer with `S`: arithmetic and comparisons with `S` on the right.
 pub trait F64Ops<S>: ScalarOps<S> + PartialEq<S> + PartialOrd<S> {}
 
-impl<T, S> F64Ops<S> for T where T: ScalarOps<S> + PartialEq<S> + PartialOrd<S> {}
+/// The impls of [`ScalarOps`], [`RefOps`] and [`F64Ops`] for one scalar type.
+macro_rules! scalar_ops_impls {
+    ($(impl<$($param:ident: $bound:path),*> for $S:ty;)*) => {$(
+        impl<$($param: $bound),*> ScalarOps<$S> for f64 {}
+        impl<$($param: $bound),*> ScalarOps<$S> for &f64 {}
+        impl<$($param: $bound),*> F64Ops<$S> for f64 {}
+        impl<$($param: $bound),*> ScalarOps<$S> for &$S {}
+        impl<$($param: $bound),*> RefOps<$S> for &$S {}
+    )*};
+}
+
+scalar_ops_impls! {
+    impl<> for Var;
+    impl<F: DualPart> for Dual<F>;
+}
+
+// f64 itself: `&f64` is both the left-hand constant and the reference to the scalar.
+impl ScalarOps<f64> for f64 {}
+impl ScalarOps<f64> for &f64 {}
+impl F64Ops<f64> for f64 {}
+impl RefOps<f64> for &f64 {}
+
+/// What nalgebra needs of a scalar inside a generic body (a supertrait of [`Real`]): with the
+/// feature `nalgebra`, `SimdRealField` (products, norms, `dot`, `cross`...), whose methods all
+/// have `simd_` names, so `x.sin()` stays `Float::sin` and unambiguous; without it, nothing.
+/// (`RealField` itself, which decompositions need, would make `x.sin()` ambiguous, E0034.)
+#[cfg(feature = "nalgebra")]
+pub trait Matrices: simba::simd::SimdRealField<Element = Self, SimdBool = bool> {}
+
+#[cfg(feature = "nalgebra")]
+impl<T: simba::simd::SimdRealField<Element = T, SimdBool = bool>> Matrices for T {}
+
+/// What nalgebra needs of a scalar inside a generic body: nothing without the feature
+/// `nalgebra`.
+#[cfg(not(feature = "nalgebra"))]
+pub trait Matrices {}
+
+#[cfg(not(feature = "nalgebra"))]
+impl<T> Matrices for T {}
 
 /// The target of `e as f64` in a differentiated body: numbers become constants, a real stays
 /// itself (keeping its derivative).

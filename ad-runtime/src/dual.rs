@@ -12,13 +12,17 @@
 //! infinite partial behind a zero tangent contributes 0, as in the backward sweep.
 
 use crate::__private::{IntoReal, Primitive};
-use crate::primitives::{hypot_special_partials, predicate, rem_quotient, sign_or_zero};
+use crate::primitives::{
+    float_constants, hypot_special_partials, predicate, rem_quotient, sign_or_zero,
+};
 use crate::real::Real;
 use crate::var::Var;
+use num_traits::Float;
 use std::cmp::Ordering;
 use std::f64::consts::{LN_10, LN_2};
 use std::fmt;
 use std::iter::{Product, Sum};
+use std::num::FpCategory;
 use std::ops::{
     Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Rem, RemAssign, Sub, SubAssign,
 };
@@ -363,7 +367,6 @@ macro_rules! piecewise_constant {
     )*};
 }
 
-/// The same conventions at non-differentiable points as [`Var`] (see `primitives.rs`).
 impl<F: DualPart> Real for Dual<F> {
     #[inline]
     fn from_f64(value: f64) -> Dual<F> {
@@ -374,6 +377,12 @@ impl<F: DualPart> Real for Dual<F> {
     fn value(self) -> f64 {
         self.value.value()
     }
+}
+
+/// Every `f64` method (through `num_traits::Float`, a supertrait of [`Real`]), with the same
+/// conventions at non-differentiable points as [`Var`] (see `primitives.rs`).
+impl<F: DualPart> Float for Dual<F> {
+    float_constants!();
 
     unary! {
         abs:        |x, v| x.abs(),            F::from_f64(sign_or_zero(x.value()));
@@ -395,7 +404,7 @@ impl<F: DualPart> Real for Dual<F> {
         sinh:       |x, v| x.sinh(),           x.cosh();
         cosh:       |x, v| x.cosh(),           x.sinh();
         tanh:       |x, v| x.tanh(),           -(v * v) + 1.0;
-        asinh:      |x, v| x.asinh(),          x.hypot(1.0).recip();
+        asinh:      |x, v| x.asinh(),          x.hypot(F::one()).recip();
         acosh:      |x, v| x.acosh(),          ((x - 1.0).sqrt() * (x + 1.0).sqrt()).recip();
         atanh:      |x, v| x.atanh(),          (-(x * x) + 1.0).recip();
         recip:      |x, v| x.recip(),          -(v * v);
@@ -406,7 +415,21 @@ impl<F: DualPart> Real for Dual<F> {
 
     piecewise_constant!(signum floor ceil round trunc);
 
-    predicate!(is_nan is_finite is_infinite is_sign_negative is_sign_positive);
+    predicate! {
+        is_nan -> bool, is_finite -> bool, is_infinite -> bool, is_normal -> bool,
+        is_subnormal -> bool, is_sign_negative -> bool, is_sign_positive -> bool,
+        classify -> FpCategory, integer_decode -> (u64, i16, i8),
+    }
+
+    /// `self - other` where positive, else 0, as `f64`'s (deprecated) `abs_sub`.
+    #[inline]
+    fn abs_sub(self, other: Dual<F>) -> Dual<F> {
+        if self.value <= other.value {
+            Dual::from_f64(0.0)
+        } else {
+            self - other
+        }
+    }
 
     #[inline]
     fn powi(self, n: i32) -> Dual<F> {
@@ -421,8 +444,7 @@ impl<F: DualPart> Real for Dual<F> {
     }
 
     #[inline]
-    fn powf(self, n: impl Into<Dual<F>>) -> Dual<F> {
-        let n = n.into();
+    fn powf(self, n: Dual<F>) -> Dual<F> {
         let (x, y) = (self.value, n.value);
         let v = x.powf(y);
         let dx = |t: F| {
@@ -444,9 +466,8 @@ impl<F: DualPart> Real for Dual<F> {
     }
 
     #[inline]
-    fn log(self, base: impl Into<Dual<F>>) -> Dual<F> {
+    fn log(self, base: Dual<F>) -> Dual<F> {
         // log_b x = ln x / ln b
-        let base = base.into();
         let (x, b) = (self.value, base.value);
         let ln_b = b.ln();
         let dx = |t: F| t / (x * ln_b);
@@ -455,8 +476,7 @@ impl<F: DualPart> Real for Dual<F> {
     }
 
     #[inline]
-    fn atan2(self, other: impl Into<Dual<F>>) -> Dual<F> {
-        let other = other.into();
+    fn atan2(self, other: Dual<F>) -> Dual<F> {
         let (y, x) = (self.value, other.value);
         let r2 = x * x + y * y;
         let (dy, dx): (F, F) = if r2.value().is_normal() {
@@ -474,8 +494,7 @@ impl<F: DualPart> Real for Dual<F> {
     }
 
     #[inline]
-    fn hypot(self, other: impl Into<Dual<F>>) -> Dual<F> {
-        let other = other.into();
+    fn hypot(self, other: Dual<F>) -> Dual<F> {
         let (x, y) = (self.value, other.value);
         let v = x.hypot(y);
         let tangent = match hypot_special_partials(x.value(), y.value(), v.value()) {
@@ -499,8 +518,7 @@ impl<F: DualPart> Real for Dual<F> {
     }
 
     #[inline]
-    fn max(self, other: impl Into<Dual<F>>) -> Dual<F> {
-        let other = other.into();
+    fn max(self, other: Dual<F>) -> Dual<F> {
         if self.value >= other.value || other.value.is_nan() {
             self
         } else {
@@ -509,8 +527,7 @@ impl<F: DualPart> Real for Dual<F> {
     }
 
     #[inline]
-    fn min(self, other: impl Into<Dual<F>>) -> Dual<F> {
-        let other = other.into();
+    fn min(self, other: Dual<F>) -> Dual<F> {
         if self.value <= other.value || other.value.is_nan() {
             self
         } else {
@@ -519,8 +536,7 @@ impl<F: DualPart> Real for Dual<F> {
     }
 
     #[inline]
-    fn clamp(self, min: impl Into<Dual<F>>, max: impl Into<Dual<F>>) -> Dual<F> {
-        let (min, max) = (min.into(), max.into());
+    fn clamp(self, min: Dual<F>, max: Dual<F>) -> Dual<F> {
         // Same panics as f64::clamp (min > max, or a NaN bound).
         let value = self.value().clamp(min.value(), max.value());
         if value < self.value() {
@@ -533,8 +549,7 @@ impl<F: DualPart> Real for Dual<F> {
     }
 
     #[inline]
-    fn mul_add(self, a: impl Into<Dual<F>>, b: impl Into<Dual<F>>) -> Dual<F> {
-        let (a, b) = (a.into(), b.into());
+    fn mul_add(self, a: Dual<F>, b: Dual<F>) -> Dual<F> {
         let x = self.value;
         let value = x.mul_add(a.value, b.value);
         let tangent = chain2(self.tangent, |t| t * a.value, a.tangent, |t| x * t);
@@ -542,8 +557,8 @@ impl<F: DualPart> Real for Dual<F> {
     }
 
     #[inline]
-    fn copysign(self, sign: impl Into<Dual<F>>) -> Dual<F> {
-        let (x, s) = (self.value(), sign.into().value());
+    fn copysign(self, sign: Dual<F>) -> Dual<F> {
+        let (x, s) = (self.value(), sign.value());
         let partial = if x == 0.0 {
             0.0
         } else if x.is_sign_negative() == s.is_sign_negative() {
@@ -552,7 +567,7 @@ impl<F: DualPart> Real for Dual<F> {
             -1.0
         };
         Dual::new(
-            self.value.copysign(s),
+            self.value.copysign(F::from_f64(s)),
             chain1(self.tangent, |t| t * partial),
         )
     }

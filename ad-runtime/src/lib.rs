@@ -22,6 +22,9 @@
 
 mod differentiable;
 mod dual;
+#[cfg(feature = "nalgebra")]
+mod nalgebra;
+mod num;
 mod ops;
 mod primitives;
 mod real;
@@ -38,3 +41,7 @@ pub use dual::{Dual, DualPart};
 pub use real::Real;
 pub use tape::Tape;
 pub use var::Var;
+
+/// The `num-traits` crate, whose [`Float`](num_traits::Float) is a supertrait of [`Real`]: a
+/// function generic over `T: num_traits::Float` runs on every scalar type of this crate.
+pub use num_traits;

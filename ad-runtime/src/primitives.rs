@@ -23,6 +23,8 @@ use crate::real::Real;
 use crate::rules;
 use crate::tape::{record_binary, record_nary, record_unary};
 use crate::var::Var;
+use num_traits::Float;
+use std::num::FpCategory;
 
 /// The sign of `x` as a derivative: 1, -1, 0 at zero, NaN for NaN.
 pub(crate) fn sign_or_zero(x: f64) -> f64 {
@@ -77,17 +79,39 @@ macro_rules! piecewise_constant {
     )*};
 }
 
-/// Forwards a predicate to the value (shared with `Dual`).
+/// Forwards a predicate (or another function of the value alone) to the value (shared with
+/// `Dual`).
 macro_rules! predicate {
-    ($($name:ident)*) => {$(
+    ($($name:ident -> $ret:ty),* $(,)?) => {$(
         #[inline]
-        fn $name(self) -> bool {
+        fn $name(self) -> $ret {
             self.value.$name()
         }
     )*};
 }
 
-pub(crate) use predicate;
+/// `Float`'s constants (`nan()`, `epsilon()`...): `f64`'s, with no derivative (shared with
+/// `Dual`).
+macro_rules! float_constants {
+    () => {
+        float_constants!(
+            nan NAN, infinity INFINITY, neg_infinity NEG_INFINITY, min_value MIN,
+            min_positive_value MIN_POSITIVE, epsilon EPSILON, max_value MAX,
+        );
+        #[inline]
+        fn neg_zero() -> Self {
+            Self::from_f64(-0.0)
+        }
+    };
+    ($($name:ident $CONST:ident),* $(,)?) => {$(
+        #[inline]
+        fn $name() -> Self {
+            Self::from_f64(f64::$CONST)
+        }
+    )*};
+}
+
+pub(crate) use {float_constants, predicate};
 
 impl Real for Var {
     #[inline]
@@ -99,6 +123,11 @@ impl Real for Var {
     fn value(self) -> f64 {
         self.value
     }
+}
+
+/// Every `f64` method (through `num_traits::Float`, a supertrait of [`Real`]).
+impl Float for Var {
+    float_constants!();
 
     unary!(
         abs sqrt cbrt exp exp2 exp_m1 ln log2 log10 ln_1p sin cos tan asin acos atan sinh cosh
@@ -107,7 +136,21 @@ impl Real for Var {
 
     piecewise_constant!(signum floor ceil round trunc);
 
-    predicate!(is_nan is_finite is_infinite is_sign_negative is_sign_positive);
+    predicate! {
+        is_nan -> bool, is_finite -> bool, is_infinite -> bool, is_normal -> bool,
+        is_subnormal -> bool, is_sign_negative -> bool, is_sign_positive -> bool,
+        classify -> FpCategory, integer_decode -> (u64, i16, i8),
+    }
+
+    /// `self - other` where positive, else 0, as `f64`'s (deprecated) `abs_sub`.
+    #[inline]
+    fn abs_sub(self, other: Var) -> Var {
+        if self.value <= other.value {
+            Var::constant(0.0)
+        } else {
+            self - other
+        }
+    }
 
     #[inline]
     fn powi(self, n: i32) -> Var {
@@ -116,8 +159,7 @@ impl Real for Var {
     }
 
     #[inline]
-    fn powf(self, n: impl Into<Var>) -> Var {
-        let n = n.into();
+    fn powf(self, n: Var) -> Var {
         let (x, y) = (self.value, n.value);
         let v = x.powf(y);
         let dx = if y == 0.0 { 0.0 } else { y * x.powf(y - 1.0) };
@@ -132,9 +174,8 @@ impl Real for Var {
     }
 
     #[inline]
-    fn log(self, base: impl Into<Var>) -> Var {
+    fn log(self, base: Var) -> Var {
         // log_b x = ln x / ln b
-        let base = base.into();
         let (x, b) = (self.value, base.value);
         let ln_b = b.ln();
         let dx = 1.0 / (x * ln_b);
@@ -143,8 +184,7 @@ impl Real for Var {
     }
 
     #[inline]
-    fn atan2(self, other: impl Into<Var>) -> Var {
-        let other = other.into();
+    fn atan2(self, other: Var) -> Var {
         let (y, x) = (self.value, other.value);
         // x / (x² + y²) and -y / (x² + y²). When x² + y² underflows (near the origin) or
         // overflows (far from it), divide twice by r = hypot(x, y) instead.
@@ -161,8 +201,7 @@ impl Real for Var {
     }
 
     #[inline]
-    fn hypot(self, other: impl Into<Var>) -> Var {
-        let other = other.into();
+    fn hypot(self, other: Var) -> Var {
         let (x, y) = (self.value, other.value);
         let v = x.hypot(y);
         let (dx, dy) = hypot_special_partials(x, y, v).unwrap_or((x / v, y / v));
@@ -176,8 +215,7 @@ impl Real for Var {
     }
 
     #[inline]
-    fn max(self, other: impl Into<Var>) -> Var {
-        let other = other.into();
+    fn max(self, other: Var) -> Var {
         if self.value >= other.value || other.value.is_nan() {
             self
         } else {
@@ -186,8 +224,7 @@ impl Real for Var {
     }
 
     #[inline]
-    fn min(self, other: impl Into<Var>) -> Var {
-        let other = other.into();
+    fn min(self, other: Var) -> Var {
         if self.value <= other.value || other.value.is_nan() {
             self
         } else {
@@ -196,8 +233,7 @@ impl Real for Var {
     }
 
     #[inline]
-    fn clamp(self, min: impl Into<Var>, max: impl Into<Var>) -> Var {
-        let (min, max) = (min.into(), max.into());
+    fn clamp(self, min: Var, max: Var) -> Var {
         // Same panics as f64::clamp (min > max, or a NaN bound).
         let value = self.value.clamp(min.value, max.value);
         if value < self.value {
@@ -210,15 +246,14 @@ impl Real for Var {
     }
 
     #[inline]
-    fn mul_add(self, a: impl Into<Var>, b: impl Into<Var>) -> Var {
-        let (a, b) = (a.into(), b.into());
+    fn mul_add(self, a: Var, b: Var) -> Var {
         let value = self.value.mul_add(a.value, b.value);
         record_nary(value, [(self, a.value), (a, self.value), (b, 1.0)])
     }
 
     #[inline]
-    fn copysign(self, sign: impl Into<Var>) -> Var {
-        let (x, s) = (self.value, sign.into().value);
+    fn copysign(self, sign: Var) -> Var {
+        let (x, s) = (self.value, sign.value);
         let value = x.copysign(s);
         let partial = if x == 0.0 {
             0.0

@@ -1,14 +1,11 @@
 //! The benchmark suite, part 2: `easy-ml` and `ad_trait` (both reverse mode), under the same
 //! criterion ids as part 1 (`benches/suite`), which measures the primal, `ad` and the other peers.
 //!
-//! Why apart: in a crate that links `easy-ml` or `ad_trait` (through `ndarray`), a
-//! `#[reverse_diff]` function does not compile. Its generated bound
-//! `for<'a> &'a S: RefOps<S>` is evaluated while `S` is still unknown at the call inside the
-//! generated `_grad` (and at any call `f(x)` that does not name `S`), and the solver then
-//! recurses without end through those crates' impls `impl Neg for &Record<T> where &T: …` and
-//! `impl Neg for &ArrayBase<S, D> where &A: Neg` (error E0275, "overflow evaluating the
-//! requirement"). Until `ad` avoids that, the two crates are measured here, and their gradients
-//! are checked against `reverse`'s, which part 1 checks against `ad`'s.
+//! Why apart: this part was split off while a `#[reverse_diff]` function did not compile in a
+//! crate that links `easy-ml` or `ad_trait` (through `ndarray`): rustc overflowed (E0275) in
+//! those crates' impls `impl Neg for &Record<T> where &T: …` while checking the generated bounds.
+//! That is fixed (`tests/foreign_impls.rs`); the two crates are still measured here, and their
+//! gradients are checked against `reverse`'s, which part 1 checks against `ad`'s.
 //!
 //! Run both parts with `cargo bench --bench suite --bench suite_easy_ml_ad_trait`.
 
