@@ -1,6 +1,5 @@
-//! nalgebra matrices as parameters, inside bodies, and as gradients (cargo feature `nalgebra`:
-//! `cargo test --features nalgebra --test nalgebra`).
-#![cfg(feature = "nalgebra")]
+//! nalgebra matrices as parameters, inside bodies, and as gradients (cargo feature `nalgebra`,
+//! which the tests always build the runtime with: see the dev-dependencies).
 
 mod common;
 
