@@ -177,6 +177,15 @@ fn wrong_tape(var: Var, active: u32) -> ! {
 
 #[cold]
 #[inline(never)]
+fn not_innermost() -> ! {
+    panic!(
+        "ad: this Tape is not the innermost tape recording on this thread; drop nested tapes \
+         before using an outer one"
+    );
+}
+
+#[cold]
+#[inline(never)]
 fn tape_full(limit: u32) -> ! {
     panic!(
         "ad: the tape is full: it holds at most {limit} recorded operations (32-bit node indices); \
@@ -404,12 +413,10 @@ impl Tape {
         }
     }
 
+    #[inline]
     fn with_active<R>(&self, f: impl FnOnce(&mut Recording) -> R) -> R {
         if ACTIVE.with(Cell::get) != self.recording.as_ptr() {
-            panic!(
-                "ad: this Tape is not the innermost tape recording on this thread; \
-                 drop nested tapes before using an outer one"
-            );
+            not_innermost();
         }
         // SAFETY: the recording is alive (owned by `self`), this thread is the only one that
         // sees it, and `f` runs no user code.
@@ -417,6 +424,7 @@ impl Tape {
     }
 
     /// A new input: a recorded value with no operands.
+    #[inline]
     pub fn var(&self, value: f64) -> Var {
         self.with_active(|r| r.push_node(value))
     }
