@@ -357,3 +357,39 @@ fn inlining_stops_where_it_must() {
     assert_eq!(value.to_bits(), not_inlined(&x).to_bits());
     assert_gradient_matches(not_inlined, &x, &gradient, 1e-6);
 }
+
+/// `*y += e` over `iter_mut()` and `&mut ys[a..]`, reading `xs[a..].iter()`.
+#[reverse_diff]
+fn through_mutable_references(xs: &[f64], #[no_grad] l: &[f64]) -> f64 {
+    let mut ys = vec![0.0; xs.len()];
+    for y in ys.iter_mut() {
+        *y += 1.0;
+    }
+    let mut index = 0;
+    for (column, x) in xs.iter().enumerate() {
+        for y in &mut ys[column + 1..] {
+            *y += l[index] * x * x;
+            index += 1;
+        }
+    }
+    for (y, x) in ys.iter_mut().zip(xs[1..].iter()) {
+        *y *= x + 0.5;
+    }
+    ys.iter().map(|y| y * y).sum()
+}
+
+#[test]
+fn mutable_references() {
+    let xs = [0.3, -1.2, 0.8, 2.0];
+    let l = [0.5, -0.25, 1.5, 2.0, 0.75, -1.0];
+    let f = |x: &[f64]| through_mutable_references(x, &l);
+    let (value, gradient) = through_mutable_references_grad(&xs, &l);
+    assert_eq!(value.to_bits(), f(&xs).to_bits());
+    assert_gradient_matches(f, &xs, &gradient, 1e-6);
+    // One record per `*y += ..` of the double loop (6), per `*y *= ..` (3), per square (4),
+    // and the sum; the `+= 1.0` add a constant and record nothing.
+    let tape = Tape::new();
+    let vars: Vec<Var> = xs.iter().map(|&v| tape.var(v)).collect();
+    let _ = through_mutable_references(&vars, &l);
+    assert_eq!(tape.len() - xs.len(), 6 + 3 + 4 + 1);
+}

@@ -51,6 +51,8 @@ pub enum Kind {
     ScalarRef,
     /// A reference to a constant.
     ConstantRef,
+    /// A mutable reference to a scalar (`x` in `for x in xs.iter_mut()`): `*x += e` fuses.
+    ScalarMut,
 }
 
 impl Kind {
@@ -94,7 +96,7 @@ impl Kind {
     /// The kind of the value a reference of this kind points at.
     fn deref(self) -> Option<Kind> {
         match self {
-            Kind::ScalarRef => Some(Kind::Scalar),
+            Kind::ScalarRef | Kind::ScalarMut => Some(Kind::Scalar),
             Kind::ConstantRef => Some(Kind::Constant),
             _ => None,
         }
@@ -293,14 +295,25 @@ impl Scopes {
                 .and_then(Kind::element_ref)
                 .map_or(Item::Unknown, Item::One)
         };
+        let elements_mut = |sequence: &Expr| match self.path_kind(sequence) {
+            Some(Kind::Scalars) => Item::One(Kind::ScalarMut),
+            _ => Item::Unknown,
+        };
+        // `&mut xs[a..]` borrows from `xs`.
+        let borrowed = |expr: &Expr| match expr {
+            Expr::Index(index) if matches!(&*index.index, Expr::Range(_)) => (*index.expr).clone(),
+            other => other.clone(),
+        };
         match iter {
             Expr::Paren(inner) => self.item(&inner.expr),
             Expr::Reference(reference) if reference.mutability.is_none() => {
-                elements(&reference.expr)
+                elements(&borrowed(&reference.expr))
             }
+            Expr::Reference(reference) => elements_mut(&borrowed(&reference.expr)),
             Expr::MethodCall(call) if call.turbofish.is_none() => {
                 match (call.method.to_string().as_str(), call.args.len()) {
-                    ("iter", 0) => elements(&call.receiver),
+                    ("iter", 0) => elements(&borrowed(&call.receiver)),
+                    ("iter_mut", 0) => elements_mut(&borrowed(&call.receiver)),
                     ("copied" | "cloned", 0) => match self.item(&call.receiver) {
                         Item::One(kind) => kind.deref().map_or(Item::Unknown, Item::One),
                         _ => Item::Unknown,
@@ -678,7 +691,7 @@ impl<'a> Analysis<'a> {
                     let value = syn::parse_quote_spanned!(expr.span()=> *#expr);
                     Some(self.pure_leaf(&value, kind.deref()?))
                 }
-                Kind::Scalars | Kind::Constants => None,
+                Kind::Scalars | Kind::Constants | Kind::ScalarMut => None,
             },
             Expr::Unary(unary) if matches!(unary.op, UnOp::Deref(_)) => {
                 let kind = self.scopes.path_kind(&unary.expr)?.deref()?;
@@ -803,6 +816,9 @@ impl Fusion {
     ) -> Option<Fusion> {
         let is_place = match place {
             Expr::Path(_) => scopes.path_kind(place) == Some(Kind::Scalar),
+            Expr::Unary(unary) if matches!(unary.op, UnOp::Deref(_)) => {
+                scopes.path_kind(&unary.expr) == Some(Kind::ScalarMut)
+            }
             Expr::Index(index) => {
                 is_pure_index(&index.index) && scopes.path_kind(&index.expr) == Some(Kind::Scalars)
             }
