@@ -9,6 +9,9 @@
 //!
 //! Run it with `cargo run --release --example adbench`; add a word (`gmm`, `ba`, `lstm`) to run
 //! only the objectives whose name contains it: `cargo run --release --example adbench -- lstm`.
+//! A run of every objective also writes the table as markdown to `target/adbench.md`
+//! (`$CARGO_TARGET_DIR` if set), which `cargo run --release --example bench_report` puts in
+//! BENCHMARKS.md.
 
 #[path = "../tests/adbench/mod.rs"]
 mod adbench;
@@ -103,6 +106,30 @@ fn gmm_row(
         derivative: median_time(|| input.objective_and_gradient()),
         published,
     }
+}
+
+/// The table as a markdown section, for BENCHMARKS.md.
+fn markdown(rows: &[Row]) -> String {
+    let mut out = String::from(
+        "## ADBench\n\nFrom `cargo run --release --example adbench` (medians of repeated calls, \
+         each derivative checked first against a central difference along a random direction). \
+         The derivative is the value and gradient (GMM, LSTM) or the full sparse Jacobian (BA); \
+         the published ratios are gradbench's medians on its own machine.\n\n\
+         | objective | value | objective | derivative | ratio | published ratios (gradbench) |\n\
+         | --- | ---: | ---: | ---: | ---: | --- |\n",
+    );
+    for row in rows {
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {:.1}× | {} |\n",
+            row.name,
+            row.value,
+            format_duration(row.objective),
+            format_duration(row.derivative),
+            row.ratio(),
+            row.published
+        ));
+    }
+    out
 }
 
 fn main() -> ExitCode {
@@ -212,6 +239,17 @@ fn main() -> ExitCode {
         "\nratio = derivative / objective (medians); the derivative is the value and gradient \
          (GMM, LSTM) or the full sparse Jacobian (BA)."
     );
+    if good && filter.is_empty() {
+        let target = std::env::var_os("CARGO_TARGET_DIR").unwrap_or_else(|| "target".into());
+        let path = std::path::PathBuf::from(target).join("adbench.md");
+        match std::fs::write(&path, markdown(&rows)) {
+            Ok(()) => println!("wrote {}", path.display()),
+            Err(error) => {
+                eprintln!("cannot write {}: {error}", path.display());
+                return ExitCode::FAILURE;
+            }
+        }
+    }
     if good {
         ExitCode::SUCCESS
     } else {

@@ -1,23 +1,24 @@
 //! Turns the criterion output of the benchmark suite into `BENCHMARKS.md`: for each function and
 //! size, the median time of the primal and of each tool's gradient, the ratio gradient/primal,
 //! and `ad`'s speed-up over each peer, with the machine and the date, and the list of
-//! (tool, function) pairs the suite leaves out, with the reason. Two optional inputs add their
-//! sections when their files exist: JAX's times (`benches/jax/run.sh`) and the scaling and memory
-//! table (`examples/scaling.rs`).
+//! (tool, function) pairs the suite leaves out, with the reason. Three optional inputs add their
+//! sections when their files exist: JAX's times (`benches/jax/run.sh`), the scaling and memory
+//! table (`examples/scaling.rs`) and the ADBench table (`examples/adbench.rs`).
 //!
 //! ```sh
 //! cargo bench --bench suite && cargo bench -p ad-peer-bench
 //! bash benches/jax/run.sh                                  # optional: JAX's columns
 //! cargo run --release --example scaling                    # optional: scaling and memory
+//! cargo run --release --example adbench                    # optional: ADBench's objectives
 //! cargo run --release --example bench_report              # writes BENCHMARKS.md
 //! cargo run --release --example bench_report -- DIR OUT   # criterion directory, output file
-//! cargo run --release --example bench_report -- --jax FILE.csv --scaling FILE.md
+//! cargo run --release --example bench_report -- --jax FILE.csv --scaling FILE.md --adbench FILE.md
 //! ```
 //!
 //! Criterion's directory is `$CARGO_TARGET_DIR/criterion` (or `target/criterion`) unless given.
 //! The report reads each benchmark's `new/benchmark.json` (its id) and `new/estimates.json`
 //! (the median's point estimate, in nanoseconds). JAX's file is `jax/results.csv` and the
-//! scaling table `scaling.md` beside criterion's directory unless given.
+//! tables `scaling.md` and `adbench.md` beside criterion's directory unless given.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -139,21 +140,23 @@ struct Paths {
     output: PathBuf,
     jax: PathBuf,
     scaling: PathBuf,
+    adbench: PathBuf,
 }
 
-/// `[DIR [OUT]] [--jax FILE] [--scaling FILE]`, with the defaults of the module docs.
+/// `[DIR [OUT]] [--jax FILE] [--scaling FILE] [--adbench FILE]`, with the defaults of the
+/// module docs.
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Paths, String> {
     let mut positional = Vec::new();
-    let (mut jax, mut scaling) = (None, None);
+    let (mut jax, mut scaling, mut adbench) = (None, None, None);
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--jax" | "--scaling" => {
+            "--jax" | "--scaling" | "--adbench" => {
                 let value = args.next().ok_or_else(|| format!("{arg} needs a file"))?;
-                let slot = if arg == "--jax" {
-                    &mut jax
-                } else {
-                    &mut scaling
+                let slot = match arg.as_str() {
+                    "--jax" => &mut jax,
+                    "--scaling" => &mut scaling,
+                    _ => &mut adbench,
                 };
                 *slot = Some(PathBuf::from(value));
             }
@@ -176,6 +179,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Paths, String> {
     Ok(Paths {
         jax: jax.unwrap_or_else(|| target.join("jax").join("results.csv")),
         scaling: scaling.unwrap_or_else(|| target.join("scaling.md")),
+        adbench: adbench.unwrap_or_else(|| target.join("adbench.md")),
         criterion,
         output,
     })
@@ -187,7 +191,7 @@ fn main() -> ExitCode {
         Err(error) => {
             eprintln!(
                 "error: {error}\nusage: bench_report [CRITERION_DIR [OUTPUT]] [--jax FILE.csv] \
-                 [--scaling FILE.md]"
+                 [--scaling FILE.md] [--adbench FILE.md]"
             );
             return ExitCode::FAILURE;
         }
@@ -230,14 +234,31 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let scaling = match optional_file(&paths.scaling) {
-        Ok(scaling) => scaling,
-        Err(error) => {
+    let (scaling, adbench) = match (optional_file(&paths.scaling), optional_file(&paths.adbench)) {
+        (Ok(scaling), Ok(adbench)) => (scaling, adbench),
+        (Err(error), _) | (_, Err(error)) => {
             eprintln!("error: {error}");
             return ExitCode::FAILURE;
         }
     };
-    let report = render(&medians, jax.as_ref(), scaling.as_deref());
+    let report = render(
+        &medians,
+        jax.as_ref(),
+        &[
+            Included {
+                text: scaling.as_deref(),
+                heading: "Scaling and memory",
+                command: "scaling",
+                file: "scaling.md",
+            },
+            Included {
+                text: adbench.as_deref(),
+                heading: "ADBench",
+                command: "adbench",
+                file: "adbench.md",
+            },
+        ],
+    );
     if let Err(error) = std::fs::write(&paths.output, report) {
         eprintln!("error: cannot write {}: {error}", paths.output.display());
         return ExitCode::FAILURE;
@@ -250,12 +271,13 @@ fn main() -> ExitCode {
         }
     };
     println!(
-        "wrote {} ({} functions, from {}; {}; {})",
+        "wrote {} ({} functions, from {}; {}; {}; {})",
         paths.output.display(),
         medians.len(),
         criterion_dir.display(),
         with(jax.is_some(), &paths.jax),
         with(scaling.is_some(), &paths.scaling),
+        with(adbench.is_some(), &paths.adbench),
     );
     ExitCode::SUCCESS
 }
@@ -531,7 +553,7 @@ fn rows(medians: &Medians) -> Vec<(&str, &str, &BTreeMap<String, f64>)> {
 }
 
 /// Writes the whole report.
-fn render(medians: &Medians, jax: Option<&Jax>, scaling: Option<&str>) -> String {
+fn render(medians: &Medians, jax: Option<&Jax>, included: &[Included]) -> String {
     let rows = rows(medians);
     let mut out = String::new();
     let _ = writeln!(out, "# Benchmarks\n");
@@ -539,9 +561,9 @@ fn render(medians: &Medians, jax: Option<&Jax>, scaling: Option<&str>) -> String
         out,
         "Generated by `cargo run --release --example bench_report` from the criterion output of \
          `cargo bench --bench suite && cargo bench -p ad-peer-bench` (`benches/suite`, \
-         `benches/suite_easy_ml_ad_trait`), with JAX's times from `bash benches/jax/run.sh` and \
-         the scaling table from `cargo run --release --example scaling` when those were run \
-         first. Every Rust time is criterion's median; every tool's \
+         `benches/suite_easy_ml_ad_trait`), with JAX's times from `bash benches/jax/run.sh`, \
+         the scaling table from `cargo run --release --example scaling` and the ADBench table \
+         from `cargo run --release --example adbench` when those were run first. Every Rust time is criterion's median; every tool's \
          gradient was checked against `ad`'s before it was measured (and `ad`'s against central \
          differences), so each row compares the same computation. Regenerate after a run; do \
          not edit by hand.\n"
@@ -551,7 +573,9 @@ fn render(medians: &Medians, jax: Option<&Jax>, scaling: Option<&str>) -> String
     render_ratios(&mut out, &rows);
     render_speedups(&mut out, &rows);
     render_jax(&mut out, medians, jax);
-    render_scaling(&mut out, scaling);
+    for table in included {
+        render_included(&mut out, table);
+    }
     render_skips(&mut out, &rows);
     render_definitions(&mut out);
     out
@@ -882,18 +906,29 @@ fn render_jax(out: &mut String, medians: &Medians, jax: Option<&Jax>) {
     }
 }
 
-/// The table of `examples/scaling.rs`, or how to produce it.
-fn render_scaling(out: &mut String, scaling: Option<&str>) {
-    match scaling {
+/// A table another program writes for the report (`examples/scaling.rs`, `examples/adbench.rs`).
+struct Included<'a> {
+    /// The file's text, if it was found.
+    text: Option<&'a str>,
+    heading: &'a str,
+    /// The example that writes it.
+    command: &'a str,
+    /// Its name under the target directory.
+    file: &'a str,
+}
+
+/// An included table, or how to produce it.
+fn render_included(out: &mut String, included: &Included) {
+    match included.text {
         Some(text) => {
             let _ = writeln!(out, "{}\n", text.trim_end());
         }
         None => {
             let _ = writeln!(
                 out,
-                "## Scaling and memory\n\nNot in this report: run `cargo run --release --example \
-                 scaling` (it writes `target/scaling.md`, in well under a minute), then this \
-                 program again.\n"
+                "## {}\n\nNot in this report: run `cargo run --release --example {}` (it writes \
+                 `target/{}`), then this program again.\n",
+                included.heading, included.command, included.file
             );
         }
     }
