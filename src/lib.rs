@@ -253,6 +253,8 @@ pub use ad_macro::Differentiable;
 /// assert!((gradient - DVector::from_vec(vec![-1.0, 2.0, -1.0])).norm() < 1e-14);
 /// ```
 pub mod linalg {
+    // Without the feature `nalgebra` the runtime's `linalg` is empty and the glob imports nothing.
+    #[allow(unused_imports)]
     #[doc(inline)]
     pub use ad_runtime::linalg::*;
 }
