@@ -27,8 +27,9 @@
 //!
 //! Every scalar type is a [`num_traits::Float`], so functions written against num-traits run
 //! on them. The cargo feature `nalgebra` makes nalgebra matrices of `f64` parameters and results
-//! (their gradients come back as the same matrix types) and implements nalgebra's `RealField`
-//! for [`Var`] and [`Dual`].
+//! (their gradients come back as the same matrix types), implements nalgebra's `RealField`
+//! for [`Var`] and [`Dual`], and fills [`linalg`]: solves and decompositions inside annotated
+//! bodies.
 
 /// Makes a function over `f64` differentiable and generates `name_grad`, its value and gradient.
 ///
@@ -187,6 +188,76 @@ pub use ad_runtime::{num_traits, Differentiable, Dual, DualPart, Real, Tape, Var
 /// assert_eq!(gradient, Vec3 { x: 2.0, y: 4.0, z: 6.0 }); // d/dv |v|² = 2v
 /// ```
 pub use ad_macro::Differentiable;
+
+/// Solves and decompositions of nalgebra matrices, callable inside a `#[reverse_diff]` body
+/// (cargo feature `nalgebra`; empty without it).
+///
+/// nalgebra's own `a.lu()`, `a.cholesky()`, `a.try_inverse()`, `a.determinant()` need the
+/// scalar to be a `nalgebra::RealField`, which the generic scalar of an annotated body is not
+/// declared to be (as a bound, `RealField`'s `sin`, `max`... would make every `x.sin()`
+/// ambiguous with `num_traits::Float`'s). These functions take the same matrices of any
+/// [`Real`] and run nalgebra's algorithms on it: [`solve`](linalg::solve) (LU),
+/// [`inverse`](linalg::inverse), [`determinant`](linalg::determinant),
+/// [`cholesky`](linalg::cholesky) (the factor `L`), [`cholesky_solve`](linalg::cholesky_solve),
+/// [`qr`](linalg::qr) (`Q` and `R`) and [`least_squares`](linalg::least_squares) (QR). With
+/// `f64` they compute bit for bit what nalgebra computes; on [`Var`] every operation of the
+/// algorithm is recorded, so their results are differentiated. Static (`Matrix3<f64>`) and
+/// dynamic (`DMatrix<f64>`) sizes both work.
+///
+/// ```
+/// use nalgebra::{DMatrix, DVector, Matrix2, Vector2};
+///
+/// /// `½ xᵀ A⁻¹ x + ½ ln det A`: a Gaussian's negative log-density, up to a constant.
+/// #[ad::reverse_diff]
+/// fn gaussian(x: &DVector<f64>, a: &DMatrix<f64>) -> f64 {
+///     let l = ad::linalg::cholesky(a).expect("positive definite");
+///     let ln_det = 2.0 * l.diagonal().iter().map(|d| d.ln()).sum::<f64>();
+///     let solved = ad::linalg::cholesky_solve(a, x).expect("positive definite");
+///     0.5 * x.dot(&solved) + 0.5 * ln_det
+/// }
+///
+/// let x = DVector::from_vec(vec![1.0, -1.0]);
+/// let a = DMatrix::from_row_slice(2, 2, &[2.0, 0.5, 0.5, 1.0]);
+/// let (value, (dx, _da)) = gaussian_grad(&x, &a);
+/// assert_eq!(value, gaussian(&x, &a));
+/// // d/dx = A⁻¹ x.
+/// let expected = a.clone().try_inverse().unwrap() * &x;
+/// assert!((dx - expected).norm() < 1e-12);
+///
+/// /// The first unknown of `A x = b`.
+/// #[ad::reverse_diff]
+/// fn first_unknown(a: Matrix2<f64>, #[no_grad] b: Vector2<f64>) -> f64 {
+///     ad::linalg::solve(&a, &b.cast::<f64>()).expect("invertible").x
+/// }
+///
+/// let a = Matrix2::new(2.0, 1.0, 1.0, 3.0);
+/// let b = Vector2::new(1.0, 2.0);
+/// let x = a.lu().solve(&b).unwrap();
+/// let (x0, da) = first_unknown_grad(a, b);
+/// assert_eq!(x0, x.x);
+/// // d x₀ / d A = -A⁻ᵀ e₀ xᵀ.
+/// let expected = -(a.transpose().try_inverse().unwrap() * Vector2::x()) * x.transpose();
+/// assert!((da - expected).norm() < 1e-12);
+///
+/// /// The squared residual of the best line `y = p₀ + p₁ t` through the points `(tᵢ, yᵢ)`.
+/// #[ad::reverse_diff]
+/// fn misfit(ys: &DVector<f64>, #[no_grad] ts: &[f64]) -> f64 {
+///     let a = DMatrix::from_fn(ts.len(), 2, |i, j| if j == 0 { 1.0 } else { ts[i] as f64 });
+///     let p = ad::linalg::least_squares(&a, ys).expect("full rank");
+///     (a * p - ys).norm_squared()
+/// }
+///
+/// let (value, gradient) = misfit_grad(&DVector::from_vec(vec![0.0, 2.0, 1.0]), &[0.0, 1.0, 2.0]);
+/// // The residual is (I - P) y = (-0.5, 1, -0.5), the gradient 2 (I - P) y.
+/// assert!((value - 1.5).abs() < 1e-14);
+/// assert!((gradient - DVector::from_vec(vec![-1.0, 2.0, -1.0])).norm() < 1e-14);
+/// ```
+pub mod linalg {
+    // Without the feature `nalgebra` the runtime's `linalg` is empty and the glob imports nothing.
+    #[allow(unused_imports)]
+    #[doc(inline)]
+    pub use ad_runtime::linalg::*;
+}
 
 #[doc(hidden)]
 pub use ad_runtime::__private;

@@ -55,12 +55,22 @@ impl RefOps<f64> for &f64 {}
 /// What nalgebra needs of a scalar inside a generic body (a supertrait of [`Real`]): with the
 /// feature `nalgebra`, `SimdRealField` (products, norms, `dot`, `cross`...), whose methods all
 /// have `simd_` names, so `x.sin()` stays `Float::sin` and unambiguous; without it, nothing.
-/// (`RealField` itself, which decompositions need, would make `x.sin()` ambiguous, E0034.)
+///
+/// `RealField` itself, which decompositions need, would make `x.sin()` ambiguous (E0034) as a
+/// bound. So it is reached through [`Field`](Matrices::Field) instead: the scalar type itself,
+/// under a name whose `RealField` impl is known, which [`crate::linalg`] converts matrices to
+/// and from around nalgebra's decompositions. Implemented for `f64`, `Var` and `Dual<F>`.
 #[cfg(feature = "nalgebra")]
-pub trait Matrices: simba::simd::SimdRealField<Element = Self, SimdBool = bool> {}
+pub trait Matrices: simba::simd::SimdRealField<Element = Self, SimdBool = bool> {
+    /// `Self`, as a type that implements `RealField`.
+    type Field: nalgebra::RealField + Copy;
 
-#[cfg(feature = "nalgebra")]
-impl<T: simba::simd::SimdRealField<Element = T, SimdBool = bool>> Matrices for T {}
+    /// The same scalar as a [`Field`](Matrices::Field) (the identity).
+    fn into_field(self) -> Self::Field;
+
+    /// The same scalar back from a [`Field`](Matrices::Field) (the identity).
+    fn from_field(field: Self::Field) -> Self;
+}
 
 /// What nalgebra needs of a scalar inside a generic body: nothing without the feature
 /// `nalgebra`.

@@ -23,6 +23,8 @@
 mod differentiable;
 mod dual;
 #[cfg(feature = "nalgebra")]
+pub mod linalg;
+#[cfg(feature = "nalgebra")]
 mod nalgebra;
 mod num;
 mod ops;
@@ -32,6 +34,11 @@ mod real;
 pub mod rules;
 mod tape;
 mod var;
+
+/// Solves and decompositions of nalgebra matrices over any [`Real`]: empty without the cargo
+/// feature `nalgebra`.
+#[cfg(not(feature = "nalgebra"))]
+pub mod linalg {}
 
 #[doc(hidden)]
 pub mod __private;

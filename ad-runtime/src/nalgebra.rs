@@ -8,6 +8,7 @@
 //! with the same partials and the same conventions at kinks. The complex-number views of a
 //! real (`real`, `imaginary`, `argument`, `conjugate`) are those of `f64`.
 
+use crate::__private::Matrices;
 use crate::differentiable::Differentiable;
 use crate::dual::{Dual, DualPart};
 use crate::real::Real;
@@ -339,6 +340,31 @@ macro_rules! nalgebra_scalar {
 }
 
 nalgebra_scalar! {
+    impl<> for Var;
+    impl<F: DualPart> for Dual<F>;
+}
+
+/// Each scalar type is its own `RealField`: the conversions of [`crate::linalg`] are identities.
+macro_rules! matrices_impls {
+    ($(impl<$($param:ident: $bound:path),*> for $S:ty;)*) => {$(
+        impl<$($param: $bound),*> Matrices for $S {
+            type Field = Self;
+
+            #[inline(always)]
+            fn into_field(self) -> Self {
+                self
+            }
+
+            #[inline(always)]
+            fn from_field(field: Self) -> Self {
+                field
+            }
+        }
+    )*};
+}
+
+matrices_impls! {
+    impl<> for f64;
     impl<> for Var;
     impl<F: DualPart> for Dual<F>;
 }

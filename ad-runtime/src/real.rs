@@ -54,7 +54,8 @@ impl<T, Rhs> AssignOps<Rhs> for T where
 ///
 /// With the cargo feature `nalgebra`, `Real` also has nalgebra's `SimdRealField` as a supertrait
 /// (through `Matrices`), so a body over `S: Real` can multiply nalgebra matrices of `S` and take
-/// their norms; the scalar types implement `RealField` itself.
+/// their norms; the scalar types implement `RealField` itself, and `ad::linalg` (this crate's
+/// `linalg`) offers nalgebra's solves and decompositions over any `Real`.
 ///
 /// For `f64` every method is the inherent `f64` method, so `f::<f64>` computes bit for bit what
 /// the unannotated function computes.
