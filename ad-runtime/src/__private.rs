@@ -306,7 +306,7 @@ pub trait Primitive: Sized {
     /// The values of a slice of scalars (borrowed for `f64`, copied otherwise).
     fn values(scalars: &[Self]) -> Cow<'_, [f64]>;
 
-    /// One record of `value` over `inputs`, with `partials[i]` = ∂value/∂inputs[i].
+    /// One record of `value` over `inputs`, with `partials[i]` = `∂value/∂inputs[i]`.
     fn primitive(
         value: f64,
         inputs: impl FnOnce() -> Vec<Self>,
