@@ -1,12 +1,12 @@
 //! The `#[reverse_diff]` attribute of the `ad` crate. Use it through the facade: `use
 //! ad::reverse_diff;` (its documentation, with examples, lives there).
 //!
-//! Stages, one module each: [`attr`] parses the attribute's arguments, [`model`] parses the
-//! signature into differentiable and constant parameters, [`validate`] collects every
-//! rejection, [`translate`] rewrites the body over a scalar type parameter (with [`fuse`] making each
-//! arithmetic expression one tape record), [`expand`] generates
-//! the generic function and its companions, and [`fallback`] emits the original function after
-//! an error. [`derive`] implements `#[derive(Differentiable)]`.
+//! Stages, one module each: `attr` parses the attribute's arguments, `model` parses the
+//! signature into differentiable and constant parameters, `validate` collects every
+//! rejection, `translate` rewrites the body over a scalar type parameter (with `fuse` making each
+//! arithmetic expression one tape record), `expand` generates
+//! the generic function and its companions, and `fallback` emits the original function after
+//! an error. `derive` implements `#[derive(Differentiable)]`.
 
 mod attr;
 mod derive;
