@@ -173,3 +173,26 @@ fn a_sum_named_in_a_format_string() {
     check(printed_by_name, printed_by_name_grad, &xs);
     assert_eq!(printed_by_name(&xs), 10.0 + 1.0);
 }
+
+/// A log-sum-exp that subtracts its largest term's value (`Real::value`, a constant): the sum
+/// of exponentials is one record with a slot per term.
+#[reverse_diff]
+fn log_sum_exp(v: &[f64]) -> f64 {
+    let mut largest = v[0].value();
+    for x in v.iter() {
+        largest = largest.max(x.value());
+    }
+    let mut total = 0.0;
+    for x in v.iter() {
+        total += (*x - largest).exp();
+    }
+    total.ln() + largest
+}
+
+#[test]
+fn a_sum_with_a_constant_taken_from_a_value() {
+    let v = [0.3, -1.2, 2.8, 2.0];
+    check(log_sum_exp, log_sum_exp_grad, &v);
+    // The sum, then `total.ln() + largest`.
+    assert_eq!(records(&v, log_sum_exp), 1 + 1);
+}

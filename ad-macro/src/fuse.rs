@@ -401,7 +401,7 @@ pub fn is_pure(expr: &Expr) -> bool {
             !is_assignment(&binary.op) && is_pure(&binary.left) && is_pure(&binary.right)
         }
         Expr::MethodCall(call) => {
-            real_method(&call.method.to_string()).is_some()
+            (real_method(&call.method.to_string()).is_some() || call.method == "value")
                 && call.turbofish.is_none()
                 && is_pure(&call.receiver)
                 && call.args.iter().all(is_pure)
@@ -649,6 +649,17 @@ impl<'a> Analysis<'a> {
                     && self.scopes.is_scalar_typed(&call.receiver)
                 {
                     Some(self.computed_leaf(expr))
+                } else if method == "value"
+                    && call.args.is_empty()
+                    && self.scopes.is_scalar_typed(&call.receiver)
+                {
+                    // `x.value()`: the value alone, a constant (`Real::value`).
+                    self.impure |= !is_pure(expr);
+                    let name = self.temp(expr, Role::Constant);
+                    Some((
+                        Operand::Value(name.to_token_stream()),
+                        syn::parse_quote_spanned!(expr.span()=> #name),
+                    ))
                 } else {
                     None
                 }
