@@ -508,3 +508,90 @@ fn full_tape_panics_with_its_limit() {
     assert_relative_eq!(value, slope.sin(), max_relative = 1e-14);
     assert_relative_eq!(derivative, slope.cos() * slope, max_relative = 1e-14);
 }
+
+/// Σ xᵢ² over a slice: one operation per input plus the sum.
+#[reverse_diff]
+fn sum_of_squares(x: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for &xi in x.iter() {
+        total += xi * xi;
+    }
+    total
+}
+
+#[test]
+fn seeding_a_slice_past_the_limit_panics_with_it() {
+    // A slice is seeded in bulk, with one limit check for all its inputs.
+    let limit = NodeLimit::lower_to(10);
+    let message = expect_panic(|| sum_of_squares_grad(&[1.0; 11]));
+    assert!(
+        message.contains("the tape is full") && message.contains("at most 10 "),
+        "{message}"
+    );
+    // Exactly the limit is allowed: ten inputs fill the tape, and the sum that follows is the
+    // eleventh node.
+    let tape = Tape::new();
+    let seeded = ad::__private::seed::<[f64]>(&tape, &[2.0; 10]);
+    assert_eq!((seeded.len(), tape.len()), (10, 10));
+    let message = expect_panic(|| seeded[0] * seeded[1]);
+    assert!(message.contains("at most 10 "), "{message}");
+    drop(tape);
+    drop(limit);
+
+    let (value, gradient) = sum_of_squares_grad(&[1.0; 11]);
+    assert_eq!((value, gradient), (11.0, vec![2.0; 11]));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Seeds of slices live in buffers reused from call to call.
+
+/// Σᵢ Σⱼ (i + 1) xᵢⱼ² over rows of different lengths, plus Σ yₖ³ and c.
+#[reverse_diff]
+fn ragged(rows: &[Vec<f64>], ys: &[f64], c: f64) -> f64 {
+    let mut total = 0.0;
+    for (i, row) in rows.iter().enumerate() {
+        for &x in row.iter() {
+            total += (i + 1) as f64 * x * x;
+        }
+    }
+    for &y in ys.iter() {
+        total += y * y * y;
+    }
+    total + c
+}
+
+#[test]
+fn reused_seed_buffers_give_each_call_its_own_inputs() {
+    // Lengths that grow, shrink and grow again, so a reused buffer is sometimes larger and
+    // sometimes smaller than the slice it seeds; every gradient is checked analytically.
+    for n in [3, 1000, 2, 0, 7, 1000, 5] {
+        let rows: Vec<Vec<f64>> = (0..3)
+            .map(|i| (0..n + i).map(|j| 0.25 * (i + j) as f64 - 1.0).collect())
+            .collect();
+        let ys: Vec<f64> = (0..n).map(|k| 0.1 * k as f64).collect();
+        let (value, (d_rows, d_ys, d_c)) = ragged_grad(&rows, &ys, 4.0);
+        assert_eq!(value, ragged(&rows, &ys, 4.0));
+        for (i, (row, d_row)) in rows.iter().zip(&d_rows).enumerate() {
+            let expected: Vec<f64> = row.iter().map(|x| 2.0 * (i + 1) as f64 * x).collect();
+            assert_eq!(d_row, &expected, "row {i} at n = {n}");
+        }
+        let expected: Vec<f64> = ys.iter().map(|y| 3.0 * y * y).collect();
+        for (d, e) in d_ys.iter().zip(&expected) {
+            assert_relative_eq!(*d, *e, max_relative = 1e-15);
+        }
+        assert_eq!((d_ys.len(), d_c), (n, 1.0));
+    }
+}
+
+#[test]
+fn reading_adjoints_in_bulk_rejects_a_var_of_another_tape() {
+    let outer = Tape::new();
+    let stranger = outer.var(1.0);
+    let inner = Tape::new();
+    let x = inner.var(2.0);
+    inner.backward(x * x);
+    let gradient = inner.with_adjoints(|adjoints| adjoints.get_all(&[x, Var::constant(3.0)]));
+    assert_eq!(gradient, vec![4.0, 0.0]);
+    let message = expect_panic(|| inner.with_adjoints(|adjoints| adjoints.get_all(&[x, stranger])));
+    assert!(message.contains("from another tape"), "{message}");
+}

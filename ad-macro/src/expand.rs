@@ -454,7 +454,8 @@ impl<'a, I: Iterator<Item = &'a FnArg>> ZipParams<'a> for I {}
 /// After:  `fn f_grad(x: f64, ys: &[f64]) -> (f64, (f64, Vec<f64>)) {
 ///              let tape = Tape::new(); let x' = seed(&tape, &x); let ys' = seed(&tape, ys);
 ///              let out = f(x', &ys'); tape.backward(out);
-///              (out.value(), tape.with_adjoints(|adj| (read(&x', adj), read(&ys', adj)))) }`
+///              let g = tape.with_adjoints(|adj| (read(&x', adj), read(&ys', adj)));
+///              recycle(x'); recycle(ys'); (out.value(), g) }`
 ///
 /// A result `Result<f64, E>` (or `Option<f64>`) gives `Result<(f64, G), E>` (or
 /// `Option<(f64, G)>`).
@@ -471,6 +472,7 @@ fn grad_companion(function: &Function) -> TokenStream {
         call,
         reads,
         gradient_type,
+        recycle,
     } = products::tape_inputs(function);
     let success: Type = syn::parse_quote!((f64, #gradient_type));
     // Before: `fn f(x: f64) -> Result<f64, E>`. After: `fn f_grad(x: f64) -> Result<(f64, f64), E>`,
@@ -522,6 +524,7 @@ fn grad_companion(function: &Function) -> TokenStream {
             let #output: ::ad::Var = #forward;
             #tape.backward(#output);
             let __gradient = #tape.with_adjoints(|#adjoints| #reads);
+            #recycle
             #finished
         }
     }

@@ -27,6 +27,9 @@ pub struct SeededInputs {
     pub reads: TokenStream,
     /// The gradient's type `G`.
     pub gradient_type: TokenStream,
+    /// For seeds on the tape: `recycle::<T>(__seeded_x);` for each seeded parameter, which hands
+    /// its buffers back once the gradient has been read.
+    pub recycle: TokenStream,
 }
 
 /// Seeds each differentiable parameter with `seed(param, source)` (`source` is a reference to
@@ -49,6 +52,7 @@ pub fn seeded_inputs(
     }
     let mut reads = Vec::new();
     let mut gradient_types = Vec::new();
+    let mut recycle = TokenStream::new();
     for param in &function.params {
         let name = &param.name;
         if !matches!(param.role, Role::Differentiable) {
@@ -66,6 +70,8 @@ pub fn seeded_inputs(
             Passing::ByRef => quote!(&#seeded),
         });
         reads.push(read(&param.shape, &seeded));
+        let shape = &param.shape;
+        recycle.extend(quote!(::ad::__private::recycle::<#shape>(#seeded);));
         gradient_types.push(gradient_type(&param.ty));
     }
     let ident = &function.item.sig.ident;
@@ -79,6 +85,7 @@ pub fn seeded_inputs(
         call: quote!(#callee(#(#call_args),*)),
         reads: tuple_or_single(&reads),
         gradient_type: tuple_or_single(&gradient_types),
+        recycle,
     }
 }
 
@@ -286,6 +293,7 @@ fn vjp(function: &Function, result: &Type) -> TokenStream {
         call,
         reads,
         gradient_type,
+        recycle,
     } = tape_inputs(function);
     let (tape, adjoints, output) = (local("__tape"), local("__adjoints"), local("__output"));
     let cotangent = local("cotangent");
@@ -296,6 +304,7 @@ fn vjp(function: &Function, result: &Type) -> TokenStream {
         let #output = #call;
         #tape.backward_seeded(::ad::__private::cotangent_seeds::<#result>(&#output, #cotangent));
         let __gradient = #tape.with_adjoints(|#adjoints| #reads);
+        #recycle
         (::ad::__private::output_values::<#result, ::ad::Var>(&#output), __gradient)
     };
     companion(
@@ -318,6 +327,7 @@ fn jacobian(function: &Function, result: &Type) -> TokenStream {
         call,
         reads,
         gradient_type,
+        recycle,
     } = tape_inputs(function);
     let (tape, adjoints, output) = (local("__tape"), local("__adjoints"), local("__output"));
     let bound = result_bound(result, &syn::parse_quote!(::ad::Var));
@@ -327,6 +337,7 @@ fn jacobian(function: &Function, result: &Type) -> TokenStream {
         let #output = #call;
         let __rows = ::ad::__private::jacobian_rows::<#result, _>(&#tape, &#output,
             |#adjoints| #reads);
+        #recycle
         (::ad::__private::output_values::<#result, ::ad::Var>(&#output), __rows)
     };
     companion(
@@ -419,6 +430,7 @@ fn second_order_run(
         call,
         reads,
         gradient_type,
+        ..
     } = seeded_inputs(
         function,
         seed,

@@ -109,7 +109,7 @@ impl IntoReal<Var> for Var {
 
 /// Records the scalars of an input as new tape inputs, in layout order.
 pub fn seed<T: Differentiable + ?Sized>(tape: &Tape, input: &T) -> T::With<Var> {
-    input.map_scalars(&mut |x| tape.var(x))
+    input.seed(tape)
 }
 
 /// Reads the gradient of an input back, with the input's own shape.
@@ -117,7 +117,13 @@ pub fn read_gradient<T: Differentiable + ?Sized>(
     seeded: &T::With<Var>,
     adjoints: &Adjoints<'_>,
 ) -> T::Gradient {
-    T::gradient_from(seeded, &mut |v: &Var| adjoints.get(*v))
+    T::read(seeded, adjoints)
+}
+
+/// Gives a seeded input's buffers back for the next call on this thread, once its gradient has
+/// been read.
+pub fn recycle<T: Differentiable + ?Sized>(seeded: T::With<Var>) {
+    T::recycle(seeded)
 }
 
 /// The value of a real result.

@@ -1,6 +1,15 @@
 //! [`Differentiable`]: the shapes a differentiable parameter or result can have, and the
 //! polytypic helpers over them (seed 000 §9): rebuild with another scalar, visit the scalars in
 //! layout order, read a gradient back with the same shape.
+//!
+//! The hidden methods `seed`, `read` and `recycle` (and their `_slice` forms) are what `_grad`
+//! calls. Their defaults go scalar by scalar through `map_scalars` and `gradient_from`; slices
+//! and `Vec`s of `f64` override them to seed in bulk into a buffer reused from call to call and
+//! to read the gradient in one tight loop, and containers pass the calls on to their items so
+//! nested shapes (`Vec<Vec<f64>>`, tuples of slices) get the same.
+
+use crate::tape::{recycle_vars, Adjoints};
+use crate::{Tape, Var};
 
 /// A type built from `f64` whose scalars can be differentiated: `f64`, slices, `Vec`, arrays,
 /// tuples of these, and user types with `#[derive(ad::Differentiable)]`.
@@ -25,6 +34,71 @@ pub trait Differentiable {
 
     /// Builds a gradient from the shape over `S`, mapping each scalar by `f`.
     fn gradient_from<S>(with: &Self::With<S>, f: &mut impl FnMut(&S) -> f64) -> Self::Gradient;
+
+    /// Records each scalar as a new input of `tape`, in layout order.
+    #[doc(hidden)]
+    fn seed(&self, tape: &Tape) -> Self::With<Var> {
+        self.map_scalars(&mut |x| tape.var(x))
+    }
+
+    /// [`Differentiable::seed`] of each item of a slice, in order.
+    #[doc(hidden)]
+    fn seed_slice(items: &[Self], tape: &Tape) -> Vec<Self::With<Var>>
+    where
+        Self: Sized,
+    {
+        items.iter().map(|item| item.seed(tape)).collect()
+    }
+
+    /// The gradient of a seeded value: the adjoint of each of its scalars, in its shape.
+    #[doc(hidden)]
+    fn read(seeded: &Self::With<Var>, adjoints: &Adjoints<'_>) -> Self::Gradient {
+        Self::gradient_from(seeded, &mut |var: &Var| adjoints.get(*var))
+    }
+
+    /// [`Differentiable::read`] of each item of a seeded slice, in order.
+    #[doc(hidden)]
+    fn read_slice(seeded: &[Self::With<Var>], adjoints: &Adjoints<'_>) -> Vec<Self::Gradient>
+    where
+        Self: Sized,
+    {
+        seeded
+            .iter()
+            .map(|item| Self::read(item, adjoints))
+            .collect()
+    }
+
+    /// Gives a seeded value's buffers back once its call is over (the default drops it).
+    #[doc(hidden)]
+    fn recycle(seeded: Self::With<Var>) {
+        drop(seeded);
+    }
+
+    /// [`Differentiable::recycle`] of each item of a seeded `Vec`.
+    #[doc(hidden)]
+    fn recycle_slice(seeded: Vec<Self::With<Var>>)
+    where
+        Self: Sized,
+    {
+        seeded.into_iter().for_each(Self::recycle);
+    }
+}
+
+/// Delegates the hidden seed, read and recycle methods of a container of `T` to `T`'s slice forms.
+macro_rules! delegate_to_slice {
+    ($T:ident) => {
+        fn seed(&self, tape: &Tape) -> Self::With<Var> {
+            $T::seed_slice(self, tape)
+        }
+
+        fn read(seeded: &Self::With<Var>, adjoints: &Adjoints<'_>) -> Self::Gradient {
+            $T::read_slice(seeded, adjoints)
+        }
+
+        fn recycle(seeded: Self::With<Var>) {
+            $T::recycle_slice(seeded)
+        }
+    };
 }
 
 impl Differentiable for f64 {
@@ -50,6 +124,18 @@ impl Differentiable for f64 {
     fn gradient_from<S>(with: &S, f: &mut impl FnMut(&S) -> f64) -> f64 {
         f(with)
     }
+
+    fn seed_slice(items: &[f64], tape: &Tape) -> Vec<Var> {
+        tape.vars(items)
+    }
+
+    fn read_slice(seeded: &[Var], adjoints: &Adjoints<'_>) -> Vec<f64> {
+        adjoints.get_all(seeded)
+    }
+
+    fn recycle_slice(seeded: Vec<Var>) {
+        recycle_vars(seeded)
+    }
 }
 
 impl<T: Differentiable> Differentiable for [T] {
@@ -71,6 +157,8 @@ impl<T: Differentiable> Differentiable for [T] {
     fn gradient_from<S>(with: &Self::With<S>, f: &mut impl FnMut(&S) -> f64) -> Self::Gradient {
         with.iter().map(|item| T::gradient_from(item, f)).collect()
     }
+
+    delegate_to_slice!(T);
 }
 
 impl<T: Differentiable> Differentiable for Vec<T> {
@@ -92,6 +180,8 @@ impl<T: Differentiable> Differentiable for Vec<T> {
     fn gradient_from<S>(with: &Self::With<S>, f: &mut impl FnMut(&S) -> f64) -> Self::Gradient {
         <[T]>::gradient_from(with, f)
     }
+
+    delegate_to_slice!(T);
 }
 
 impl<T: Differentiable, const N: usize> Differentiable for [T; N] {
@@ -114,6 +204,20 @@ impl<T: Differentiable, const N: usize> Differentiable for [T; N] {
     fn gradient_from<S>(with: &Self::With<S>, f: &mut impl FnMut(&S) -> f64) -> Self::Gradient {
         let mut items = with.iter();
         std::array::from_fn(|_| T::gradient_from(items.next().expect("N items"), f))
+    }
+
+    fn seed(&self, tape: &Tape) -> Self::With<Var> {
+        let mut items = self.iter();
+        std::array::from_fn(|_| items.next().expect("N items").seed(tape))
+    }
+
+    fn read(seeded: &Self::With<Var>, adjoints: &Adjoints<'_>) -> Self::Gradient {
+        let mut items = seeded.iter();
+        std::array::from_fn(|_| T::read(items.next().expect("N items"), adjoints))
+    }
+
+    fn recycle(seeded: Self::With<Var>) {
+        seeded.into_iter().for_each(T::recycle)
     }
 }
 
@@ -140,6 +244,18 @@ macro_rules! tuples {
                 f: &mut impl FnMut(&S) -> f64,
             ) -> Self::Gradient {
                 ($($T::gradient_from(&with.$i, f),)+)
+            }
+
+            fn seed(&self, tape: &Tape) -> Self::With<Var> {
+                ($(self.$i.seed(tape),)+)
+            }
+
+            fn read(seeded: &Self::With<Var>, adjoints: &Adjoints<'_>) -> Self::Gradient {
+                ($($T::read(&seeded.$i, adjoints),)+)
+            }
+
+            fn recycle(seeded: Self::With<Var>) {
+                $($T::recycle(seeded.$i);)+
             }
         }
     )*};
@@ -175,6 +291,18 @@ impl<T: Differentiable> Differentiable for Box<T> {
     fn gradient_from<S>(with: &Self::With<S>, f: &mut impl FnMut(&S) -> f64) -> Self::Gradient {
         Box::new(T::gradient_from(with, f))
     }
+
+    fn seed(&self, tape: &Tape) -> Self::With<Var> {
+        Box::new((**self).seed(tape))
+    }
+
+    fn read(seeded: &Self::With<Var>, adjoints: &Adjoints<'_>) -> Self::Gradient {
+        Box::new(T::read(seeded, adjoints))
+    }
+
+    fn recycle(seeded: Self::With<Var>) {
+        T::recycle(*seeded)
+    }
 }
 
 /// `None` has no scalars; the gradient of `Some(x)` is `Some` of the gradient of `x`.
@@ -200,5 +328,19 @@ impl<T: Differentiable> Differentiable for Option<T> {
 
     fn gradient_from<S>(with: &Self::With<S>, f: &mut impl FnMut(&S) -> f64) -> Self::Gradient {
         with.as_ref().map(|item| T::gradient_from(item, f))
+    }
+
+    fn seed(&self, tape: &Tape) -> Self::With<Var> {
+        self.as_ref().map(|item| item.seed(tape))
+    }
+
+    fn read(seeded: &Self::With<Var>, adjoints: &Adjoints<'_>) -> Self::Gradient {
+        seeded.as_ref().map(|item| T::read(item, adjoints))
+    }
+
+    fn recycle(seeded: Self::With<Var>) {
+        if let Some(item) = seeded {
+            T::recycle(item)
+        }
     }
 }

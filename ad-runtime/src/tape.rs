@@ -87,6 +87,12 @@ impl Recording {
         self.partials.push(partial);
     }
 
+    /// Sets every node's adjoint to 0 before a sweep.
+    fn reset_adjoints(&mut self) {
+        self.adjoints.clear();
+        self.adjoints.resize(self.ends.len(), 0.0);
+    }
+
     fn sweep(&mut self) {
         let Recording {
             ends,
@@ -137,9 +143,12 @@ thread_local! {
     /// recording, so recordings must not move when the pool's vector grows.
     #[allow(clippy::vec_box)]
     static SPARE: RefCell<Vec<Box<Recording>>> = const { RefCell::new(Vec::new()) };
-    /// Operand buffers of finished [`PendingSum`]s, for the next ones on this thread.
-    #[allow(clippy::type_complexity)]
-    static SUM_BUFFERS: RefCell<Vec<(Vec<u32>, Vec<f64>)>> = const { RefCell::new(Vec::new()) };
+    /// Slot buffers of finished [`PendingSum`]s, for the next ones on this thread.
+    static SUM_BUFFERS: RefCell<Vec<Vec<(u32, f64)>>> = const { RefCell::new(Vec::new()) };
+    /// Buffers of seeded slices ([`Tape::vars`]) whose call has finished, for the next calls on
+    /// this thread: a `_grad` of a function over `&[f64]` allocates no `Vec<Var>` once warm, and
+    /// a large input does not fault in fresh pages on every call.
+    static SEED_BUFFERS: RefCell<Vec<Vec<Var>>> = const { RefCell::new(Vec::new()) };
     /// The node limit new recordings on this thread get (tests lower it).
     static LIMIT: Cell<u32> = const { Cell::new(MAX_NODES) };
 }
@@ -287,22 +296,22 @@ pub struct PendingSum {
     value: f64,
     /// The tag of the session of the operands so far (0 before the first one).
     tag: u32,
-    operands: Vec<u32>,
-    partials: Vec<f64>,
+    /// (operand, partial) pairs: one push per slot while the sum grows, split into the tape's
+    /// two arrays when it is finished.
+    slots: Vec<(u32, f64)>,
 }
 
 impl PendingSum {
     /// A sum that starts at `start`.
     #[inline]
     pub(crate) fn new(start: Var) -> PendingSum {
-        let (operands, partials) = SUM_BUFFERS
+        let slots = SUM_BUFFERS
             .with(|spare| spare.borrow_mut().pop())
             .unwrap_or_default();
         let mut sum = PendingSum {
             value: start.value,
             tag: 0,
-            operands,
-            partials,
+            slots,
         };
         sum.push(start, 1.0);
         sum
@@ -324,8 +333,7 @@ impl PendingSum {
                 wrong_tape(operand, self.tag)
             };
         }
-        self.operands.push(operand.index);
-        self.partials.push(partial);
+        self.slots.push((operand.index, partial));
     }
 
     /// The value so far, which the caller keeps as `f64` would.
@@ -337,7 +345,7 @@ impl PendingSum {
     /// Records the sum as one node.
     pub(crate) fn finish(mut self) -> Var {
         let value = self.value;
-        let result = if self.operands.is_empty() {
+        let result = if self.slots.is_empty() {
             Var::constant(value)
         } else {
             let witness = Var {
@@ -347,18 +355,16 @@ impl PendingSum {
             };
             with_recording(witness, |r| {
                 r.check(witness);
-                r.operands.extend_from_slice(&self.operands);
-                r.partials.extend_from_slice(&self.partials);
+                r.operands
+                    .extend(self.slots.iter().map(|&(operand, _)| operand));
+                r.partials
+                    .extend(self.slots.iter().map(|&(_, partial)| partial));
                 r.push_node(value)
             })
         };
-        self.operands.clear();
-        self.partials.clear();
-        let buffers = (
-            std::mem::take(&mut self.operands),
-            std::mem::take(&mut self.partials),
-        );
-        let _ = SUM_BUFFERS.try_with(|spare| spare.borrow_mut().push(buffers));
+        self.slots.clear();
+        let slots = std::mem::take(&mut self.slots);
+        let _ = SUM_BUFFERS.try_with(|spare| spare.borrow_mut().push(slots));
         result
     }
 }
@@ -429,6 +435,31 @@ impl Tape {
         self.with_active(|r| r.push_node(value))
     }
 
+    /// New inputs, one per value and in order, in a buffer reused from earlier calls on this
+    /// thread (hand it back with [`recycle_vars`]): the seeds of a slice of `f64`. The nodes are
+    /// appended in bulk, with one capacity and limit check for all of them.
+    pub(crate) fn vars(&self, values: &[f64]) -> Vec<Var> {
+        let mut vars = SEED_BUFFERS
+            .with(|spare| spare.borrow_mut().pop())
+            .unwrap_or_default();
+        self.with_active(|r| {
+            let first = r.ends.len();
+            if (r.limit as usize).saturating_sub(first) < values.len() {
+                tape_full(r.limit);
+            }
+            // Inputs have no operand slots: each closes at the operand count so far.
+            let end = r.operands.len() as u32;
+            r.ends.resize(first + values.len(), end);
+            let tape = r.tag;
+            vars.extend(values.iter().enumerate().map(|(offset, &value)| Var {
+                value,
+                index: (first + offset) as u32,
+                tape,
+            }));
+        });
+        vars
+    }
+
     /// How many nodes (inputs and operations) have been recorded.
     pub fn len(&self) -> usize {
         self.with_active(|r| r.ends.len())
@@ -443,7 +474,16 @@ impl Tape {
     /// [`Tape::adjoint`] gives the derivative of `output` with respect to any recorded value.
     /// A constant `output` has derivative 0 with respect to everything.
     pub fn backward(&self, output: Var) {
-        self.backward_seeded([(output, 1.0)]);
+        // One access to the recording for the whole sweep (`backward_seeded` needs one per seed,
+        // since its seeds come from user code): a tiny function's `_grad` is mostly such costs.
+        self.with_active(|r| {
+            r.reset_adjoints();
+            if !output.is_constant() {
+                r.check(output);
+                r.adjoints[output.index as usize] = 1.0;
+            }
+            r.sweep();
+        });
     }
 
     /// Sweeps the tape once from the end, starting from the given adjoints of output values:
@@ -451,11 +491,7 @@ impl Tape {
     /// product). Constant outputs are skipped.
     pub fn backward_seeded(&self, seeds: impl IntoIterator<Item = (Var, f64)>) {
         // The seeds are gathered before the recording is borrowed: the iterator is user code.
-        self.with_active(|r| {
-            let nodes = r.ends.len();
-            r.adjoints.clear();
-            r.adjoints.resize(nodes, 0.0);
-        });
+        self.with_active(Recording::reset_adjoints);
         for (output, seed) in seeds {
             if !output.is_constant() {
                 self.with_active(|r| {
@@ -543,6 +579,32 @@ impl Adjoints<'_> {
             .copied()
             .unwrap_or(0.0)
     }
+
+    /// The adjoints of many values, in order: [`Adjoints::get`] of each, in one loop whose only
+    /// branches are the tag checks.
+    pub fn get_all(&self, vars: &[Var]) -> Vec<f64> {
+        vars.iter()
+            .map(|&var| {
+                if var.tape == self.tag {
+                    self.adjoints
+                        .get(var.index as usize)
+                        .copied()
+                        .unwrap_or(0.0)
+                } else if var.is_constant() {
+                    0.0
+                } else {
+                    wrong_tape(var, self.tag)
+                }
+            })
+            .collect()
+    }
+}
+
+/// Keeps a buffer of seeds from [`Tape::vars`] for the next call on this thread.
+pub(crate) fn recycle_vars(mut vars: Vec<Var>) {
+    vars.clear();
+    // `try_with`: during thread teardown the pool may be gone; the buffer is then freed.
+    let _ = SEED_BUFFERS.try_with(|spare| spare.borrow_mut().push(vars));
 }
 
 /// Sets the most nodes a tape on this thread may hold, so tests can reach the overflow message
