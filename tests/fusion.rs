@@ -393,3 +393,33 @@ fn mutable_references() {
     let _ = through_mutable_references(&vars, &l);
     assert_eq!(tape.len() - xs.len(), 6 + 3 + 4 + 1);
 }
+
+/// `let`s with an `f64` ascription (`let v: Vec<f64>`, `let total: f64`): their names are
+/// scalars and sequences of scalars, so the expressions over them fuse too.
+#[reverse_diff]
+fn ascribed_lets(xs: &[f64]) -> f64 {
+    let mut v: Vec<f64> = vec![0.0; xs.len()];
+    for i in 0..xs.len() {
+        v[i] = xs[i] * xs[i] + 1.0;
+    }
+    let s: f64 = v[0] * v[1] - v[2];
+    let mut total: f64 = 0.0;
+    for x in v.iter() {
+        total += x * s * 0.5;
+    }
+    total
+}
+
+#[test]
+fn ascribed_lets_fuse() {
+    let xs = [0.3, -1.2, 0.8];
+    let (value, gradient) = ascribed_lets_grad(&xs);
+    assert_eq!(value.to_bits(), ascribed_lets(&xs).to_bits());
+    assert_gradient_matches(ascribed_lets, &xs, &gradient, 1e-6);
+    // One record per element of `v`, one for `s`, one for the whole loop sum (one record per
+    // operation would be 3 + 2 + 3·3).
+    let tape = Tape::new();
+    let vars: Vec<Var> = xs.iter().map(|&x| tape.var(x)).collect();
+    let _ = ascribed_lets(&vars);
+    assert_eq!(tape.len() - xs.len(), 3 + 1 + 1);
+}

@@ -804,8 +804,9 @@ impl Fold for Translator {
             ..local
         };
         local = fold::fold_local(self, local);
-        local.pat = self.fold_pat(pat);
-        match (&local.pat, halves) {
+        // The names bind from the pattern as written: its ascription says `f64`, which the
+        // folded pattern no longer does (`let z: Vec<f64>` is a sequence of scalars).
+        match (&pat, halves) {
             // `let (w1, rest) = weights.split_at(n);`
             (Pat::Tuple(tuple), Some(halves)) if tuple.elems.len() == 2 => {
                 for half in &tuple.elems {
@@ -814,6 +815,7 @@ impl Fold for Translator {
             }
             (pat, _) => self.scopes.bind_pattern(pat, kind),
         }
+        local.pat = self.fold_pat(pat);
         if let Some(init) = &mut local.init {
             if ascribes_f64 && init.diverge.is_none() && has_own_type(&init.expr) {
                 let expr = &init.expr;
