@@ -104,31 +104,46 @@ impl Recording {
         let nodes = ends.len();
         assert!(adjoints.len() == nodes && partials.len() == operands.len());
         assert!(ends.last().map_or(0, |&end| end as usize) == operands.len());
+        // SAFETY (the unchecked reads below): `ends` rises from 0 to `operands.len()` (asserted
+        // above for its last entry; `push_node` appends the operand count so far), so each
+        // node's `start..end` lies within `operands` and `partials`, which have the same length;
+        // an operand was recorded before its user, so `operand < node < nodes`, the length of
+        // `adjoints`.
         let mut end = operands.len();
-        for node in (0..nodes).rev() {
-            // SAFETY (every `get_unchecked` below): `ends` rises from 0 to `operands.len()`
-            // (asserted above for its last entry; `push_node` appends the operand count so far),
-            // so `start..end` lies within `operands` and `partials`, which have the same length;
-            // an operand was recorded before its user, so `operand < node < nodes`, the length
-            // of `adjoints`.
-            let start = if node == 0 {
-                0
-            } else {
-                unsafe { *ends.get_unchecked(node - 1) as usize }
-            };
-            let adjoint = unsafe { *adjoints.get_unchecked(node) };
-            // Nodes that do not reach the output pass nothing back, so an infinite or NaN
-            // partial of an unused branch cannot poison the gradient (0 * inf would be NaN).
-            if adjoint != 0.0 {
-                for slot in start..end {
-                    unsafe {
-                        let operand = *operands.get_unchecked(slot) as usize;
-                        let partial = *partials.get_unchecked(slot);
-                        *adjoints.get_unchecked_mut(operand) += adjoint * partial;
-                    }
-                }
+        for node in (1..nodes).rev() {
+            let start = unsafe { *ends.get_unchecked(node - 1) } as usize;
+            if start != end {
+                unsafe { pass_back(node, start..end, operands, partials, adjoints) };
             }
             end = start;
+        }
+        if nodes > 0 {
+            unsafe { pass_back(0, 0..end, operands, partials, adjoints) };
+        }
+    }
+}
+
+/// Adds `adjoint(node) · partial` to the adjoint of each operand in `slots`.
+///
+/// # Safety
+///
+/// `node` and every operand in `slots` are below `adjoints.len()`, and `slots` lies within
+/// `operands` and `partials`.
+#[inline(always)]
+unsafe fn pass_back(
+    node: usize,
+    slots: std::ops::Range<usize>,
+    operands: &[u32],
+    partials: &[f64],
+    adjoints: &mut [f64],
+) {
+    let adjoint = *adjoints.get_unchecked(node);
+    // Nodes that do not reach the output pass nothing back, so an infinite or NaN partial of an
+    // unused branch cannot poison the gradient (0 * inf would be NaN).
+    if adjoint != 0.0 {
+        for slot in slots {
+            let operand = *operands.get_unchecked(slot) as usize;
+            *adjoints.get_unchecked_mut(operand) += adjoint * *partials.get_unchecked(slot);
         }
     }
 }
