@@ -423,3 +423,30 @@ fn ascribed_lets_fuse() {
     let _ = ascribed_lets(&vars);
     assert_eq!(tape.len() - xs.len(), 3 + 1 + 1);
 }
+
+/// Closures of iterator adaptors: the item a closure of `map` (or `for_each`, `any`...)
+/// receives has the kind a `for` loop over the same iterator gives it.
+#[reverse_diff]
+fn mapped(xs: &[f64], #[no_grad] c: f64) -> f64 {
+    let exps: f64 = xs.iter().map(|x| (x - c).exp() * c).sum();
+    let squares: f64 = xs.iter().copied().map(|x| x * x + 1.0).sum();
+    let weighted: f64 = xs.iter().enumerate().map(|(i, x)| x * i as f64 - 1.0).sum();
+    let mut last = 0.0;
+    xs.iter().for_each(|&x| last = x * x - x);
+    exps.ln() + squares * weighted + last
+}
+
+#[test]
+fn closures_of_iterator_adaptors_fuse() {
+    let xs = [0.3, -1.2, 0.8];
+    let f = |x: &[f64]| mapped(x, 2.0);
+    let (value, gradient) = mapped_grad(&xs, 2.0);
+    assert_eq!(value.to_bits(), f(&xs).to_bits());
+    assert_gradient_matches(f, &xs, &gradient, 1e-6);
+    // Each closure call is one record (3 per adaptor, 4 adaptors), each sum one more (3), and
+    // the last line one.
+    let tape = Tape::new();
+    let vars: Vec<Var> = xs.iter().map(|&x| tape.var(x)).collect();
+    let _ = mapped(&vars, 2.0);
+    assert_eq!(tape.len() - xs.len(), 4 * 3 + 3 + 1);
+}

@@ -752,6 +752,52 @@ impl Fold for Translator {
         closure
     }
 
+    // Before: `xs.iter().map(|x| (x - c).exp())`, the closure's `x` of unknown kind (two
+    // records per item). After: `x` bound as `for x in xs.iter()` binds it, so the body is one
+    // record. Only for the adaptors that hand the closure each item by value.
+    fn fold_expr_method_call(&mut self, call: syn::ExprMethodCall) -> syn::ExprMethodCall {
+        const ITEM_ADAPTORS: &[&str] = &[
+            "map",
+            "for_each",
+            "flat_map",
+            "filter_map",
+            "any",
+            "all",
+            "position",
+        ];
+        let by_item = ITEM_ADAPTORS.contains(&call.method.to_string().as_str())
+            && call.args.len() == 1
+            && matches!(&call.args[0], Expr::Closure(closure) if closure.inputs.len() == 1);
+        if !by_item {
+            return fold::fold_expr_method_call(self, call);
+        }
+        // The closure's names bind from the receiver as written.
+        let iter = (*call.receiver).clone();
+        let receiver = Box::new(self.fold_expr(*call.receiver));
+        let args = call
+            .args
+            .into_iter()
+            .map(|arg| match arg {
+                Expr::Closure(closure) => {
+                    self.scopes.push();
+                    self.scopes.bind_loop(&closure.inputs[0], &iter);
+                    let closure = fold::fold_expr_closure(self, closure);
+                    self.scopes.pop();
+                    Expr::Closure(closure)
+                }
+                other => self.fold_expr(other),
+            })
+            .collect();
+        syn::ExprMethodCall {
+            receiver,
+            turbofish: call
+                .turbofish
+                .map(|turbofish| self.fold_angle_bracketed_generic_arguments(turbofish)),
+            args,
+            ..call
+        }
+    }
+
     fn fold_arm(&mut self, arm: syn::Arm) -> syn::Arm {
         self.scopes.push();
         self.scopes.bind_pattern(&arm.pat, None);
