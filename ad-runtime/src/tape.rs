@@ -159,7 +159,7 @@ thread_local! {
     #[allow(clippy::vec_box)]
     static SPARE: RefCell<Vec<Box<Recording>>> = const { RefCell::new(Vec::new()) };
     /// Slot buffers of finished [`PendingSum`]s, for the next ones on this thread.
-    static SUM_BUFFERS: RefCell<Vec<Vec<(u32, f64)>>> = const { RefCell::new(Vec::new()) };
+    static SUM_BUFFERS: RefCell<Vec<Vec<Slot>>> = const { RefCell::new(Vec::new()) };
     /// Buffers of seeded slices ([`Tape::vars`]) whose call has finished, for the next calls on
     /// this thread: a `_grad` of a function over `&[f64]` allocates no `Vec<Var>` once warm, and
     /// a large input does not fault in fresh pages on every call.
@@ -311,9 +311,18 @@ pub struct PendingSum {
     value: f64,
     /// The tag of the session of the operands so far (0 before the first one).
     tag: u32,
-    /// (operand, partial) pairs: one push per slot while the sum grows, split into the tape's
-    /// two arrays when it is finished.
-    slots: Vec<(u32, f64)>,
+    /// One push per slot while the sum grows, split into the tape's two arrays when it is
+    /// finished.
+    slots: Vec<Slot>,
+}
+
+/// An operand slot of a [`PendingSum`]: 12 bytes, as in the tape's two arrays (an aligned
+/// `(u32, f64)` would take 16).
+#[derive(Clone, Copy)]
+#[repr(C, packed)]
+struct Slot {
+    partial: f64,
+    operand: u32,
 }
 
 impl PendingSum {
@@ -348,7 +357,10 @@ impl PendingSum {
                 wrong_tape(operand, self.tag)
             };
         }
-        self.slots.push((operand.index, partial));
+        self.slots.push(Slot {
+            partial,
+            operand: operand.index,
+        });
     }
 
     /// The value so far, which the caller keeps as `f64` would.
@@ -371,9 +383,9 @@ impl PendingSum {
             with_recording(witness, |r| {
                 r.check(witness);
                 r.operands
-                    .extend(self.slots.iter().map(|&(operand, _)| operand));
+                    .extend(self.slots.iter().map(|slot| slot.operand));
                 r.partials
-                    .extend(self.slots.iter().map(|&(_, partial)| partial));
+                    .extend(self.slots.iter().map(|slot| slot.partial));
                 r.push_node(value)
             })
         };
