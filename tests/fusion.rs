@@ -450,3 +450,27 @@ fn closures_of_iterator_adaptors_fuse() {
     let _ = mapped(&vars, 2.0);
     assert_eq!(tape.len() - xs.len(), 4 * 3 + 3 + 1);
 }
+
+/// `split_at_mut` of a subslice of scalars gives two sequences of scalars.
+#[reverse_diff]
+fn split_subslice(xs: &[f64]) -> f64 {
+    let mut state: Vec<f64> = xs.to_vec();
+    let (front, back) = state[1..].split_at_mut(2);
+    for i in 0..2 {
+        front[i] = front[i] * back[i] + back[i] * 2.0;
+    }
+    front[0] + front[1]
+}
+
+#[test]
+fn halves_of_a_subslice_fuse() {
+    let xs = [0.3, -1.2, 0.8, 2.0, -0.5];
+    let (value, gradient) = split_subslice_grad(&xs);
+    assert_eq!(value.to_bits(), split_subslice(&xs).to_bits());
+    assert_gradient_matches(split_subslice, &xs, &gradient, 1e-6);
+    // One record per assignment and one for the sum (one record per operation would be 2·3 + 1).
+    let tape = Tape::new();
+    let vars: Vec<Var> = xs.iter().map(|&x| tape.var(x)).collect();
+    let _ = split_subslice(&vars);
+    assert_eq!(tape.len() - xs.len(), 2 + 1);
+}

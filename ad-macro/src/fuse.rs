@@ -360,7 +360,8 @@ impl Scopes {
                 if call.args.len() == 1
                     && (call.method == "split_at" || call.method == "split_at_mut") =>
             {
-                self.path_kind(&call.receiver)
+                // `xs.split_at(n)`, `xs[a..b].split_at_mut(n)`
+                self.kind_of(&call.receiver)
                     .filter(|kind| kind.is_sequence())
             }
             _ => None,

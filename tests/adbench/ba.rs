@@ -105,9 +105,11 @@ fn rotate(r: &[f64; 3], x: &[f64; 3]) -> [f64; 3] {
     let squared_angle = r[0] * r[0] + r[1] * r[1] + r[2] * r[2];
     if squared_angle != 0.0 {
         let angle = squared_angle.sqrt();
-        let (sin, cos) = (angle.sin(), angle.cos());
+        let sin = angle.sin();
+        let cos = angle.cos();
         let axis = [r[0] / angle, r[1] / angle, r[2] / angle];
-        let axis_cross_x = cross(&axis, x);
+        // The ascription tells the macro what the call returns, so the sums below fuse.
+        let axis_cross_x: [f64; 3] = cross(&axis, x);
         let along_axis = (axis[0] * x[0] + axis[1] * x[1] + axis[2] * x[2]) * (1.0 - cos);
         [
             x[0] * cos + axis_cross_x[0] * sin + axis[0] * along_axis,
@@ -115,7 +117,7 @@ fn rotate(r: &[f64; 3], x: &[f64; 3]) -> [f64; 3] {
             x[2] * cos + axis_cross_x[2] * sin + axis[2] * along_axis,
         ]
     } else {
-        let r_cross_x = cross(r, x);
+        let r_cross_x: [f64; 3] = cross(r, x);
         [
             x[0] + r_cross_x[0],
             x[1] + r_cross_x[1],
@@ -134,7 +136,7 @@ fn project(camera: &[f64; 11], point: &[f64; 3]) -> [f64; 2] {
         point[1] - camera[4],
         point[2] - camera[5],
     ];
-    let in_camera = rotate(&rotation, &relative);
+    let in_camera: [f64; 3] = rotate(&rotation, &relative);
     let projected = [in_camera[0] / in_camera[2], in_camera[1] / in_camera[2]];
     let s = projected[0] * projected[0] + projected[1] * projected[1];
     let distortion = 1.0 + camera[9] * s + camera[10] * s * s;
@@ -147,7 +149,7 @@ fn project(camera: &[f64; 11], point: &[f64; 3]) -> [f64; 2] {
 /// The reprojection error of one observation: `w (proj(cam, x) − feat)`.
 #[reverse_diff]
 pub fn ba_residual(cam: &[f64; 11], x: &[f64; 3], w: f64, #[no_grad] feat: &[f64; 2]) -> [f64; 2] {
-    let projection = project(cam, x);
+    let projection: [f64; 2] = project(cam, x);
     [w * (projection[0] - feat[0]), w * (projection[1] - feat[1])]
 }
 

@@ -126,9 +126,11 @@ pub fn lstm_objective(
             let bias = &main_params[(2 * layer + 1) * 4 * b..(2 * layer + 2) * 4 * b];
             let (hidden, cell) = state[2 * layer * b..(2 * layer + 2) * b].split_at_mut(b);
             for i in 0..b {
-                let forget = sigmoid(input[i] * weight[i] + bias[i]);
-                let in_gate = sigmoid(hidden[i] * weight[b + i] + bias[b + i]);
-                let out_gate = sigmoid(input[i] * weight[2 * b + i] + bias[2 * b + i]);
+                // Ascribed, so the macro knows the calls return scalars and the two lines
+                // below are one record each.
+                let forget: f64 = sigmoid(input[i] * weight[i] + bias[i]);
+                let in_gate: f64 = sigmoid(hidden[i] * weight[b + i] + bias[b + i]);
+                let out_gate: f64 = sigmoid(input[i] * weight[2 * b + i] + bias[2 * b + i]);
                 let change = (hidden[i] * weight[3 * b + i] + bias[3 * b + i]).tanh();
                 cell[i] = cell[i] * forget + in_gate * change;
                 hidden[i] = out_gate * cell[i].tanh();
