@@ -48,6 +48,14 @@ fused_and_unfused!(the_rest, the_rest_unfused, |x, y| x.asinh()
     - x % 0.3
     + -y);
 
+/// How many nodes `f` records over inputs at `xs` (the inputs themselves not counted).
+fn records(xs: &[f64], f: impl FnOnce(&[Var]) -> Var) -> usize {
+    let tape = Tape::new();
+    let vars: Vec<Var> = xs.iter().map(|&x| tape.var(x)).collect();
+    let _ = f(&vars);
+    tape.len() - xs.len()
+}
+
 /// `f(x, y)` and its gradient recorded by `record` on a fresh tape, with the number of nodes.
 fn recorded(record: impl Fn(Var, Var) -> Var, x: f64, y: f64) -> (f64, [f64; 2], usize) {
     let tape = Tape::new();
@@ -219,10 +227,7 @@ fn leaves_of_every_kind() {
     assert_eq!(value.to_bits(), f(&xs).to_bits());
     assert_gradient_matches(f, &xs, &gradient, 1e-6);
     // One record for the whole sum (`max` records nothing: it returns one of its operands).
-    let tape = Tape::new();
-    let vars: Vec<Var> = xs.iter().map(|&x| tape.var(x)).collect();
-    let _ = mixed_leaves(&vars, &weights, 1.7, 2);
-    assert_eq!(tape.len(), xs.len() + 1);
+    assert_eq!(records(&xs, |vars| mixed_leaves(vars, &weights, 1.7, 2)), 1);
 }
 
 /// Compound assignment into an element, and an expression of constants only (not recorded).
@@ -283,10 +288,10 @@ fn loop_variables() {
     // The loops that only add to `total` make one record each for the whole sum; the second
     // reads `total`, so it makes one record per iteration; in the last, the two
     // multiplications are recorded one by one, then the sum.
-    let tape = Tape::new();
-    let vars: Vec<Var> = point.iter().map(|&x| tape.var(x)).collect();
-    let _ = loops(&vars[..3], &vars[3..], &w);
-    assert_eq!(tape.len() - 6, 1 + 3 + 1 + 1 + (2 * 3 + 1));
+    assert_eq!(
+        records(&point, |vars| loops(&vars[..3], &vars[3..], &w)),
+        1 + 3 + 1 + 1 + (2 * 3 + 1)
+    );
 }
 
 /// `let`s whose only uses are in the next statement are computed inside its record: a chain
@@ -317,10 +322,7 @@ fn lets_inlined_into_the_next_statement() {
     assert_gradient_matches(inlined_lets, &x, &gradient, 1e-6);
     // The loop is one sum (`d`, `e`, `f` computed in it); `h` and `g` are computed inside
     // `k`'s record, but `g` is read again after (and `k` too), so each keeps a record.
-    let tape = Tape::new();
-    let vars: Vec<Var> = x.iter().map(|&v| tape.var(v)).collect();
-    let _ = inlined_lets(&vars);
-    assert_eq!(tape.len() - x.len(), 1 + 1 + 1);
+    assert_eq!(records(&x, inlined_lets), 1 + 1 + 1);
 }
 
 /// What must stop inlining: a statement between that changes a leaf, a name the initialiser
@@ -388,10 +390,10 @@ fn mutable_references() {
     assert_gradient_matches(f, &xs, &gradient, 1e-6);
     // One record per `*y += ..` of the double loop (6), per `*y *= ..` (3), per square (4),
     // and the sum; the `+= 1.0` add a constant and record nothing.
-    let tape = Tape::new();
-    let vars: Vec<Var> = xs.iter().map(|&v| tape.var(v)).collect();
-    let _ = through_mutable_references(&vars, &l);
-    assert_eq!(tape.len() - xs.len(), 6 + 3 + 4 + 1);
+    assert_eq!(
+        records(&xs, |vars| through_mutable_references(vars, &l)),
+        6 + 3 + 4 + 1
+    );
 }
 
 /// `let`s with an `f64` ascription (`let v: Vec<f64>`, `let total: f64`): their names are
@@ -418,10 +420,7 @@ fn ascribed_lets_fuse() {
     assert_gradient_matches(ascribed_lets, &xs, &gradient, 1e-6);
     // One record per element of `v`, one for `s`, one for the whole loop sum (one record per
     // operation would be 3 + 2 + 3·3).
-    let tape = Tape::new();
-    let vars: Vec<Var> = xs.iter().map(|&x| tape.var(x)).collect();
-    let _ = ascribed_lets(&vars);
-    assert_eq!(tape.len() - xs.len(), 3 + 1 + 1);
+    assert_eq!(records(&xs, ascribed_lets), 3 + 1 + 1);
 }
 
 /// Closures of iterator adaptors: the item a closure of `map` (or `for_each`, `any`...)
@@ -445,10 +444,7 @@ fn closures_of_iterator_adaptors_fuse() {
     assert_gradient_matches(f, &xs, &gradient, 1e-6);
     // Each closure call is one record (3 per adaptor, 4 adaptors), each sum one more (3), and
     // the last line one.
-    let tape = Tape::new();
-    let vars: Vec<Var> = xs.iter().map(|&x| tape.var(x)).collect();
-    let _ = mapped(&vars, 2.0);
-    assert_eq!(tape.len() - xs.len(), 4 * 3 + 3 + 1);
+    assert_eq!(records(&xs, |vars| mapped(vars, 2.0)), 4 * 3 + 3 + 1);
 }
 
 /// `split_at_mut` of a subslice of scalars gives two sequences of scalars.
@@ -469,8 +465,5 @@ fn halves_of_a_subslice_fuse() {
     assert_eq!(value.to_bits(), split_subslice(&xs).to_bits());
     assert_gradient_matches(split_subslice, &xs, &gradient, 1e-6);
     // One record per assignment and one for the sum (one record per operation would be 2·3 + 1).
-    let tape = Tape::new();
-    let vars: Vec<Var> = xs.iter().map(|&x| tape.var(x)).collect();
-    let _ = split_subslice(&vars);
-    assert_eq!(tape.len() - xs.len(), 2 + 1);
+    assert_eq!(records(&xs, split_subslice), 2 + 1);
 }
