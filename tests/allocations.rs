@@ -187,6 +187,31 @@ fn warm_grad_calls_over_slices_allocate_only_their_gradients() {
     });
 }
 
+/// A loop sum that receives only constants (its buffer goes back unused) next to one that
+/// receives scalars.
+#[reverse_diff]
+fn constant_and_scalar_sums(x: &[f64; 4], #[no_grad] c: &[f64; 4]) -> f64 {
+    let mut constants = 0.0;
+    let mut scalars = 0.0;
+    for i in 0..4 {
+        constants += c[i] * c[i];
+        scalars += x[i] * c[i];
+    }
+    constants * scalars
+}
+
+#[test]
+fn warm_loop_sums_do_not_allocate() {
+    // f = (Σ cᵢ²)(Σ xᵢ cᵢ): ∂f/∂xᵢ = (Σ c²) cᵢ.
+    let c = [1.0, -2.0, 0.5, 3.0];
+    let (_, gradient) = constant_and_scalar_sums_grad(&[0.1, 0.2, 0.3, 0.4], &c);
+    assert_eq!(gradient, c.map(|ci| 14.25 * ci));
+    assert_warm_calls_do_not_allocate(|t| {
+        let (value, gradient) = constant_and_scalar_sums_grad(&[t, 0.2, -t, 0.4], &c);
+        value + gradient[0]
+    });
+}
+
 /// The counter itself works: a call that does allocate is seen, so the zero above means
 /// something.
 #[test]

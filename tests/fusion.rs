@@ -7,7 +7,7 @@ mod common;
 
 use ad::{reverse_diff, Real, Tape, Var};
 use approx::assert_relative_eq;
-use common::assert_gradient_matches;
+use common::{assert_gradient_matches, records};
 
 /// Defines `$fused` (annotated: its expressions are fused) and `$unfused` (a plain generic
 /// function: one record per operation) from one body.
@@ -47,14 +47,6 @@ fused_and_unfused!(the_rest, the_rest_unfused, |x, y| x.asinh()
     + (x * y).powi(3)
     - x % 0.3
     + -y);
-
-/// How many nodes `f` records over inputs at `xs` (the inputs themselves not counted).
-fn records(xs: &[f64], f: impl FnOnce(&[Var]) -> Var) -> usize {
-    let tape = Tape::new();
-    let vars: Vec<Var> = xs.iter().map(|&x| tape.var(x)).collect();
-    let _ = f(&vars);
-    tape.len() - xs.len()
-}
 
 /// `f(x, y)` and its gradient recorded by `record` on a fresh tape, with the number of nodes.
 fn recorded(record: impl Fn(Var, Var) -> Var, x: f64, y: f64) -> (f64, [f64; 2], usize) {

@@ -5,16 +5,8 @@
 
 mod common;
 
-use ad::{reverse_diff, Tape, Var};
-use common::assert_gradient_matches;
-
-/// The records a function makes on a fresh tape, inputs excluded.
-fn records(inputs: &[f64], run: impl FnOnce(&[Var]) -> Var) -> usize {
-    let tape = Tape::new();
-    let vars: Vec<Var> = inputs.iter().map(|&x| tape.var(x)).collect();
-    let _ = run(&vars);
-    tape.len() - inputs.len()
-}
+use ad::reverse_diff;
+use common::{assert_gradient_matches, central_gradient, records, STEP};
 
 /// Checks `grad` against central differences of `f` at `x`, and the value bit for bit.
 #[track_caller]
@@ -195,4 +187,56 @@ fn a_sum_with_a_constant_taken_from_a_value() {
     check(log_sum_exp, log_sum_exp_grad, &v);
     // The sum, then `total.ln() + largest`.
     assert_eq!(records(&v, log_sum_exp), 1 + 1);
+}
+
+/// Two sums that grow in the same loop, a sum nested in another, an ordinary record between
+/// them, and a result of two scalars, whose Jacobian sweeps the same tape once per row. A
+/// finished sum keeps its operands in its own buffer, which the sweep finds by its node.
+#[reverse_diff]
+fn interleaved_sums(xs: &[f64]) -> [f64; 2] {
+    let mut a = 0.0;
+    let mut b = 0.0;
+    for &x in xs.iter() {
+        a += x * 2.0;
+        b += x * x;
+    }
+    let middle = (a * b).sin();
+    let mut total = 0.0;
+    for i in 0..xs.len() {
+        let mut row = 0.0;
+        for j in 0..xs.len() {
+            row += xs[i] * xs[j] * j as f64;
+        }
+        total += row * middle;
+    }
+    [middle + total, a - b]
+}
+
+#[test]
+fn interleaved_and_nested_sums_in_every_row_of_a_jacobian() {
+    // 4 inputs: every sum is short and copied into the tape. 130: `a` and `b` (130 slots) are
+    // copied, the row sums and the total (260 slots each) keep their own buffers.
+    for n in [4, 130] {
+        let xs: Vec<f64> = (0..n).map(|i| (i as f64 * 0.7).sin() * 0.5).collect();
+        let (value, rows) = interleaved_sums_jacobian(&xs);
+        assert_eq!(value, interleaved_sums(&xs));
+        for (k, row) in rows.iter().enumerate() {
+            let expected = central_gradient(|x| interleaved_sums(x)[k], &xs, STEP);
+            for (got, want) in row.iter().zip(&expected) {
+                assert!(
+                    (got - want).abs() <= 1e-6 * want.abs().max(1.0),
+                    "n = {n}, row {k}: {got} vs {want}"
+                );
+            }
+        }
+        // a and b one record each, then middle, then one per row sum and one for the total,
+        // then the two results.
+        assert_eq!(
+            records(&xs, |vars| {
+                let [first, second] = interleaved_sums(vars);
+                first + second
+            }),
+            2 + 1 + n + 1 + 2 + 1
+        );
+    }
 }

@@ -47,3 +47,12 @@ pub fn assert_gradient_matches(
         );
     }
 }
+
+/// How many nodes `run` records on a fresh tape over inputs at `inputs` (the inputs themselves
+/// not counted).
+pub fn records(inputs: &[f64], run: impl FnOnce(&[ad::Var]) -> ad::Var) -> usize {
+    let tape = ad::Tape::new();
+    let vars: Vec<ad::Var> = inputs.iter().map(|&x| tape.var(x)).collect();
+    let _ = run(&vars);
+    tape.len() - inputs.len()
+}
