@@ -7,7 +7,7 @@ mod common;
 
 use ad::{reverse_diff, Real, Tape, Var};
 use approx::assert_relative_eq;
-use common::{assert_gradient_matches, records};
+use common::{assert_gradient_matches, check, records};
 
 /// Defines `$fused` (annotated: its expressions are fused) and `$unfused` (a plain generic
 /// function: one record per operation) from one body.
@@ -214,10 +214,11 @@ fn mixed_leaves(xs: &[f64], #[no_grad] weights: &[f64], #[no_grad] scale: f64, n
 fn leaves_of_every_kind() {
     let xs = [0.5, -0.2, 1.3];
     let weights = [2.0, 0.5, 1.5];
-    let f = |p: &[f64]| mixed_leaves(p, &weights, 1.7, 2);
-    let (value, gradient) = mixed_leaves_grad(&xs, &weights, 1.7, 2);
-    assert_eq!(value.to_bits(), f(&xs).to_bits());
-    assert_gradient_matches(f, &xs, &gradient, 1e-6);
+    check(
+        |p| mixed_leaves(p, &weights, 1.7, 2),
+        |p| mixed_leaves_grad(p, &weights, 1.7, 2),
+        &xs,
+    );
     // One record for the whole sum (`max` records nothing: it returns one of its operands).
     assert_eq!(records(&xs, |vars| mixed_leaves(vars, &weights, 1.7, 2)), 1);
 }
@@ -237,10 +238,7 @@ fn into_elements(xs: &[f64], #[no_grad] c: &[f64]) -> f64 {
 fn compound_assignment_into_elements() {
     let xs = [0.5, -0.2, 1.3];
     let c = [1.0, 2.0, 3.0];
-    let f = |p: &[f64]| into_elements(p, &c);
-    let (value, gradient) = into_elements_grad(&xs, &c);
-    assert_eq!(value.to_bits(), f(&xs).to_bits());
-    assert_gradient_matches(f, &xs, &gradient, 1e-6);
+    check(|p| into_elements(p, &c), |p| into_elements_grad(p, &c), &xs);
 }
 
 /// Loop variables: `x` over `xs.iter()` is `&S`, `&x` is `S`, through `enumerate`, `zip` and
@@ -309,9 +307,7 @@ fn inlined_lets(x: &[f64]) -> f64 {
 #[test]
 fn lets_inlined_into_the_next_statement() {
     let x = [0.3, -1.2, 0.8, 2.0];
-    let (value, gradient) = inlined_lets_grad(&x);
-    assert_eq!(value.to_bits(), inlined_lets(&x).to_bits());
-    assert_gradient_matches(inlined_lets, &x, &gradient, 1e-6);
+    check(inlined_lets, inlined_lets_grad, &x);
     // The loop is one sum (`d`, `e`, `f` computed in it); `h` and `g` are computed inside
     // `k`'s record, but `g` is read again after (and `k` too), so each keeps a record.
     assert_eq!(records(&x, inlined_lets), 1 + 1 + 1);
@@ -347,9 +343,7 @@ fn helper(a: f64, b: f64) -> f64 {
 #[test]
 fn inlining_stops_where_it_must() {
     let x = [0.3, -1.2, 0.8];
-    let (value, gradient) = not_inlined_grad(&x);
-    assert_eq!(value.to_bits(), not_inlined(&x).to_bits());
-    assert_gradient_matches(not_inlined, &x, &gradient, 1e-6);
+    check(not_inlined, not_inlined_grad, &x);
 }
 
 /// `*y += e` over `iter_mut()` and `&mut ys[a..]`, reading `xs[a..].iter()`.
@@ -376,10 +370,11 @@ fn through_mutable_references(xs: &[f64], #[no_grad] l: &[f64]) -> f64 {
 fn mutable_references() {
     let xs = [0.3, -1.2, 0.8, 2.0];
     let l = [0.5, -0.25, 1.5, 2.0, 0.75, -1.0];
-    let f = |x: &[f64]| through_mutable_references(x, &l);
-    let (value, gradient) = through_mutable_references_grad(&xs, &l);
-    assert_eq!(value.to_bits(), f(&xs).to_bits());
-    assert_gradient_matches(f, &xs, &gradient, 1e-6);
+    check(
+        |x| through_mutable_references(x, &l),
+        |x| through_mutable_references_grad(x, &l),
+        &xs,
+    );
     // One record per `*y += ..` of the double loop (6), per `*y *= ..` (3), per square (4),
     // and the sum; the `+= 1.0` add a constant and record nothing.
     assert_eq!(
@@ -407,9 +402,7 @@ fn ascribed_lets(xs: &[f64]) -> f64 {
 #[test]
 fn ascribed_lets_fuse() {
     let xs = [0.3, -1.2, 0.8];
-    let (value, gradient) = ascribed_lets_grad(&xs);
-    assert_eq!(value.to_bits(), ascribed_lets(&xs).to_bits());
-    assert_gradient_matches(ascribed_lets, &xs, &gradient, 1e-6);
+    check(ascribed_lets, ascribed_lets_grad, &xs);
     // One record per element of `v`, one for `s`, one for the whole loop sum (one record per
     // operation would be 3 + 2 + 3·3).
     assert_eq!(records(&xs, ascribed_lets), 3 + 1 + 1);
@@ -430,10 +423,7 @@ fn mapped(xs: &[f64], #[no_grad] c: f64) -> f64 {
 #[test]
 fn closures_of_iterator_adaptors_fuse() {
     let xs = [0.3, -1.2, 0.8];
-    let f = |x: &[f64]| mapped(x, 2.0);
-    let (value, gradient) = mapped_grad(&xs, 2.0);
-    assert_eq!(value.to_bits(), f(&xs).to_bits());
-    assert_gradient_matches(f, &xs, &gradient, 1e-6);
+    check(|x| mapped(x, 2.0), |x| mapped_grad(x, 2.0), &xs);
     // Each closure call is one record (3 per adaptor, 4 adaptors), each sum one more (3), and
     // the last line one.
     assert_eq!(records(&xs, |vars| mapped(vars, 2.0)), 4 * 3 + 3 + 1);
@@ -453,9 +443,7 @@ fn split_subslice(xs: &[f64]) -> f64 {
 #[test]
 fn halves_of_a_subslice_fuse() {
     let xs = [0.3, -1.2, 0.8, 2.0, -0.5];
-    let (value, gradient) = split_subslice_grad(&xs);
-    assert_eq!(value.to_bits(), split_subslice(&xs).to_bits());
-    assert_gradient_matches(split_subslice, &xs, &gradient, 1e-6);
+    check(split_subslice, split_subslice_grad, &xs);
     // One record per assignment and one for the sum (one record per operation would be 2·3 + 1).
     assert_eq!(records(&xs, split_subslice), 2 + 1);
 }

@@ -6,15 +6,7 @@
 mod common;
 
 use ad::reverse_diff;
-use common::{assert_gradient_matches, central_gradient, records, STEP};
-
-/// Checks `grad` against central differences of `f` at `x`, and the value bit for bit.
-#[track_caller]
-fn check(f: impl Fn(&[f64]) -> f64, grad: impl Fn(&[f64]) -> (f64, Vec<f64>), x: &[f64]) {
-    let (value, gradient) = grad(x);
-    assert_eq!(value.to_bits(), f(x).to_bits(), "value");
-    assert_gradient_matches(f, x, &gradient, 1e-6);
-}
+use common::{central_gradient, check, records, STEP};
 
 /// Terms added and subtracted, a term the macro cannot analyse (a call), a constant term.
 #[reverse_diff]

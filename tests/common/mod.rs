@@ -56,3 +56,12 @@ pub fn records(inputs: &[f64], run: impl FnOnce(&[ad::Var]) -> ad::Var) -> usize
     let _ = run(&vars);
     tape.len() - inputs.len()
 }
+
+/// Checks `grad` against central differences of `f` at `x` (tolerance 1e-6), and its value
+/// against `f`'s bit for bit.
+#[track_caller]
+pub fn check(f: impl Fn(&[f64]) -> f64, grad: impl Fn(&[f64]) -> (f64, Vec<f64>), x: &[f64]) {
+    let (value, gradient) = grad(x);
+    assert_eq!(value.to_bits(), f(x).to_bits(), "value");
+    assert_gradient_matches(f, x, &gradient, 1e-6);
+}
