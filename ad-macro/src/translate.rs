@@ -200,6 +200,21 @@ impl Translator {
         })
     }
 
+    /// Folds a closure in a scope of its own, where `bind` binds each of its parameters.
+    fn fold_closure_binding(
+        &mut self,
+        closure: syn::ExprClosure,
+        mut bind: impl FnMut(&mut Scopes, &Pat),
+    ) -> syn::ExprClosure {
+        self.scopes.push();
+        for input in &closure.inputs {
+            bind(&mut self.scopes, input);
+        }
+        let closure = fold::fold_expr_closure(self, closure);
+        self.scopes.pop();
+        closure
+    }
+
     /// Before: `total += x[i] * y[i]` with `total` a scalar variable. After: `total = <one
     /// record of total + x[i] * y[i]>`.
     fn fold_compound(&mut self, binary: syn::ExprBinary, inline: bool) -> Expr {
@@ -743,13 +758,7 @@ impl Fold for Translator {
     }
 
     fn fold_expr_closure(&mut self, closure: syn::ExprClosure) -> syn::ExprClosure {
-        self.scopes.push();
-        for input in &closure.inputs {
-            self.scopes.bind_pattern(input, None);
-        }
-        let closure = fold::fold_expr_closure(self, closure);
-        self.scopes.pop();
-        closure
+        self.fold_closure_binding(closure, |scopes, input| scopes.bind_pattern(input, None))
     }
 
     // Before: `xs.iter().map(|x| (x - c).exp())`, the closure's `x` of unknown kind (two
@@ -779,11 +788,9 @@ impl Fold for Translator {
             .into_iter()
             .map(|arg| match arg {
                 Expr::Closure(closure) => {
-                    self.scopes.push();
-                    self.scopes.bind_loop(&closure.inputs[0], &iter);
-                    let closure = fold::fold_expr_closure(self, closure);
-                    self.scopes.pop();
-                    Expr::Closure(closure)
+                    Expr::Closure(self.fold_closure_binding(closure, |scopes, input| {
+                        scopes.bind_loop(input, &iter)
+                    }))
                 }
                 other => self.fold_expr(other),
             })

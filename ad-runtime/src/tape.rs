@@ -65,9 +65,8 @@ impl Recording {
         self.partials.clear();
         self.adjoints.clear();
         if !self.sums.is_empty() {
-            for (_, mut slots) in self.sums.drain(..) {
-                slots.clear();
-                self.spare_sums.push(slots);
+            for (_, slots) in self.sums.drain(..) {
+                keep_spare(&mut self.spare_sums, slots);
             }
         }
     }
@@ -175,7 +174,9 @@ unsafe fn pass_back(
     }
 }
 
-/// [`pass_back`] for a finished sum, whose slots are its own.
+/// [`pass_back`] for a finished sum, whose slots are its own. (One function generic over the
+/// slots' iterator compiled to a slower sweep: 1–3 % more instructions on dot, Rosenbrock and
+/// the chain.)
 ///
 /// # Safety
 ///
@@ -189,6 +190,12 @@ unsafe fn pass_back_sum(node: usize, slots: &[Slot], adjoints: &mut [f64]) {
             *adjoints.get_unchecked_mut(operand) += adjoint * partial;
         }
     }
+}
+
+/// Keeps an emptied sum buffer for the next [`PendingSum`].
+fn keep_spare(spare: &mut Vec<Vec<Slot>>, mut slots: Vec<Slot>) {
+    slots.clear();
+    spare.push(slots);
 }
 
 thread_local! {
@@ -216,12 +223,19 @@ thread_local! {
 /// the only one that sees it, and no caller runs user code while it holds the reference.
 #[inline(always)]
 fn with_recording<R>(var: Var, f: impl FnOnce(&mut Recording) -> R) -> R {
-    let recording = ACTIVE.with(Cell::get);
-    if recording.is_null() {
-        wrong_tape(var, 0);
+    match with_active_recording(f) {
+        Some(result) => result,
+        None => wrong_tape(var, 0),
     }
-    // SAFETY: see above.
-    f(unsafe { &mut *recording })
+}
+
+/// Runs `f` on the innermost live recording of this thread, if there is one (the safety of the
+/// `&mut` is [`with_recording`]'s).
+#[inline(always)]
+fn with_active_recording<R>(f: impl FnOnce(&mut Recording) -> R) -> Option<R> {
+    let recording = ACTIVE.with(Cell::get);
+    // SAFETY: see `with_recording`.
+    (!recording.is_null()).then(|| f(unsafe { &mut *recording }))
 }
 
 #[cold]
@@ -375,14 +389,10 @@ impl PendingSum {
     /// A sum that starts at `start`.
     #[inline]
     pub(crate) fn new(start: Var) -> PendingSum {
-        let recording = ACTIVE.with(Cell::get);
-        let slots = if recording.is_null() {
-            // No tape records: nothing but constants can be added, and they take no slot.
-            Vec::new()
-        } else {
-            // SAFETY: the active recording is alive, and no other reference to it is held.
-            unsafe { (*recording).spare_sums.pop().unwrap_or_default() }
-        };
+        // With no tape recording, nothing but constants can be added, and they take no slot.
+        let slots = with_active_recording(|r| r.spare_sums.pop())
+            .flatten()
+            .unwrap_or_default();
         let mut sum = PendingSum {
             value: start.value,
             tag: 0,
@@ -425,11 +435,7 @@ impl PendingSum {
         let PendingSum { value, tag, slots } = self;
         if slots.is_empty() {
             // Only constants were added: the buffer goes back unused.
-            let recording = ACTIVE.with(Cell::get);
-            if !recording.is_null() {
-                // SAFETY: the active recording is alive, and no other reference to it is held.
-                unsafe { (*recording).spare_sums.push(slots) };
-            }
+            with_active_recording(|r| keep_spare(&mut r.spare_sums, slots));
             return Var::constant(value);
         }
         let witness = Var {
@@ -444,9 +450,7 @@ impl PendingSum {
                 // neighbours (thousands of short buffers, each apart, sweep slower).
                 r.operands.extend(slots.iter().map(|slot| slot.operand));
                 r.partials.extend(slots.iter().map(|slot| slot.partial));
-                let mut slots = slots;
-                slots.clear();
-                r.spare_sums.push(slots);
+                keep_spare(&mut r.spare_sums, slots);
                 r.push_node(value)
             } else {
                 let node = r.push_node(value);
@@ -669,7 +673,8 @@ impl Adjoints<'_> {
     }
 
     /// The adjoints of many values, in order: [`Adjoints::get`] of each, in one loop whose only
-    /// branches are the tag checks.
+    /// branches are the tag checks (`map(get)` tests for a constant first, about 3 more
+    /// instructions per value).
     pub fn get_all(&self, vars: &[Var]) -> Vec<f64> {
         vars.iter()
             .map(|&var| {
