@@ -3,7 +3,9 @@
 //! Put [`macro@reverse_diff`] on a function over `f64`. The function stays callable exactly as
 //! before, at full speed, and a companion `name_grad` returns its value and its exact gradient:
 //! one forward pass that records every floating-point operation on a per-thread tape, and one
-//! backward sweep over that tape.
+//! backward sweep over that tape. A function of at most 8 scalars (counted from its parameter
+//! types: `f64`, `[f64; N]`, tuples) is differentiated in forward mode instead, in one pass over
+//! [`Dual`]`<f64, `[`Lanes`]`<K>>` with a tangent lane per input scalar and no tape.
 //!
 //! ```
 //! use ad::reverse_diff;
@@ -100,7 +102,9 @@
 ///   has no gradient entry.
 /// - `name_grad` returns `(value, gradient)`; the gradient is a tuple with one entry per
 ///   differentiable parameter in order, or that entry alone when there is just one. It is
-///   generated when the function returns `f64`.
+///   generated when the function returns `f64`. When the differentiable parameters hold at most
+///   8 scalars by their types, it runs in forward mode on [`Dual`]`<f64, `[`Lanes`]`<K>>`
+///   (one pass, a tangent lane per input scalar) instead of on the tape.
 /// - Every other derivative product is generated too: `name_vjp`, `name_jacobian` and
 ///   `name_jvp` (forward mode, on [`Dual`]) for any result, `name_hvp` and `name_hessian` for
 ///   an `f64` result; `#[reverse_diff(primitive = partials)]` and `#[reverse_diff(fused)]`
@@ -162,7 +166,7 @@
 /// is), and the call needs no other change.
 pub use ad_macro::reverse_diff;
 
-pub use ad_runtime::{num_traits, Differentiable, Dual, DualPart, Real, Tape, Var};
+pub use ad_runtime::{num_traits, Differentiable, Dual, DualPart, Lanes, Real, Tangent, Tape, Var};
 
 /// Derives [`Differentiable`] for a struct or enum generic in its scalar, so it can be a
 /// parameter of a `#[reverse_diff]` function and its gradient comes back with its own shape.

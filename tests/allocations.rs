@@ -134,6 +134,11 @@ fn warm_grad_calls_do_not_allocate() {
         let (value, (dx, dy, dz)) = scalar_mix_grad(t, 0.8, 0.3);
         value + dx + dy + dz
     });
+    // `_grad` of three scalars runs in forward mode; `_vjp` records them on the tape.
+    assert_warm_calls_do_not_allocate(|t| {
+        let (value, (dx, dy, dz)) = scalar_mix_vjp(t, 0.8, 0.3, &1.0);
+        value + dx + dy + dz
+    });
 
     // An array by value. At the optimum (1, …, 1) the gradient is 0; at x = t·(1, …, 1),
     // ∂f/∂x₀ = −2(1 − t) − 400 t (t − t²) (the first entry has only one term).
@@ -158,6 +163,10 @@ fn warm_grad_calls_do_not_allocate() {
     }
     assert_warm_calls_do_not_allocate(|t| {
         let (value, gradient) = weighted_norm_grad(&[t, 1.0, -t, 2.0], 2.0);
+        value + gradient[0]
+    });
+    assert_warm_calls_do_not_allocate(|t| {
+        let (value, gradient) = weighted_norm_vjp(&[t, 1.0, -t, 2.0], 2.0, &1.0);
         value + gradient[0]
     });
 }
@@ -206,8 +215,11 @@ fn warm_loop_sums_do_not_allocate() {
     let c = [1.0, -2.0, 0.5, 3.0];
     let (_, gradient) = constant_and_scalar_sums_grad(&[0.1, 0.2, 0.3, 0.4], &c);
     assert_eq!(gradient, c.map(|ci| 14.25 * ci));
+    // The sums are on the tape in `_vjp` (`_grad` of four scalars runs in forward mode).
+    let (_, gradient) = constant_and_scalar_sums_vjp(&[0.1, 0.2, 0.3, 0.4], &c, &1.0);
+    assert_eq!(gradient, c.map(|ci| 14.25 * ci));
     assert_warm_calls_do_not_allocate(|t| {
-        let (value, gradient) = constant_and_scalar_sums_grad(&[t, 0.2, -t, 0.4], &c);
+        let (value, gradient) = constant_and_scalar_sums_vjp(&[t, 0.2, -t, 0.4], &c, &1.0);
         value + gradient[0]
     });
 }

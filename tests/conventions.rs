@@ -5,7 +5,7 @@
 //! one. Expected values are either the stated convention (rows say "convention") or the
 //! analytic derivative at that point. A failing test lists every failing row by name.
 
-use ad::{reverse_diff, Tape, Var};
+use ad::{reverse_diff, Dual, Lanes, Real, Tape, Var};
 
 /// The `_grad` of a function of one scalar: its value and derivative.
 type ScalarGrad = fn(f64) -> (f64, f64);
@@ -608,7 +608,7 @@ fn zero_adjoint_is_not_poisoned_by_an_infinite_partial() {
 // NaN and ±∞ inputs to every primitive
 
 /// The value of `f` at `x` and its derivative there, through the tape.
-fn value_and_derivative(x: f64, f: impl Fn(Var) -> Var) -> (f64, f64) {
+fn value_and_derivative(x: f64, f: fn(Var) -> Var) -> (f64, f64) {
     let tape = Tape::new();
     let input = tape.var(x);
     let output = f(input);
@@ -616,82 +616,112 @@ fn value_and_derivative(x: f64, f: impl Fn(Var) -> Var) -> (f64, f64) {
     (output.value(), tape.adjoint(input))
 }
 
+/// The value of `f` at `x` and its derivative there, in forward mode (as `f_grad` computes the
+/// gradient of a function of a few scalars).
+fn forward_value_and_derivative(x: f64, f: fn(Forward) -> Forward) -> (f64, f64) {
+    let output = f(Dual::new(x, Lanes([1.0])));
+    (output.value, output.tangent.0[0])
+}
+
+/// The scalar of forward mode with one lane.
+type Forward = Dual<f64, Lanes<1>>;
+
 /// A primitive applied to its operand `x` (a constant fills any other operand).
-type Primitive = (&'static str, fn(Var) -> Var);
+type Primitive<S> = (&'static str, fn(S) -> S);
 
 /// Every primitive of `Real` as a function of one operand, the others constant.
-const PRIMITIVES: [Primitive; 50] = [
-    ("-x", |x| -x),
-    ("x + 1", |x| x + 1.0),
-    ("1 - x", |x| 1.0 - x),
-    ("x * 2", |x| x * 2.0),
-    ("x / 2", |x| x / 2.0),
-    ("2 / x", |x| 2.0 / x),
-    ("x % 2", |x| x % 2.0),
-    ("2 % x", |x| 2.0 % x),
-    ("abs", |x| x.abs()),
-    ("signum", |x| x.signum()),
-    ("sqrt", |x| x.sqrt()),
-    ("cbrt", |x| x.cbrt()),
-    ("exp", |x| x.exp()),
-    ("exp2", |x| x.exp2()),
-    ("exp_m1", |x| x.exp_m1()),
-    ("ln", |x| x.ln()),
-    ("log2", |x| x.log2()),
-    ("log10", |x| x.log10()),
-    ("ln_1p", |x| x.ln_1p()),
-    ("log(2)", |x| x.log(2.0)),
-    ("powi(0)", |x| x.powi(0)),
-    ("powi(2)", |x| x.powi(2)),
-    ("powi(-1)", |x| x.powi(-1)),
-    ("powf(0.5)", |x| x.powf(0.5)),
-    ("2.powf(x)", |x| Var::constant(2.0).powf(x)),
-    ("sin", |x| x.sin()),
-    ("cos", |x| x.cos()),
-    ("tan", |x| x.tan()),
-    ("sin_cos().0", |x| x.sin_cos().0),
-    ("asin", |x| x.asin()),
-    ("acos", |x| x.acos()),
-    ("atan", |x| x.atan()),
-    ("atan2(x, 1)", |x| x.atan2(1.0)),
-    ("atan2(1, x)", |x| Var::constant(1.0).atan2(x)),
-    ("sinh", |x| x.sinh()),
-    ("cosh", |x| x.cosh()),
-    ("tanh", |x| x.tanh()),
-    ("asinh", |x| x.asinh()),
-    ("acosh", |x| x.acosh()),
-    ("atanh", |x| x.atanh()),
-    ("recip", |x| x.recip()),
-    ("max(1)", |x| x.max(1.0)),
-    ("min(1)", |x| x.min(1.0)),
-    ("mul_add(2, 1)", |x| x.mul_add(2.0, 1.0)),
-    ("floor", |x| x.floor()),
-    ("round", |x| x.round()),
-    ("fract", |x| x.fract()),
-    ("to_degrees", |x| x.to_degrees()),
-    ("hypot(1)", |x| x.hypot(1.0)),
-    ("clamp(0, 1)", |x| x.clamp(0.0, 1.0)),
-];
+fn primitives<S: Real>() -> [Primitive<S>; 50] {
+    [
+        ("-x", |x| -x),
+        ("x + 1", |x| x + 1.0),
+        ("1 - x", |x| S::from_f64(1.0) - x),
+        ("x * 2", |x| x * 2.0),
+        ("x / 2", |x| x / 2.0),
+        ("2 / x", |x| S::from_f64(2.0) / x),
+        ("x % 2", |x| x % 2.0),
+        ("2 % x", |x| S::from_f64(2.0) % x),
+        ("abs", |x| x.abs()),
+        ("signum", |x| x.signum()),
+        ("sqrt", |x| x.sqrt()),
+        ("cbrt", |x| x.cbrt()),
+        ("exp", |x| x.exp()),
+        ("exp2", |x| x.exp2()),
+        ("exp_m1", |x| x.exp_m1()),
+        ("ln", |x| x.ln()),
+        ("log2", |x| x.log2()),
+        ("log10", |x| x.log10()),
+        ("ln_1p", |x| x.ln_1p()),
+        ("log(2)", |x| x.log(S::from_f64(2.0))),
+        ("powi(0)", |x| x.powi(0)),
+        ("powi(2)", |x| x.powi(2)),
+        ("powi(-1)", |x| x.powi(-1)),
+        ("powf(0.5)", |x| x.powf(S::from_f64(0.5))),
+        ("2.powf(x)", |x| S::from_f64(2.0).powf(x)),
+        ("sin", |x| x.sin()),
+        ("cos", |x| x.cos()),
+        ("tan", |x| x.tan()),
+        ("sin_cos().0", |x| x.sin_cos().0),
+        ("asin", |x| x.asin()),
+        ("acos", |x| x.acos()),
+        ("atan", |x| x.atan()),
+        ("atan2(x, 1)", |x| x.atan2(S::from_f64(1.0))),
+        ("atan2(1, x)", |x| S::from_f64(1.0).atan2(x)),
+        ("sinh", |x| x.sinh()),
+        ("cosh", |x| x.cosh()),
+        ("tanh", |x| x.tanh()),
+        ("asinh", |x| x.asinh()),
+        ("acosh", |x| x.acosh()),
+        ("atanh", |x| x.atanh()),
+        ("recip", |x| x.recip()),
+        ("max(1)", |x| x.max(S::from_f64(1.0))),
+        ("min(1)", |x| x.min(S::from_f64(1.0))),
+        ("mul_add(2, 1)", |x| {
+            x.mul_add(S::from_f64(2.0), S::from_f64(1.0))
+        }),
+        ("floor", |x| x.floor()),
+        ("round", |x| x.round()),
+        ("fract", |x| x.fract()),
+        ("to_degrees", |x| x.to_degrees()),
+        ("hypot(1)", |x| x.hypot(S::from_f64(1.0))),
+        ("clamp(0, 1)", |x| {
+            x.clamp(S::from_f64(0.0), S::from_f64(1.0))
+        }),
+    ]
+}
 
 /// Checks the value and derivative of every listed primitive at `x` against the table's
-/// `(name, value, derivative)`; every primitive must have a row.
+/// `(name, value, derivative)`, through the tape and in forward mode; every primitive must have
+/// a row.
 #[track_caller]
 fn check_at(x: f64, table: &[(&str, f64, f64)]) {
     let mut rows = Vec::new();
+    let (on_tape, forward) = (primitives::<Var>(), primitives::<Forward>());
     for (name, want_value, want_derivative) in table {
-        let (_, f) = PRIMITIVES
+        let position = on_tape
             .iter()
-            .find(|(primitive, _)| primitive == name)
+            .position(|(primitive, _)| primitive == name)
             .unwrap_or_else(|| panic!("no primitive {name}"));
-        let (value, derivative) = value_and_derivative(x, f);
-        rows.push((format!("{name} at {x:?}: value"), value, *want_value));
-        rows.push((
-            format!("{name} at {x:?}: derivative"),
-            derivative,
-            *want_derivative,
-        ));
+        let results = [
+            ("tape", value_and_derivative(x, on_tape[position].1)),
+            (
+                "forward",
+                forward_value_and_derivative(x, forward[position].1),
+            ),
+        ];
+        for (mode, (value, derivative)) in results {
+            rows.push((
+                format!("{name} at {x:?} ({mode}): value"),
+                value,
+                *want_value,
+            ));
+            rows.push((
+                format!("{name} at {x:?} ({mode}): derivative"),
+                derivative,
+                *want_derivative,
+            ));
+        }
     }
-    let missing: Vec<&str> = PRIMITIVES
+    let missing: Vec<&str> = on_tape
         .iter()
         .map(|(name, _)| *name)
         .filter(|name| !table.iter().any(|(row, ..)| row == name))

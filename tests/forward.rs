@@ -89,3 +89,97 @@ fn forward_mode_at_non_differentiable_points_follows_reverse_mode() {
 fn tangent_of_the_wrong_length_is_reported() {
     let _ = cumulative_products_jvp(&[1.0, 2.0, 3.0], &[1.0, 2.0]);
 }
+
+/// Eight scalars counted from the types: a tuple holding an array, a nested array by reference,
+/// and an `f64`. `f_grad` runs it in forward mode.
+#[reverse_diff]
+fn eight_scalars(a: (f64, [f64; 2]), b: &[[f64; 2]; 2], c: f64) -> f64 {
+    let (s, pair) = a;
+    let mut total = s * c;
+    for (i, row) in b.iter().enumerate() {
+        for (j, x) in row.iter().enumerate() {
+            total += (x * pair[j]).sin() + (i + j) as f64 * x.exp();
+        }
+    }
+    total * total.tanh()
+}
+
+/// Nine scalars: one more than forward mode takes, so `f_grad` records on the tape.
+#[reverse_diff]
+fn nine_scalars(x: [f64; 9]) -> f64 {
+    x.iter().map(|xi| xi.sin() * xi).sum::<f64>() * x[0]
+}
+
+/// What `eight_scalars_grad` returns: the value and the gradient in the parameters' shapes.
+type EightGrad = (f64, ((f64, [f64; 2]), [[f64; 2]; 2], f64));
+
+/// The eight scalars of [`eight_scalars`] in layout order.
+fn eight_from(x: &[f64]) -> f64 {
+    eight_scalars((x[0], [x[1], x[2]]), &[[x[3], x[4]], [x[5], x[6]]], x[7])
+}
+
+#[test]
+fn grad_of_at_most_eight_scalars_runs_in_forward_mode() {
+    let x = [0.3, -1.2, 0.8, 0.5, 1.1, -0.4, 0.9, 1.7];
+    let gradient_of = |(value, ((ds, dpair), db, dc)): EightGrad| {
+        (
+            value,
+            vec![
+                ds, dpair[0], dpair[1], db[0][0], db[0][1], db[1][0], db[1][1], dc,
+            ],
+        )
+    };
+    let run = || {
+        gradient_of(eight_scalars_grad(
+            (x[0], [x[1], x[2]]),
+            &[[x[3], x[4]], [x[5], x[6]]],
+            x[7],
+        ))
+    };
+    let tape_run = || {
+        gradient_of(eight_scalars_vjp(
+            (x[0], [x[1], x[2]]),
+            &[[x[3], x[4]], [x[5], x[6]]],
+            x[7],
+            &1.0,
+        ))
+    };
+
+    // A tape of 5 nodes holds neither run's record: `_vjp` (the tape) overflows it, `_grad`
+    // (forward mode, no tape) does not.
+    let limit = common::NodeLimit::lower_to(5);
+    assert!(std::panic::catch_unwind(tape_run).is_err());
+    let (value, gradient) = run();
+    drop(limit);
+
+    assert_eq!(value, eight_from(&x));
+    common::assert_gradient_matches(eight_from, &x, &gradient, 1e-7);
+    let (tape_value, tape_gradient) = tape_run();
+    assert_eq!(tape_value, value);
+    for (forward, reverse) in gradient.iter().zip(&tape_gradient) {
+        assert_relative_eq!(forward, reverse, max_relative = 1e-13);
+    }
+}
+
+#[test]
+fn grad_of_nine_scalars_runs_on_the_tape() {
+    let x = [0.3, -1.2, 0.8, 0.5, 1.1, -0.4, 0.9, 1.7, 0.2];
+    let limit = common::NodeLimit::lower_to(5);
+    assert!(std::panic::catch_unwind(|| nine_scalars_grad(x)).is_err());
+    drop(limit);
+    let (value, gradient) = nine_scalars_grad(x);
+    let f = |x: &[f64]| nine_scalars(<[f64; 9]>::try_from(x).unwrap());
+    assert_eq!(value, f(&x));
+    common::assert_gradient_matches(f, &x, &gradient, 1e-7);
+}
+
+#[test]
+fn grad_in_forward_mode_matches_the_tape_on_every_operation() {
+    for (x, y) in [(0.7, 1.3), (1.9, 0.4), (2.5, 2.5), (0.2, 3.1)] {
+        let (value, (dx, dy)) = everything_grad(x, y);
+        let (tape_value, (tape_dx, tape_dy)) = everything_vjp(x, y, &1.0);
+        assert_eq!(value, tape_value);
+        assert_relative_eq!(dx, tape_dx, max_relative = 1e-13);
+        assert_relative_eq!(dy, tape_dy, max_relative = 1e-13);
+    }
+}

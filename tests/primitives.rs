@@ -197,6 +197,10 @@ fn fused_callee_gives_the_same_gradient_with_fewer_records() {
     );
     let (_, tangent) = chain_fused_jvp(0.3, n, 1.0);
     assert_relative_eq!(tangent, gradient, epsilon = 1e-12);
+    // On the tape (`_grad` of one scalar runs in forward mode, where nothing is fused).
+    let (tape_value, tape_gradient) = chain_fused_vjp(0.3, n, &1.0);
+    assert_eq!(tape_value, value);
+    assert_relative_eq!(tape_gradient, gradient, epsilon = 1e-12);
 }
 
 /// Counts the bytes allocated by this test binary, for the peak-memory comparison below.

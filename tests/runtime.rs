@@ -7,8 +7,11 @@
 //! The no-allocation guarantee has its own test binary (`tests/allocations.rs`), because it needs
 //! a counting global allocator.
 
+mod common;
+
 use ad::{reverse_diff, Tape, Var};
 use approx::assert_relative_eq;
+use common::NodeLimit;
 use std::any::Any;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
@@ -453,23 +456,6 @@ fn nested_tapes_give_correct_gradients() {
 // ---------------------------------------------------------------------------------------------
 // The tape-full message.
 
-/// Restores the real node limit when dropped, so a failing assertion cannot leak the lowered
-/// limit into later tests on this thread.
-struct NodeLimit;
-
-impl NodeLimit {
-    fn lower_to(limit: u32) -> NodeLimit {
-        ad::__private::set_node_limit(Some(limit));
-        NodeLimit
-    }
-}
-
-impl Drop for NodeLimit {
-    fn drop(&mut self) {
-        ad::__private::set_node_limit(None);
-    }
-}
-
 /// Twenty-one recorded operations on one input.
 #[reverse_diff]
 fn twenty_one_steps(x: f64) -> f64 {
@@ -496,8 +482,9 @@ fn full_tape_panics_with_its_limit() {
         message.contains("the tape is full") && message.contains("at most 10 "),
         "{message}"
     );
-    // Through `_grad` as well.
-    let message = expect_panic(|| twenty_one_steps_grad(1.0));
+    // Through a companion as well (`_vjp`: `_grad` of one scalar runs in forward mode, with no
+    // tape).
+    let message = expect_panic(|| twenty_one_steps_vjp(1.0, &1.0));
     assert!(message.contains("at most 10 "), "{message}");
     drop(limit);
 

@@ -27,13 +27,17 @@ fn growth_chain(x: f64, n: usize, #[no_grad] c: f64) -> f64 {
 #[test]
 fn long_reassignment_chain_matches_the_analytic_gradient() {
     let x0 = 0.75;
-    let (value, dx) = growth_chain_grad(x0, STEPS, GROWTH);
-    // Analytic: (1 + c)^n. The forward pass and the sweep each round n times, so allow a
-    // relative error of a few n·ε.
-    let factor = (1.0 + GROWTH).powi(STEPS as i32);
-    assert_relative_eq!(value, x0 * factor, max_relative = 1e-10);
-    assert_relative_eq!(dx, factor, max_relative = 1e-10);
-    assert_eq!(value.to_bits(), growth_chain(x0, STEPS, GROWTH).to_bits());
+    // `_grad` of one scalar runs in forward mode; `_vjp` records the chain and sweeps it.
+    for (value, dx) in [
+        growth_chain_grad(x0, STEPS, GROWTH),
+        growth_chain_vjp(x0, STEPS, GROWTH, &1.0),
+    ] {
+        // Analytic: (1 + c)^n. Each pass rounds n times, so allow a relative error of a few n·ε.
+        let factor = (1.0 + GROWTH).powi(STEPS as i32);
+        assert_relative_eq!(value, x0 * factor, max_relative = 1e-10);
+        assert_relative_eq!(dx, factor, max_relative = 1e-10);
+        assert_eq!(value.to_bits(), growth_chain(x0, STEPS, GROWTH).to_bits());
+    }
 }
 
 #[test]
@@ -67,11 +71,16 @@ fn let_chain_loop(x: f64, n: usize) -> f64 {
 
 #[test]
 fn long_let_chain_in_a_loop() {
-    let (value, dx) = let_chain_loop_grad(2.0, STEPS);
-    // Analytic: sⁿ with s = 1.00001 (b / 2 = a exactly in binary floating point).
-    let factor = 1.00001f64.powi(STEPS as i32);
-    assert_relative_eq!(dx, factor, max_relative = 1e-10);
-    assert_relative_eq!(value, 2.0 * factor, max_relative = 1e-10);
+    // Forward mode (`_grad` of one scalar) and the tape (`_vjp`).
+    for (value, dx) in [
+        let_chain_loop_grad(2.0, STEPS),
+        let_chain_loop_vjp(2.0, STEPS, &1.0),
+    ] {
+        // Analytic: sⁿ with s = 1.00001 (b / 2 = a exactly in binary floating point).
+        let factor = 1.00001f64.powi(STEPS as i32);
+        assert_relative_eq!(dx, factor, max_relative = 1e-10);
+        assert_relative_eq!(value, 2.0 * factor, max_relative = 1e-10);
+    }
 
     let tape = Tape::new();
     let x0 = tape.var(2.0);

@@ -448,7 +448,15 @@ trait ZipParams<'a>: Iterator<Item = &'a FnArg> + Sized {
 
 impl<'a, I: Iterator<Item = &'a FnArg>> ZipParams<'a> for I {}
 
-/// `f_grad(args) -> (f64, G)`: one forward pass on the thread's tape, one backward sweep.
+/// The most scalars `f_grad` differentiates in forward mode: up to this many, one pass over
+/// `Dual<f64, Lanes<K>>` costs less than recording a tape and sweeping it back (no tape, no
+/// per-thread state, and the `K` tangents of each operation are a few vector instructions).
+const MAX_FORWARD_LANES: usize = 8;
+
+/// `f_grad(args) -> (f64, G)`. When the differentiable parameters hold at most
+/// [`MAX_FORWARD_LANES`] scalars by their types alone (`f64`, `[f64; 3]`, tuples of these), in
+/// forward mode: one pass with a tangent lane per input scalar. Otherwise one forward pass on the
+/// thread's tape and one backward sweep.
 ///
 /// Before: `fn f(x: f64, ys: &[f64]) -> f64`
 /// After:  `fn f_grad(x: f64, ys: &[f64]) -> (f64, (f64, Vec<f64>)) {
@@ -456,6 +464,13 @@ impl<'a, I: Iterator<Item = &'a FnArg>> ZipParams<'a> for I {}
 ///              let out = f(x', &ys'); tape.backward(out);
 ///              let g = tape.with_adjoints(|adj| (read(&x', adj), read(&ys', adj)));
 ///              recycle(x'); recycle(ys'); (out.value(), g) }`
+///
+/// Before: `fn f(x: f64, y: f64) -> f64`
+/// After:  `fn f_grad(x: f64, y: f64) -> (f64, (f64, f64)) {
+///              let x' = lanes_input::<f64, 2>(&x, 0); let y' = lanes_input::<f64, 2>(&y, 1);
+///              let out: Dual<f64, Lanes<2>> = f(x', y');
+///              let g = (lanes_gradient(&x', &out.tangent, 0), lanes_gradient(&y', &out.tangent, 1));
+///              (out.value, g) }`
 ///
 /// A result `Result<f64, E>` (or `Option<f64>`) gives `Result<(f64, G), E>` (or
 /// `Option<(f64, G)>`).
@@ -467,13 +482,41 @@ fn grad_companion(function: &Function) -> TokenStream {
     let adjoints = quote_spanned!(span=> __adjoints);
     let output = quote_spanned!(span=> __output);
 
+    let lanes = function
+        .input_scalars()
+        .filter(|scalars| (1..=MAX_FORWARD_LANES).contains(scalars));
+    let inputs = match lanes {
+        Some(lanes) => products::lane_inputs(function, lanes),
+        None => products::tape_inputs(function),
+    };
     let SeededInputs {
         seeds,
         call,
         reads,
         gradient_type,
         recycle,
-    } = products::tape_inputs(function);
+    } = inputs;
+    let (setup, scalar, sweep, value) = match lanes {
+        Some(lanes) => {
+            let lanes = proc_macro2::Literal::usize_unsuffixed(lanes);
+            (
+                quote!(),
+                quote!(::ad::Dual<f64, ::ad::Lanes<#lanes>>),
+                quote!(let __gradient = #reads;),
+                quote!(#output.value),
+            )
+        }
+        None => (
+            quote!(let #tape = ::ad::Tape::new();),
+            quote!(::ad::Var),
+            quote! {
+                #tape.backward(#output);
+                let __gradient = #tape.with_adjoints(|#adjoints| #reads);
+                #recycle
+            },
+            quote!(::ad::Var::value(#output)),
+        ),
+    };
     let success: Type = syn::parse_quote!((f64, #gradient_type));
     // Before: `fn f(x: f64) -> Result<f64, E>`. After: `fn f_grad(x: f64) -> Result<(f64, f64), E>`,
     // which returns an `Err` (or a `None`) of the forward pass as it is, with no backward sweep.
@@ -500,7 +543,7 @@ fn grad_companion(function: &Function) -> TokenStream {
             (fallible.with_success(success), forward, wrap)
         }
     };
-    let result = quote!((::ad::Var::value(#output), __gradient));
+    let result = quote!((#value, __gradient));
     let finished = if wrap.is_empty() {
         result
     } else {
@@ -517,14 +560,12 @@ fn grad_companion(function: &Function) -> TokenStream {
         #(#attrs)*
         #[doc = #doc]
         #vis #signature {
-            let #tape = ::ad::Tape::new();
+            #setup
             #(#seeds)*
             // A `#[deprecated]` function's companion is deprecated too, and calls it freely.
             #[allow(deprecated)]
-            let #output: ::ad::Var = #forward;
-            #tape.backward(#output);
-            let __gradient = #tape.with_adjoints(|#adjoints| #reads);
-            #recycle
+            let #output: #scalar = #forward;
+            #sweep
             #finished
         }
     }

@@ -174,6 +174,19 @@ impl Function {
         }
     }
 
+    /// How many scalars the differentiable parameters hold, when every one's type says so:
+    /// `f64`, arrays of a literal length, tuples and references of these.
+    ///
+    /// Before: `fn f(q: [f64; 4], v: &[f64; 3], n: usize)`. After: `Some(7)`.
+    /// Before: `fn f(xs: &[f64])` (or a `Vec`, a user type, a length `N`). After: `None`.
+    pub fn input_scalars(&self) -> Option<usize> {
+        self.params
+            .iter()
+            .filter(|param| matches!(param.role, Role::Differentiable))
+            .map(|param| scalar_count(&param.shape))
+            .sum()
+    }
+
     /// Whether a parameter is a function over the scalar: the function can then only be
     /// differentiated from another annotated function that passes it, so it has no companions.
     pub fn takes_function(&self) -> bool {
@@ -265,5 +278,25 @@ fn segment_holds_trait(segment: &syn::PathSegment) -> bool {
             .iter()
             .any(|arg| matches!(arg, syn::GenericArgument::Type(ty) if is_function_like(ty))),
         _ => false,
+    }
+}
+
+/// The number of scalars a type holds, if its type alone says so (see
+/// [`Function::input_scalars`]).
+pub fn scalar_count(ty: &Type) -> Option<usize> {
+    match ty {
+        Type::Path(_) => is_f64(ty).then_some(1),
+        Type::Reference(reference) => scalar_count(&reference.elem),
+        Type::Paren(inner) => scalar_count(&inner.elem),
+        Type::Group(inner) => scalar_count(&inner.elem),
+        Type::Tuple(tuple) => tuple.elems.iter().map(scalar_count).sum(),
+        Type::Array(array) => match &array.len {
+            syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Int(len),
+                ..
+            }) => Some(scalar_count(&array.elem)? * len.base10_parse::<usize>().ok()?),
+            _ => None,
+        },
+        _ => None,
     }
 }

@@ -14,7 +14,7 @@ use syn::{Ident, ReturnType, Type};
 use crate::expand::{
     companion_attributes, companion_signature_with, gradient_type, tuple_or_single,
 };
-use crate::model::{Function, Param, Passing, Role};
+use crate::model::{scalar_count, Function, Param, Passing, Role};
 use crate::names::is_f64;
 
 /// The differentiable parameters seeded for one run of the generic function.
@@ -218,6 +218,39 @@ pub fn tape_inputs(function: &Function) -> SeededInputs {
     )
 }
 
+/// The seeds of forward mode for `f_grad`: scalar `i` of the differentiable parameters (in
+/// order, `lanes` of them) is a `Dual<f64, Lanes<lanes>>` along the unit direction `i`, and the
+/// gradient is read from the lanes of `__output`'s tangent.
+///
+/// Before: `fn f(q: [f64; 4], v: [f64; 3])`
+/// After:  `let __seeded_q = lanes_input::<[f64; 4], 7>(&q, 0); .. lanes_input::<[f64; 3], 7>(&v, 4)`,
+///         `(lanes_gradient::<[f64; 4], 7>(&__seeded_q, &__output.tangent, 0), ..(.., 4))`
+pub fn lane_inputs(function: &Function, lanes: usize) -> SeededInputs {
+    let output = local("__output");
+    let lanes = proc_macro2::Literal::usize_unsuffixed(lanes);
+    let offsets = |mut next: usize| {
+        move |shape: &Type| {
+            let first = proc_macro2::Literal::usize_unsuffixed(next);
+            next += scalar_count(shape).expect("f_grad runs in forward mode on counted inputs");
+            first
+        }
+    };
+    let (mut seed_offset, mut read_offset) = (offsets(0), offsets(0));
+    seeded_inputs(
+        function,
+        |param, source| {
+            let shape = &param.shape;
+            let first = seed_offset(shape);
+            quote!(::ad::__private::lanes_input::<#shape, #lanes>(#source, #first))
+        },
+        |shape, seeded| {
+            let first = read_offset(shape);
+            quote!(::ad::__private::lanes_gradient::<#shape, #lanes>(
+                &#seeded, &#output.tangent, #first))
+        },
+    )
+}
+
 /// A bound that lets a companion compile for a result type that may not implement
 /// `ad::Differentiable` (a user type without the derive, a tuple holding a `usize`): the
 /// companion is then uncallable, and a call says which bound is missing. Results built from
@@ -298,11 +331,17 @@ fn vjp(function: &Function, result: &Type) -> TokenStream {
     let (tape, adjoints, output) = (local("__tape"), local("__adjoints"), local("__output"));
     let cotangent = local("cotangent");
     let bound = result_bound(result, &syn::parse_quote!(::ad::Var));
+    // A scalar result is its own seed: no buffer of (scalar, cotangent) pairs to allocate.
+    let seeds_of_output = if function.returns_scalar {
+        quote!(::core::iter::once((#output, *#cotangent)))
+    } else {
+        quote!(::ad::__private::cotangent_seeds::<#result>(&#output, #cotangent))
+    };
     let body = quote! {
         let #tape = ::ad::Tape::new();
         #(#seeds)*
         let #output = #call;
-        #tape.backward_seeded(::ad::__private::cotangent_seeds::<#result>(&#output, #cotangent));
+        #tape.backward_seeded(#seeds_of_output);
         let __gradient = #tape.with_adjoints(|#adjoints| #reads);
         #recycle
         (::ad::__private::output_values::<#result, ::ad::Var>(&#output), __gradient)

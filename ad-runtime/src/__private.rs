@@ -5,7 +5,7 @@ pub use crate::real::{ArithOps, AssignOps};
 pub use crate::rules;
 use crate::tape::{record_fused, record_nary};
 pub use crate::tape::{set_node_limit, Adjoints, PendingSum};
-use crate::{Differentiable, Dual, DualPart, Real, Tape, Var};
+use crate::{Differentiable, Dual, DualPart, Lanes, Real, Tangent, Tape, Var};
 pub use num_traits::Float;
 use std::borrow::Cow;
 use std::ops::{AddAssign, Neg, SubAssign};
@@ -43,7 +43,7 @@ macro_rules! scalar_ops_impls {
 
 scalar_ops_impls! {
     impl<> for Var;
-    impl<F: DualPart> for Dual<F>;
+    impl<F: DualPart, T: Tangent<F>> for Dual<F, T>;
 }
 
 // f64 itself: `&f64` is both the left-hand constant and the reference to the scalar.
@@ -188,12 +188,12 @@ impl Fuse for Var {
     }
 }
 
-impl<F> Fuse for Dual<F> {
+impl<F, T> Fuse for Dual<F, T> {
     #[inline(always)]
     fn fuse<const K: usize>(
-        _leaves: [Dual<F>; K],
+        _leaves: [Dual<F, T>; K],
         _derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
-    ) -> Option<Dual<F>> {
+    ) -> Option<Dual<F, T>> {
         None
     }
 }
@@ -267,7 +267,7 @@ macro_rules! accumulate_as_written {
 
 accumulate_as_written! {
     impl<> for f64;
-    impl<F: DualPart> for Dual<F>;
+    impl<F: DualPart, T: Tangent<F>> for Dual<F, T>;
 }
 
 impl Accumulate for Var {
@@ -490,6 +490,34 @@ pub fn dual_output<T: Differentiable + ?Sized>(
         T::gradient_from(output, &mut |x: &Dual<f64>| x.value),
         T::gradient_from(output, &mut |x: &Dual<f64>| x.tangent),
     )
+}
+
+/// A forward-mode gradient's input: scalar `i` of `primal` moves lane `first + i` alone.
+pub fn lanes_input<T: Differentiable + ?Sized, const K: usize>(
+    primal: &T,
+    first: usize,
+) -> T::With<Dual<f64, Lanes<K>>> {
+    let mut lane = first;
+    primal.map_scalars(&mut |x| {
+        let seeded = Dual::new(x, Lanes::unit(lane));
+        lane += 1;
+        seeded
+    })
+}
+
+/// The gradient of a forward-mode input seeded by [`lanes_input`] from lane `first`: lane
+/// `first + i` of the result's tangent for its scalar `i`, in its shape.
+pub fn lanes_gradient<T: Differentiable + ?Sized, const K: usize>(
+    seeded: &T::With<Dual<f64, Lanes<K>>>,
+    tangent: &Lanes<K>,
+    first: usize,
+) -> T::Gradient {
+    let mut lane = first;
+    T::gradient_from(seeded, &mut |_| {
+        let derivative = tangent.0[lane];
+        lane += 1;
+        derivative
+    })
 }
 
 /// A reverse-over-forward input: each value recorded on the tape, its tangent a constant.

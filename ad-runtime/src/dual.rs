@@ -27,8 +27,11 @@ use std::ops::{
     Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Rem, RemAssign, Sub, SubAssign,
 };
 
-/// A dual number: a value and its tangent, both of the part type `F` (`f64`, [`Var`], or a
-/// `Dual` itself for higher orders).
+/// A dual number: a value of the part type `F` (`f64`, [`Var`], or a `Dual` itself for higher
+/// orders) and its tangent, by default of the same type (one direction), or [`Lanes`] of `f64`
+/// (several directions in one pass: `f_grad` of a function of a few scalars).
+///
+/// [`Lanes`]: crate::Lanes
 ///
 /// ```
 /// use ad_runtime::{Dual, Real};
@@ -40,17 +43,17 @@ use std::ops::{
 /// assert!((y.tangent - (4.0 * 2f64.sin() + 4.0 * 2f64.cos())).abs() < 1e-12);
 /// ```
 #[derive(Clone, Copy, Default)]
-pub struct Dual<F> {
+pub struct Dual<F, T = F> {
     /// The value.
     pub value: F,
-    /// The directional derivative of the value.
-    pub tangent: F,
+    /// The directional derivative of the value (one per lane for [`Lanes`]).
+    pub tangent: T,
 }
 
-impl<F> Dual<F> {
+impl<F, T> Dual<F, T> {
     /// A dual number with the given value and tangent.
     #[inline]
-    pub const fn new(value: F, tangent: F) -> Dual<F> {
+    pub const fn new(value: F, tangent: T) -> Dual<F, T> {
         Dual { value, tangent }
     }
 }
@@ -98,11 +101,47 @@ fn zero<F: DualPart>() -> F {
     F::from_f64(0.0)
 }
 
+/// What a [`Dual`]'s tangent can be over the part type `F`: `F` itself (one direction), or
+/// [`Lanes`](crate::Lanes) of `f64` (several directions at once, for a gradient in forward
+/// mode).
+///
+/// The rules need a sum of tangents, a tangent times or divided by a partial, and its negation.
+pub trait Tangent<F>:
+    Copy
+    + Default
+    + Add<Output = Self>
+    + Neg<Output = Self>
+    + Mul<F, Output = Self>
+    + Div<F, Output = Self>
+    + Mul<f64, Output = Self>
+    + Send
+    + Sync
+    + 'static
+{
+    /// The tangent of a constant.
+    fn zero_tangent() -> Self;
+
+    /// Whether the tangent is a constant zero, so the term it would give can be skipped.
+    fn is_zero_tangent(self) -> bool;
+}
+
+impl<F: DualPart> Tangent<F> for F {
+    #[inline(always)]
+    fn zero_tangent() -> F {
+        zero()
+    }
+
+    #[inline(always)]
+    fn is_zero_tangent(self) -> bool {
+        self.is_constant_zero()
+    }
+}
+
 /// The tangent term of one operand: `term(t)` unless the tangent `t` is a constant zero.
 #[inline(always)]
-fn chain1<F: DualPart>(t: F, term: impl FnOnce(F) -> F) -> F {
-    if t.is_constant_zero() {
-        zero()
+fn chain1<F, T: Tangent<F>>(t: T, term: impl FnOnce(T) -> T) -> T {
+    if t.is_zero_tangent() {
+        T::zero_tangent()
     } else {
         term(t)
     }
@@ -111,14 +150,14 @@ fn chain1<F: DualPart>(t: F, term: impl FnOnce(F) -> F) -> F {
 /// The tangent of a two-operand operation: the sum of the operands' terms, skipping constant
 /// zero tangents.
 #[inline(always)]
-fn chain2<F: DualPart>(
-    ta: F,
-    term_a: impl FnOnce(F) -> F,
-    tb: F,
-    term_b: impl FnOnce(F) -> F,
-) -> F {
-    match (ta.is_constant_zero(), tb.is_constant_zero()) {
-        (true, true) => zero(),
+fn chain2<F, T: Tangent<F>>(
+    ta: T,
+    term_a: impl FnOnce(T) -> T,
+    tb: T,
+    term_b: impl FnOnce(T) -> T,
+) -> T {
+    match (ta.is_zero_tangent(), tb.is_zero_tangent()) {
+        (true, true) => T::zero_tangent(),
         (false, true) => term_a(ta),
         (true, false) => term_b(tb),
         (false, false) => term_a(ta) + term_b(tb),
@@ -126,70 +165,70 @@ fn chain2<F: DualPart>(
 }
 
 /// A value that can stand as an operand of a `Dual` operation: `f64` values are constants.
-trait Operand<F> {
-    fn operand(self) -> Dual<F>;
+trait Operand<F, T> {
+    fn operand(self) -> Dual<F, T>;
 }
 
-impl<F: DualPart> Operand<F> for Dual<F> {
+impl<F: DualPart, T: Tangent<F>> Operand<F, T> for Dual<F, T> {
     #[inline(always)]
-    fn operand(self) -> Dual<F> {
+    fn operand(self) -> Dual<F, T> {
         self
     }
 }
 
-impl<F: DualPart> Operand<F> for &Dual<F> {
+impl<F: DualPart, T: Tangent<F>> Operand<F, T> for &Dual<F, T> {
     #[inline(always)]
-    fn operand(self) -> Dual<F> {
+    fn operand(self) -> Dual<F, T> {
         *self
     }
 }
 
-impl<F: DualPart> Operand<F> for f64 {
+impl<F: DualPart, T: Tangent<F>> Operand<F, T> for f64 {
     #[inline(always)]
-    fn operand(self) -> Dual<F> {
+    fn operand(self) -> Dual<F, T> {
         Dual::from_f64(self)
     }
 }
 
-impl<F: DualPart> Operand<F> for &f64 {
+impl<F: DualPart, T: Tangent<F>> Operand<F, T> for &f64 {
     #[inline(always)]
-    fn operand(self) -> Dual<F> {
+    fn operand(self) -> Dual<F, T> {
         Dual::from_f64(*self)
     }
 }
 
 // The rules: value, then the tangent as the sum of each operand's tangent times its partial.
-#[inline]
-fn add<F: DualPart>(a: Dual<F>, b: Dual<F>) -> Dual<F> {
+#[inline(always)]
+fn add<F: DualPart, T: Tangent<F>>(a: Dual<F, T>, b: Dual<F, T>) -> Dual<F, T> {
     Dual::new(
         a.value + b.value,
         chain2(a.tangent, |t| t, b.tangent, |t| t),
     )
 }
 
-#[inline]
-fn sub<F: DualPart>(a: Dual<F>, b: Dual<F>) -> Dual<F> {
+#[inline(always)]
+fn sub<F: DualPart, T: Tangent<F>>(a: Dual<F, T>, b: Dual<F, T>) -> Dual<F, T> {
     Dual::new(
         a.value - b.value,
         chain2(a.tangent, |t| t, b.tangent, |t| -t),
     )
 }
 
-#[inline]
-fn mul<F: DualPart>(a: Dual<F>, b: Dual<F>) -> Dual<F> {
+#[inline(always)]
+fn mul<F: DualPart, T: Tangent<F>>(a: Dual<F, T>, b: Dual<F, T>) -> Dual<F, T> {
     let (x, y) = (a.value, b.value);
-    Dual::new(x * y, chain2(a.tangent, |t| t * y, b.tangent, |t| x * t))
+    Dual::new(x * y, chain2(a.tangent, |t| t * y, b.tangent, |t| t * x))
 }
 
-#[inline]
-fn div<F: DualPart>(a: Dual<F>, b: Dual<F>) -> Dual<F> {
+#[inline(always)]
+fn div<F: DualPart, T: Tangent<F>>(a: Dual<F, T>, b: Dual<F, T>) -> Dual<F, T> {
     let (x, y) = (a.value, b.value);
     let v = x / y;
-    Dual::new(v, chain2(a.tangent, |t| t / y, b.tangent, |t| -(v * t) / y))
+    Dual::new(v, chain2(a.tangent, |t| t / y, b.tangent, |t| -(t * v) / y))
 }
 
-#[inline]
-fn rem<F: DualPart>(a: Dual<F>, b: Dual<F>) -> Dual<F> {
+#[inline(always)]
+fn rem<F: DualPart, T: Tangent<F>>(a: Dual<F, T>, b: Dual<F, T>) -> Dual<F, T> {
     // a % b = a - q * b, with q the quotient `%` used.
     let quotient = F::from_f64(rem_quotient(a.value.value(), b.value.value()));
     Dual::new(
@@ -201,26 +240,26 @@ fn rem<F: DualPart>(a: Dual<F>, b: Dual<F>) -> Dual<F> {
 macro_rules! binary_ops {
     ($($Trait:ident $method:ident $AssignTrait:ident $assign:ident => $rule:ident;)*) => {$(
         binary_ops!(@pairs $Trait $method $rule;
-            [Dual<F>, Dual<F>] [Dual<F>, &'a Dual<F>] [&'a Dual<F>, Dual<F>]
-            [&'a Dual<F>, &'b Dual<F>]
-            [Dual<F>, f64] [Dual<F>, &'a f64] [&'a Dual<F>, f64] [&'a Dual<F>, &'b f64]
-            [f64, Dual<F>] [f64, &'a Dual<F>] [&'a f64, Dual<F>] [&'a f64, &'b Dual<F>]);
-        binary_ops!(@assign $AssignTrait $assign $rule; Dual<F>, &'a Dual<F>, f64, &'a f64);
+            [Dual<F, T>, Dual<F, T>] [Dual<F, T>, &'a Dual<F, T>] [&'a Dual<F, T>, Dual<F, T>]
+            [&'a Dual<F, T>, &'b Dual<F, T>]
+            [Dual<F, T>, f64] [Dual<F, T>, &'a f64] [&'a Dual<F, T>, f64] [&'a Dual<F, T>, &'b f64]
+            [f64, Dual<F, T>] [f64, &'a Dual<F, T>] [&'a f64, Dual<F, T>] [&'a f64, &'b Dual<F, T>]);
+        binary_ops!(@assign $AssignTrait $assign $rule; Dual<F, T>, &'a Dual<F, T>, f64, &'a f64);
     )*};
     (@pairs $Trait:ident $method:ident $rule:ident; $([$L:ty, $R:ty])*) => {$(
-        impl<'a, 'b, F: DualPart> $Trait<$R> for $L {
-            type Output = Dual<F>;
-            #[inline]
-            fn $method(self, rhs: $R) -> Dual<F> {
-                $rule::<F>(self.operand(), rhs.operand())
+        impl<'a, 'b, F: DualPart, T: Tangent<F>> $Trait<$R> for $L {
+            type Output = Dual<F, T>;
+            #[inline(always)]
+            fn $method(self, rhs: $R) -> Dual<F, T> {
+                $rule::<F, T>(self.operand(), rhs.operand())
             }
         }
     )*};
     (@assign $AssignTrait:ident $assign:ident $rule:ident; $($R:ty),*) => {$(
-        impl<'a, F: DualPart> $AssignTrait<$R> for Dual<F> {
-            #[inline]
+        impl<'a, F: DualPart, T: Tangent<F>> $AssignTrait<$R> for Dual<F, T> {
+            #[inline(always)]
             fn $assign(&mut self, rhs: $R) {
-                *self = $rule::<F>(*self, rhs.operand());
+                *self = $rule::<F, T>(*self, rhs.operand());
             }
         }
     )*};
@@ -234,18 +273,18 @@ binary_ops! {
     Rem rem RemAssign rem_assign => rem;
 }
 
-impl<F: DualPart> Neg for Dual<F> {
-    type Output = Dual<F>;
+impl<F: DualPart, T: Tangent<F>> Neg for Dual<F, T> {
+    type Output = Dual<F, T>;
     #[inline]
-    fn neg(self) -> Dual<F> {
+    fn neg(self) -> Dual<F, T> {
         Dual::new(-self.value, chain1(self.tangent, |t| -t))
     }
 }
 
-impl<F: DualPart> Neg for &Dual<F> {
-    type Output = Dual<F>;
+impl<F: DualPart, T: Tangent<F>> Neg for &Dual<F, T> {
+    type Output = Dual<F, T>;
     #[inline]
-    fn neg(self) -> Dual<F> {
+    fn neg(self) -> Dual<F, T> {
         -*self
     }
 }
@@ -254,14 +293,14 @@ impl<F: DualPart> Neg for &Dual<F> {
 /// the value is bit for bit `f64`'s.
 macro_rules! folds {
     ($($T:ty)*) => {$(
-        impl<'a, F: DualPart> Sum<$T> for Dual<F> {
-            fn sum<I: Iterator<Item = $T>>(iter: I) -> Dual<F> {
+        impl<'a, F: DualPart, T: Tangent<F>> Sum<$T> for Dual<F, T> {
+            fn sum<I: Iterator<Item = $T>>(iter: I) -> Dual<F, T> {
                 let neutral: f64 = std::iter::empty::<f64>().sum();
                 iter.fold(Dual::from_f64(neutral), |acc, x| add(acc, x.operand()))
             }
         }
-        impl<'a, F: DualPart> Product<$T> for Dual<F> {
-            fn product<I: Iterator<Item = $T>>(mut iter: I) -> Dual<F> {
+        impl<'a, F: DualPart, T: Tangent<F>> Product<$T> for Dual<F, T> {
+            fn product<I: Iterator<Item = $T>>(mut iter: I) -> Dual<F, T> {
                 match iter.next() {
                     None => Dual::from_f64(1.0),
                     Some(first) => iter.fold(first.operand(), |acc, x| mul(acc, x.operand())),
@@ -271,61 +310,61 @@ macro_rules! folds {
     )*};
 }
 
-folds!(Dual<F> &'a Dual<F> f64 &'a f64);
+folds!(Dual<F, T> &'a Dual<F, T> f64 &'a f64);
 
 // Comparisons look at values only, like `Var`'s.
-impl<F: DualPart> PartialEq for Dual<F> {
+impl<F: DualPart, T: Tangent<F>> PartialEq for Dual<F, T> {
     #[inline]
-    fn eq(&self, other: &Dual<F>) -> bool {
+    fn eq(&self, other: &Dual<F, T>) -> bool {
         self.value == other.value
     }
 }
 
-impl<F: DualPart> PartialEq<f64> for Dual<F> {
+impl<F: DualPart, T: Tangent<F>> PartialEq<f64> for Dual<F, T> {
     #[inline]
     fn eq(&self, other: &f64) -> bool {
         self.value == *other
     }
 }
 
-impl<F: DualPart> PartialEq<Dual<F>> for f64 {
+impl<F: DualPart, T: Tangent<F>> PartialEq<Dual<F, T>> for f64 {
     #[inline]
-    fn eq(&self, other: &Dual<F>) -> bool {
+    fn eq(&self, other: &Dual<F, T>) -> bool {
         other.value == *self
     }
 }
 
-impl<F: DualPart> PartialOrd for Dual<F> {
+impl<F: DualPart, T: Tangent<F>> PartialOrd for Dual<F, T> {
     #[inline]
-    fn partial_cmp(&self, other: &Dual<F>) -> Option<Ordering> {
+    fn partial_cmp(&self, other: &Dual<F, T>) -> Option<Ordering> {
         self.value.partial_cmp(&other.value)
     }
 }
 
-impl<F: DualPart> PartialOrd<f64> for Dual<F> {
+impl<F: DualPart, T: Tangent<F>> PartialOrd<f64> for Dual<F, T> {
     #[inline]
     fn partial_cmp(&self, other: &f64) -> Option<Ordering> {
         self.value.partial_cmp(other)
     }
 }
 
-impl<F: DualPart> PartialOrd<Dual<F>> for f64 {
+impl<F: DualPart, T: Tangent<F>> PartialOrd<Dual<F, T>> for f64 {
     #[inline]
-    fn partial_cmp(&self, other: &Dual<F>) -> Option<Ordering> {
+    fn partial_cmp(&self, other: &Dual<F, T>) -> Option<Ordering> {
         other.value.partial_cmp(self).map(Ordering::reverse)
     }
 }
 
-impl<F: DualPart> From<f64> for Dual<F> {
+impl<F: DualPart, T: Tangent<F>> From<f64> for Dual<F, T> {
     #[inline]
-    fn from(value: f64) -> Dual<F> {
+    fn from(value: f64) -> Dual<F, T> {
         Dual::from_f64(value)
     }
 }
 
-impl<F: DualPart> IntoReal<Dual<F>> for Dual<F> {
+impl<F: DualPart, T: Tangent<F>> IntoReal<Dual<F, T>> for Dual<F, T> {
     #[inline(always)]
-    fn into_real(self) -> Dual<F> {
+    fn into_real(self) -> Dual<F, T> {
         self
     }
 }
@@ -334,7 +373,7 @@ impl<F: DualPart> IntoReal<Dual<F>> for Dual<F> {
 /// prints the same text for every scalar (read `.tangent` to see the derivative).
 macro_rules! format_value {
     ($($Trait:ident)*) => {$(
-        impl<F: DualPart> fmt::$Trait for Dual<F> {
+        impl<F: DualPart, T: Tangent<F>> fmt::$Trait for Dual<F, T> {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 fmt::$Trait::fmt(&self.value, f)
             }
@@ -349,7 +388,7 @@ format_value!(Display Debug LowerExp UpperExp);
 macro_rules! unary {
     ($($name:ident: |$x:ident, $v:ident| $value:expr, $partial:expr;)*) => {$(
         #[inline]
-        fn $name(self) -> Dual<F> {
+        fn $name(self) -> Dual<F, T> {
             let $x = self.value;
             let $v = $value;
             Dual::new($v, chain1(self.tangent, |t| t * $partial))
@@ -361,16 +400,16 @@ macro_rules! unary {
 macro_rules! piecewise_constant {
     ($($name:ident)*) => {$(
         #[inline]
-        fn $name(self) -> Dual<F> {
-            Dual::new(self.value.$name(), zero())
+        fn $name(self) -> Dual<F, T> {
+            Dual::new(self.value.$name(), T::zero_tangent())
         }
     )*};
 }
 
-impl<F: DualPart> Real for Dual<F> {
+impl<F: DualPart, T: Tangent<F>> Real for Dual<F, T> {
     #[inline]
-    fn from_f64(value: f64) -> Dual<F> {
-        Dual::new(F::from_f64(value), zero())
+    fn from_f64(value: f64) -> Dual<F, T> {
+        Dual::new(F::from_f64(value), T::zero_tangent())
     }
 
     #[inline]
@@ -381,7 +420,7 @@ impl<F: DualPart> Real for Dual<F> {
 
 /// Every `f64` method (through `num_traits::Float`, a supertrait of [`Real`]), with the same
 /// conventions at non-differentiable points as [`Var`] (see `primitives.rs`).
-impl<F: DualPart> Float for Dual<F> {
+impl<F: DualPart, T: Tangent<F>> Float for Dual<F, T> {
     float_constants!();
 
     unary! {
@@ -423,7 +462,7 @@ impl<F: DualPart> Float for Dual<F> {
 
     /// `self - other` where positive, else 0, as `f64`'s (deprecated) `abs_sub`.
     #[inline]
-    fn abs_sub(self, other: Dual<F>) -> Dual<F> {
+    fn abs_sub(self, other: Dual<F, T>) -> Dual<F, T> {
         if self.value <= other.value {
             Dual::from_f64(0.0)
         } else {
@@ -432,10 +471,10 @@ impl<F: DualPart> Float for Dual<F> {
     }
 
     #[inline]
-    fn powi(self, n: i32) -> Dual<F> {
+    fn powi(self, n: i32) -> Dual<F, T> {
         let x = self.value;
-        let partial = |t: F| match n {
-            0 => zero(),
+        let partial = |t: T| match n {
+            0 => T::zero_tangent(),
             // n - 1 does not fit in an i32: x^(n-1) = x^n / x.
             i32::MIN => t * (x.powi(n) / x) * f64::from(n),
             _ => t * x.powi(n - 1) * f64::from(n),
@@ -444,20 +483,20 @@ impl<F: DualPart> Float for Dual<F> {
     }
 
     #[inline]
-    fn powf(self, n: Dual<F>) -> Dual<F> {
+    fn powf(self, n: Dual<F, T>) -> Dual<F, T> {
         let (x, y) = (self.value, n.value);
         let v = x.powf(y);
-        let dx = |t: F| {
+        let dx = |t: T| {
             if y == 0.0 {
-                zero()
+                T::zero_tangent()
             } else {
                 t * y * x.powf(y - 1.0)
             }
         };
         // Base 0 or a zero result: 0 with respect to the exponent (as for `Var`).
-        let dy = |t: F| {
+        let dy = |t: T| {
             if x == 0.0 || v == 0.0 {
-                zero()
+                T::zero_tangent()
             } else {
                 t * v * x.ln()
             }
@@ -466,17 +505,17 @@ impl<F: DualPart> Float for Dual<F> {
     }
 
     #[inline]
-    fn log(self, base: Dual<F>) -> Dual<F> {
+    fn log(self, base: Dual<F, T>) -> Dual<F, T> {
         // log_b x = ln x / ln b
         let (x, b) = (self.value, base.value);
         let ln_b = b.ln();
-        let dx = |t: F| t / (x * ln_b);
-        let db = |t: F| -(t * x.ln()) / (b * ln_b * ln_b);
+        let dx = |t: T| t / (x * ln_b);
+        let db = |t: T| -(t * x.ln()) / (b * ln_b * ln_b);
         Dual::new(x.log(b), chain2(self.tangent, dx, base.tangent, db))
     }
 
     #[inline]
-    fn atan2(self, other: Dual<F>) -> Dual<F> {
+    fn atan2(self, other: Dual<F, T>) -> Dual<F, T> {
         let (y, x) = (self.value, other.value);
         let r2 = x * x + y * y;
         let (dy, dx): (F, F) = if r2.value().is_normal() {
@@ -494,7 +533,7 @@ impl<F: DualPart> Float for Dual<F> {
     }
 
     #[inline]
-    fn hypot(self, other: Dual<F>) -> Dual<F> {
+    fn hypot(self, other: Dual<F, T>) -> Dual<F, T> {
         let (x, y) = (self.value, other.value);
         let v = x.hypot(y);
         let tangent = match hypot_special_partials(x.value(), y.value(), v.value()) {
@@ -508,7 +547,7 @@ impl<F: DualPart> Float for Dual<F> {
     }
 
     #[inline]
-    fn sin_cos(self) -> (Dual<F>, Dual<F>) {
+    fn sin_cos(self) -> (Dual<F, T>, Dual<F, T>) {
         let x = self.value;
         let (s, c) = x.sin_cos();
         (
@@ -518,7 +557,7 @@ impl<F: DualPart> Float for Dual<F> {
     }
 
     #[inline]
-    fn max(self, other: Dual<F>) -> Dual<F> {
+    fn max(self, other: Dual<F, T>) -> Dual<F, T> {
         if self.value >= other.value || other.value.is_nan() {
             self
         } else {
@@ -527,7 +566,7 @@ impl<F: DualPart> Float for Dual<F> {
     }
 
     #[inline]
-    fn min(self, other: Dual<F>) -> Dual<F> {
+    fn min(self, other: Dual<F, T>) -> Dual<F, T> {
         if self.value <= other.value || other.value.is_nan() {
             self
         } else {
@@ -536,7 +575,7 @@ impl<F: DualPart> Float for Dual<F> {
     }
 
     #[inline]
-    fn clamp(self, min: Dual<F>, max: Dual<F>) -> Dual<F> {
+    fn clamp(self, min: Dual<F, T>, max: Dual<F, T>) -> Dual<F, T> {
         // Same panics as f64::clamp (min > max, or a NaN bound).
         let value = self.value().clamp(min.value(), max.value());
         if value < self.value() {
@@ -549,15 +588,15 @@ impl<F: DualPart> Float for Dual<F> {
     }
 
     #[inline]
-    fn mul_add(self, a: Dual<F>, b: Dual<F>) -> Dual<F> {
+    fn mul_add(self, a: Dual<F, T>, b: Dual<F, T>) -> Dual<F, T> {
         let x = self.value;
         let value = x.mul_add(a.value, b.value);
-        let tangent = chain2(self.tangent, |t| t * a.value, a.tangent, |t| x * t);
+        let tangent = chain2(self.tangent, |t| t * a.value, a.tangent, |t| t * x);
         Dual::new(value, chain2(tangent, |t| t, b.tangent, |t| t))
     }
 
     #[inline]
-    fn copysign(self, sign: Dual<F>) -> Dual<F> {
+    fn copysign(self, sign: Dual<F, T>) -> Dual<F, T> {
         let (x, s) = (self.value(), sign.value());
         let partial = if x == 0.0 {
             0.0
@@ -579,7 +618,7 @@ trait FirstOrderOnly {
     const CHECK: ();
 }
 
-impl<F: DualPart> FirstOrderOnly for Dual<F> {
+impl<F: DualPart, T: Tangent<F>> FirstOrderOnly for Dual<F, T> {
     const CHECK: () = assert!(
         !F::CARRIES_DERIVATIVE,
         "ad: a primitive declared with #[reverse_diff(primitive = ..)] has first derivatives \
@@ -588,7 +627,7 @@ impl<F: DualPart> FirstOrderOnly for Dual<F> {
     );
 }
 
-impl<F: DualPart> Primitive for Dual<F> {
+impl<F: DualPart, T: Tangent<F>> Primitive for Dual<F, T> {
     fn values(scalars: &[Self]) -> std::borrow::Cow<'_, [f64]> {
         std::borrow::Cow::Owned(scalars.iter().map(|x| x.value()).collect())
     }
@@ -602,7 +641,7 @@ impl<F: DualPart> Primitive for Dual<F> {
         let () = <Self as FirstOrderOnly>::CHECK;
         let inputs = inputs();
         let partials = crate::__private::checked_partials(inputs.len(), partials());
-        let mut tangent = zero::<F>();
+        let mut tangent = T::zero_tangent();
         for (input, &partial) in inputs.iter().zip(&partials) {
             tangent = chain2(tangent, |t| t, input.tangent, |t| t * partial);
         }

@@ -22,6 +22,7 @@
 
 mod differentiable;
 mod dual;
+mod lanes;
 #[cfg(feature = "nalgebra")]
 pub mod linalg;
 #[cfg(feature = "nalgebra")]
@@ -44,7 +45,8 @@ pub mod linalg {}
 pub mod __private;
 
 pub use differentiable::Differentiable;
-pub use dual::{Dual, DualPart};
+pub use dual::{Dual, DualPart, Tangent};
+pub use lanes::Lanes;
 pub use real::Real;
 pub use tape::Tape;
 pub use var::Var;

@@ -10,7 +10,7 @@
 
 use crate::__private::Matrices;
 use crate::differentiable::Differentiable;
-use crate::dual::{Dual, DualPart};
+use crate::dual::{Dual, DualPart, Tangent};
 use crate::real::Real;
 use crate::var::Var;
 use approx::{AbsDiffEq, RelativeEq, UlpsEq};
@@ -341,7 +341,7 @@ macro_rules! nalgebra_scalar {
 
 nalgebra_scalar! {
     impl<> for Var;
-    impl<F: DualPart> for Dual<F>;
+    impl<F: DualPart, T: Tangent<F>> for Dual<F, T>;
 }
 
 /// Each scalar type is its own `RealField`: the conversions of [`crate::linalg`] are identities.
@@ -366,7 +366,7 @@ macro_rules! matrices_impls {
 matrices_impls! {
     impl<> for f64;
     impl<> for Var;
-    impl<F: DualPart> for Dual<F>;
+    impl<F: DualPart, T: Tangent<F>> for Dual<F, T>;
 }
 
 /// A matrix of static size (`Vector3<f64>`, `Matrix3<f64>`, `SMatrix<f64, R, C>`): its

@@ -182,5 +182,5 @@ macro_rules! inherent_float_methods_for {
 
 inherent_float_methods_for! {
     impl<> for crate::Var;
-    impl<F: crate::DualPart> for crate::Dual<F>;
+    impl<F: crate::DualPart, T: crate::Tangent<F>> for crate::Dual<F, T>;
 }

@@ -65,3 +65,21 @@ pub fn check(f: impl Fn(&[f64]) -> f64, grad: impl Fn(&[f64]) -> (f64, Vec<f64>)
     assert_eq!(value.to_bits(), f(x).to_bits(), "value");
     assert_gradient_matches(f, x, &gradient, 1e-6);
 }
+
+/// Restores the real node limit when dropped, so a failing assertion cannot leak the lowered
+/// limit into later tests on this thread.
+pub struct NodeLimit;
+
+impl NodeLimit {
+    /// Lowers the limit on this thread's tape to `limit` nodes until the guard is dropped.
+    pub fn lower_to(limit: u32) -> NodeLimit {
+        ad::__private::set_node_limit(Some(limit));
+        NodeLimit
+    }
+}
+
+impl Drop for NodeLimit {
+    fn drop(&mut self) {
+        ad::__private::set_node_limit(None);
+    }
+}
