@@ -695,7 +695,11 @@ fn render_times(out: &mut String, rows: &[(&str, &str, &BTreeMap<String, f64>)])
     let _ = writeln!(out, "## Median time\n");
     let _ = writeln!(
         out,
-        "`primal` is the plain `f64` function; the other columns compute its value and gradient.\n"
+        "`primal` is the plain `f64` function; the other columns compute its value and gradient. \
+         `ad` is the function's `_grad`, which runs in forward mode (one pass over \
+         `Dual<f64, Lanes<K>>`, no tape) where the differentiable parameters hold at most 8 \
+         scalars by their types: scalar_mult (2), rotate_vec_by_quat (7) and the chain (1). \
+         Every other row is the tape; the chain on the tape is in the scaling table below.\n"
     );
     header(out, &TOOLS);
     for (function, size, tools) in rows {

@@ -116,3 +116,25 @@ fn derivative_at_zero_is_not_one() {
     assert_eq!(relu_max_grad(0.0).1, 1.0);
     assert_eq!(relu_max_constant_first_grad(0.0).1, 0.0);
 }
+
+/// `(x - x).cbrt()` is identically 0, but `cbrt`'s partial at 0 is +∞.
+#[reverse_diff]
+#[allow(clippy::eq_op)] // the cancellation is the point
+fn cbrt_of_zero_difference(x: f64) -> f64 {
+    (x - x).cbrt()
+}
+
+/// Where a partial is infinite the two modes part: the tape sums `∞·1 + ∞·(−1)` into the
+/// adjoint of `x` (NaN, never a plausible wrong number), while forward mode (`_grad` of one
+/// scalar) carries the exact tangent `1 − 1 = 0` of `x − x` past the infinite partial (0, the
+/// derivative of the constant function). README, "Correctness", states both.
+#[test]
+fn an_infinite_partial_behind_a_cancellation() {
+    for x in [-2.0, 0.0, 0.5, 3.0] {
+        let (value, forward) = cbrt_of_zero_difference_grad(x);
+        let (tape_value, tape) = cbrt_of_zero_difference_vjp(x, &1.0);
+        assert_eq!((value, tape_value), (0.0, 0.0));
+        assert_eq!(forward, 0.0);
+        assert!(tape.is_nan(), "the tape gives {tape} at {x}");
+    }
+}

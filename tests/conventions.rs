@@ -944,3 +944,110 @@ fn remainder_uses_the_quotient_of_the_remainder() {
     // Forward mode agrees.
     assert_eq!(remainder_jvp(1.0, 0.1, 0.0, 1.0).1, -9.0);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Both modes: the tables above call `_grad`, which for these functions of one to three scalars
+// runs in forward mode; the tape must give the same derivative at every point of the tables.
+
+/// The points the tables use, and the special values around them.
+const POINTS: [f64; 16] = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    2.0,
+    -2.0,
+    0.5,
+    2.5,
+    0.1,
+    1e-15,
+    1e-170,
+    1e200,
+    f64::NAN,
+    f64::INFINITY,
+    f64::NEG_INFINITY,
+    f64::MIN_POSITIVE,
+];
+
+/// Rows `(function at point, derivative in forward mode, derivative on the tape)` for each
+/// one-scalar function and point.
+macro_rules! one_scalar_rows {
+    ($rows:ident; $($f:ident $grad:ident $vjp:ident),* $(,)?) => {$(
+        for x in POINTS {
+            let name = format!("{} at {x:?}", stringify!($f));
+            $rows.push((name, $grad(x).1, $vjp(x, &1.0).1));
+        }
+    )*};
+}
+
+/// Rows for each two-scalar function over every pair of points, one per partial.
+macro_rules! two_scalar_rows {
+    ($rows:ident; $($f:ident $grad:ident $vjp:ident),* $(,)?) => {$(
+        for x in POINTS {
+            for y in POINTS {
+                let name = format!("{} at ({x:?}, {y:?})", stringify!($f));
+                let (forward, tape) = ($grad(x, y).1, $vjp(x, y, &1.0).1);
+                $rows.push((format!("{name} d/dx"), forward.0, tape.0));
+                $rows.push((format!("{name} d/dy"), forward.1, tape.1));
+            }
+        }
+    )*};
+}
+
+/// Whether forward mode and the tape agree: as [`matches`], or both NaN.
+#[test]
+fn forward_mode_and_the_tape_agree_at_every_edge_point() {
+    let mut rows: Vec<(String, f64, f64)> = Vec::new();
+    one_scalar_rows!(rows;
+        abs_of abs_of_grad abs_of_vjp,
+        max_with_nan_constant max_with_nan_constant_grad max_with_nan_constant_vjp,
+        min_with_nan_constant min_with_nan_constant_grad min_with_nan_constant_vjp,
+        floor_of floor_of_grad floor_of_vjp,
+        ceil_of ceil_of_grad ceil_of_vjp,
+        round_of round_of_grad round_of_vjp,
+        trunc_of trunc_of_grad trunc_of_vjp,
+        signum_of signum_of_grad signum_of_vjp,
+        fract_of fract_of_grad fract_of_vjp,
+        sqrt_of sqrt_of_grad sqrt_of_vjp,
+        cbrt_of cbrt_of_grad cbrt_of_vjp,
+        ln_of ln_of_grad ln_of_vjp,
+        log2_of log2_of_grad log2_of_vjp,
+        log10_of log10_of_grad log10_of_vjp,
+        ln_1p_of ln_1p_of_grad ln_1p_of_vjp,
+        powi_0 powi_0_grad powi_0_vjp,
+        powi_1 powi_1_grad powi_1_vjp,
+        powi_2 powi_2_grad powi_2_vjp,
+        powi_minus_1 powi_minus_1_grad powi_minus_1_vjp,
+        powi_min powi_min_grad powi_min_vjp,
+        asinh_of asinh_of_grad asinh_of_vjp,
+        acosh_of acosh_of_grad acosh_of_vjp,
+        reciprocal reciprocal_grad reciprocal_vjp,
+        one_over one_over_grad one_over_vjp,
+        masked_sqrt masked_sqrt_grad masked_sqrt_vjp,
+    );
+    two_scalar_rows!(rows;
+        copysign_of copysign_of_grad copysign_of_vjp,
+        max_of max_of_grad max_of_vjp,
+        min_of min_of_grad min_of_vjp,
+        powf_of powf_of_grad powf_of_vjp,
+        atan2_of atan2_of_grad atan2_of_vjp,
+        hypot_of hypot_of_grad hypot_of_vjp,
+        quotient quotient_grad quotient_vjp,
+        remainder remainder_grad remainder_vjp,
+    );
+    for low in POINTS {
+        for high in POINTS.into_iter().filter(|&high| low <= high) {
+            for x in POINTS {
+                let name = format!("clamp_of({x:?}, {low:?}, {high:?})");
+                let (forward, tape) = (
+                    clamp_of_grad(x, low, high).1,
+                    clamp_of_vjp(x, low, high, &1.0).1,
+                );
+                rows.push((format!("{name} d/dx"), forward.0, tape.0));
+                rows.push((format!("{name} d/dlow"), forward.1, tape.1));
+                rows.push((format!("{name} d/dhigh"), forward.2, tape.2));
+            }
+        }
+    }
+    check(&rows);
+}

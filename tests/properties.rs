@@ -55,7 +55,7 @@
 //! were checked and that every kind of operation occurred in a checked program, so the test
 //! cannot pass by skipping everything.
 
-use ad::{Real, Tape, Var};
+use ad::{Dual, Lanes, Real, Tape, Var};
 use proptest::prelude::*;
 use proptest::sample::Index;
 use proptest::test_runner::{Config, TestCaseError, TestError, TestRunner};
@@ -795,6 +795,18 @@ fn tape_gradient(program: &Program, point: &[f64]) -> (f64, Vec<f64>) {
     (output.value(), gradient)
 }
 
+/// The value and gradient in forward mode: one pass with a tangent lane per input (programs
+/// have at most 4 inputs; unused lanes stay 0).
+fn forward_gradient(program: &Program, point: &[f64]) -> (f64, Vec<f64>) {
+    let inputs: Vec<Dual<f64, Lanes<4>>> = point
+        .iter()
+        .enumerate()
+        .map(|(lane, &x)| Dual::new(x, Lanes::unit(lane)))
+        .collect();
+    let (output, _) = run(program, &inputs);
+    (output.value, output.tangent.0[..point.len()].to_vec())
+}
+
 // ---------------------------------------------------------------------------------------------
 // Generating programs
 
@@ -1043,15 +1055,19 @@ fn central_differences(program: &Program, point: &[f64], i: usize) -> Option<(f6
     Some((coarse, fine, largest))
 }
 
-/// Checks `program` at `point`. `Ok(true)`: checked; `Ok(false)`: skipped by the rule.
+/// Checks `program` at `point`, through the tape and in forward mode (as `f_grad` runs a
+/// function of at most 8 scalars). `Ok(true)`: checked; `Ok(false)`: skipped by the rule.
 fn check_point(program: &Program, point: &[f64]) -> Result<bool, String> {
-    check_point_against(program, point, tape_gradient)
+    let checked = check_point_against(program, point, "the tape", tape_gradient)?;
+    check_point_against(program, point, "forward mode", forward_gradient)?;
+    Ok(checked)
 }
 
-/// [`check_point`] for the value and gradient `differentiate` gives.
+/// [`check_point`] for the value and gradient `differentiate` (named `mode`) gives.
 fn check_point_against(
     program: &Program,
     point: &[f64],
+    mode: &str,
     differentiate: impl Fn(&Program, &[f64]) -> (f64, Vec<f64>),
 ) -> Result<bool, String> {
     let (reference, trace) = run(program, point);
@@ -1060,7 +1076,7 @@ fn check_point_against(
         value.to_bits() == reference.to_bits() || (value.is_nan() && reference.is_nan());
     if !same_value {
         return Err(format!(
-            "the value through the tape is {value:e}, the f64 program gives {reference:e}"
+            "the value by {mode} is {value:e}, the f64 program gives {reference:e}"
         ));
     }
     if !trace.moderate || trace.at_boundary {
@@ -1082,7 +1098,7 @@ fn check_point_against(
         let within = (g - extrapolated).abs() <= tolerance;
         if !within {
             return Err(format!(
-                "∂/∂x{i}: the tape gives {g:e}, central differences {extrapolated:e} \
+                "∂/∂x{i}: {mode} gives {g:e}, central differences {extrapolated:e} \
                  (D(H) = {coarse:e}, D(H/2) = {fine:e}, tolerance {tolerance:e})"
             ));
         }
@@ -1100,7 +1116,7 @@ struct Coverage {
 }
 
 #[test]
-fn tape_gradients_of_random_programs_match_central_differences() {
+fn gradients_of_random_programs_match_central_differences_in_both_modes() {
     let coverage = RefCell::new(Coverage::default());
     let config = Config {
         cases: CASES,
@@ -1211,7 +1227,8 @@ fn the_check_rejects_a_wrong_derivative() {
     let point = [1.5, 0.25];
     let planted =
         |_: &Program, point: &[f64]| (run(&square, point).0, tape_gradient(&cube, point).1);
-    let problem = check_point_against(&square, &point, planted).expect_err("must be caught");
+    let problem =
+        check_point_against(&square, &point, "the tape", planted).expect_err("must be caught");
     assert!(
         problem.starts_with("∂/∂x0: the tape gives 6.75e0"),
         "{problem}"
@@ -1221,7 +1238,7 @@ fn the_check_rejects_a_wrong_derivative() {
         let (value, gradient) = tape_gradient(program, point);
         (value + 1e-15, gradient)
     };
-    assert!(check_point_against(&square, &point, wrong_value).is_err());
+    assert!(check_point_against(&square, &point, "the tape", wrong_value).is_err());
     // And the real check of the real program passes.
     assert_eq!(check_point(&square, &point), Ok(true));
 }

@@ -490,7 +490,7 @@ impl<F: DualPart, T: Tangent<F>> Float for Dual<F, T> {
             if y == 0.0 {
                 T::zero_tangent()
             } else {
-                t * y * x.powf(y - 1.0)
+                t * (y * x.powf(y - 1.0))
             }
         };
         // Base 0 or a zero result: 0 with respect to the exponent (as for `Var`).
@@ -498,7 +498,7 @@ impl<F: DualPart, T: Tangent<F>> Float for Dual<F, T> {
             if x == 0.0 || v == 0.0 {
                 T::zero_tangent()
             } else {
-                t * v * x.ln()
+                t * (v * x.ln())
             }
         };
         Dual::new(v, chain2(self.tangent, dx, n.tangent, dy))
@@ -510,7 +510,7 @@ impl<F: DualPart, T: Tangent<F>> Float for Dual<F, T> {
         let (x, b) = (self.value, base.value);
         let ln_b = b.ln();
         let dx = |t: T| t / (x * ln_b);
-        let db = |t: T| -(t * x.ln()) / (b * ln_b * ln_b);
+        let db = |t: T| t * (-x.ln() / (b * ln_b * ln_b));
         Dual::new(x.log(b), chain2(self.tangent, dx, base.tangent, db))
     }
 
@@ -541,7 +541,12 @@ impl<F: DualPart, T: Tangent<F>> Float for Dual<F, T> {
                 let (dx, dy) = (F::from_f64(dx), F::from_f64(dy));
                 chain2(self.tangent, |t| t * dx, other.tangent, |t| t * dy)
             }
-            None => chain2(self.tangent, |t| t * x / v, other.tangent, |t| t * y / v),
+            None => chain2(
+                self.tangent,
+                |t| t * (x / v),
+                other.tangent,
+                |t| t * (y / v),
+            ),
         };
         Dual::new(v, tangent)
     }
