@@ -156,7 +156,37 @@ fn chain2<F, T: Tangent<F>>(
     tb: T,
     term_b: impl FnOnce(T) -> T,
 ) -> T {
-    match (ta.is_zero_tangent(), tb.is_zero_tangent()) {
+    let (skip_a, skip_b) = (ta.is_zero_tangent(), tb.is_zero_tangent());
+    chain2_skipping::<F, T>((ta, skip_a), term_a, (tb, skip_b), term_b)
+}
+
+/// [`chain2`] for the operands of an operator, either of which may be an `f64` (known where
+/// the operator is written): a constant's term is not formed at all. (A [`Lanes`] tangent is
+/// never tested for zero, so without this `x * 2.0` would multiply and add a zero lane for the
+/// constant: the chain `x + x·c` took 1.5 primal calls instead of 1.)
+///
+/// [`Lanes`]: crate::Lanes
+#[inline(always)]
+fn chain_operands<F, T: Tangent<F>, A: Operand<F, T>, B: Operand<F, T>>(
+    ta: T,
+    term_a: impl FnOnce(T) -> T,
+    tb: T,
+    term_b: impl FnOnce(T) -> T,
+) -> T {
+    let skip_a = A::CONSTANT || ta.is_zero_tangent();
+    let skip_b = B::CONSTANT || tb.is_zero_tangent();
+    chain2_skipping::<F, T>((ta, skip_a), term_a, (tb, skip_b), term_b)
+}
+
+/// The sum of the terms of the operands not skipped.
+#[inline(always)]
+fn chain2_skipping<F, T: Tangent<F>>(
+    (ta, skip_a): (T, bool),
+    term_a: impl FnOnce(T) -> T,
+    (tb, skip_b): (T, bool),
+    term_b: impl FnOnce(T) -> T,
+) -> T {
+    match (skip_a, skip_b) {
         (true, true) => T::zero_tangent(),
         (false, true) => term_a(ta),
         (true, false) => term_b(tb),
@@ -166,10 +196,15 @@ fn chain2<F, T: Tangent<F>>(
 
 /// A value that can stand as an operand of a `Dual` operation: `f64` values are constants.
 trait Operand<F, T> {
+    /// Whether the operand is an `f64`, whose tangent is zero.
+    const CONSTANT: bool;
+
     fn operand(self) -> Dual<F, T>;
 }
 
 impl<F: DualPart, T: Tangent<F>> Operand<F, T> for Dual<F, T> {
+    const CONSTANT: bool = false;
+
     #[inline(always)]
     fn operand(self) -> Dual<F, T> {
         self
@@ -177,6 +212,8 @@ impl<F: DualPart, T: Tangent<F>> Operand<F, T> for Dual<F, T> {
 }
 
 impl<F: DualPart, T: Tangent<F>> Operand<F, T> for &Dual<F, T> {
+    const CONSTANT: bool = false;
+
     #[inline(always)]
     fn operand(self) -> Dual<F, T> {
         *self
@@ -184,6 +221,8 @@ impl<F: DualPart, T: Tangent<F>> Operand<F, T> for &Dual<F, T> {
 }
 
 impl<F: DualPart, T: Tangent<F>> Operand<F, T> for f64 {
+    const CONSTANT: bool = true;
+
     #[inline(always)]
     fn operand(self) -> Dual<F, T> {
         Dual::from_f64(self)
@@ -191,6 +230,8 @@ impl<F: DualPart, T: Tangent<F>> Operand<F, T> for f64 {
 }
 
 impl<F: DualPart, T: Tangent<F>> Operand<F, T> for &f64 {
+    const CONSTANT: bool = true;
+
     #[inline(always)]
     fn operand(self) -> Dual<F, T> {
         Dual::from_f64(*self)
@@ -199,41 +240,48 @@ impl<F: DualPart, T: Tangent<F>> Operand<F, T> for &f64 {
 
 // The rules: value, then the tangent as the sum of each operand's tangent times its partial.
 #[inline(always)]
-fn add<F: DualPart, T: Tangent<F>>(a: Dual<F, T>, b: Dual<F, T>) -> Dual<F, T> {
+fn add<F: DualPart, T: Tangent<F>, A: Operand<F, T>, B: Operand<F, T>>(a: A, b: B) -> Dual<F, T> {
+    let (a, b) = (a.operand(), b.operand());
     Dual::new(
         a.value + b.value,
-        chain2(a.tangent, |t| t, b.tangent, |t| t),
+        chain_operands::<F, T, A, B>(a.tangent, |t| t, b.tangent, |t| t),
     )
 }
 
 #[inline(always)]
-fn sub<F: DualPart, T: Tangent<F>>(a: Dual<F, T>, b: Dual<F, T>) -> Dual<F, T> {
+fn sub<F: DualPart, T: Tangent<F>, A: Operand<F, T>, B: Operand<F, T>>(a: A, b: B) -> Dual<F, T> {
+    let (a, b) = (a.operand(), b.operand());
     Dual::new(
         a.value - b.value,
-        chain2(a.tangent, |t| t, b.tangent, |t| -t),
+        chain_operands::<F, T, A, B>(a.tangent, |t| t, b.tangent, |t| -t),
     )
 }
 
 #[inline(always)]
-fn mul<F: DualPart, T: Tangent<F>>(a: Dual<F, T>, b: Dual<F, T>) -> Dual<F, T> {
+fn mul<F: DualPart, T: Tangent<F>, A: Operand<F, T>, B: Operand<F, T>>(a: A, b: B) -> Dual<F, T> {
+    let (a, b) = (a.operand(), b.operand());
     let (x, y) = (a.value, b.value);
-    Dual::new(x * y, chain2(a.tangent, |t| t * y, b.tangent, |t| t * x))
+    let tangent = chain_operands::<F, T, A, B>(a.tangent, |t| t * y, b.tangent, |t| t * x);
+    Dual::new(x * y, tangent)
 }
 
 #[inline(always)]
-fn div<F: DualPart, T: Tangent<F>>(a: Dual<F, T>, b: Dual<F, T>) -> Dual<F, T> {
+fn div<F: DualPart, T: Tangent<F>, A: Operand<F, T>, B: Operand<F, T>>(a: A, b: B) -> Dual<F, T> {
+    let (a, b) = (a.operand(), b.operand());
     let (x, y) = (a.value, b.value);
     let v = x / y;
-    Dual::new(v, chain2(a.tangent, |t| t / y, b.tangent, |t| -(t * v) / y))
+    let tangent = chain_operands::<F, T, A, B>(a.tangent, |t| t / y, b.tangent, |t| -(t * v) / y);
+    Dual::new(v, tangent)
 }
 
 #[inline(always)]
-fn rem<F: DualPart, T: Tangent<F>>(a: Dual<F, T>, b: Dual<F, T>) -> Dual<F, T> {
+fn rem<F: DualPart, T: Tangent<F>, A: Operand<F, T>, B: Operand<F, T>>(a: A, b: B) -> Dual<F, T> {
+    let (a, b) = (a.operand(), b.operand());
     // a % b = a - q * b, with q the quotient `%` used.
     let quotient = F::from_f64(rem_quotient(a.value.value(), b.value.value()));
     Dual::new(
         a.value % b.value,
-        chain2(a.tangent, |t| t, b.tangent, |t| -(t * quotient)),
+        chain_operands::<F, T, A, B>(a.tangent, |t| t, b.tangent, |t| -(t * quotient)),
     )
 }
 
@@ -251,7 +299,7 @@ macro_rules! binary_ops {
             type Output = Dual<F, T>;
             #[inline(always)]
             fn $method(self, rhs: $R) -> Dual<F, T> {
-                $rule::<F, T>(self.operand(), rhs.operand())
+                $rule::<F, T, _, _>(self, rhs)
             }
         }
     )*};
@@ -259,7 +307,7 @@ macro_rules! binary_ops {
         impl<'a, F: DualPart, T: Tangent<F>> $AssignTrait<$R> for Dual<F, T> {
             #[inline(always)]
             fn $assign(&mut self, rhs: $R) {
-                *self = $rule::<F, T>(*self, rhs.operand());
+                *self = $rule::<F, T, _, _>(*self, rhs);
             }
         }
     )*};
@@ -296,14 +344,14 @@ macro_rules! folds {
         impl<'a, F: DualPart, T: Tangent<F>> Sum<$T> for Dual<F, T> {
             fn sum<I: Iterator<Item = $T>>(iter: I) -> Dual<F, T> {
                 let neutral: f64 = std::iter::empty::<f64>().sum();
-                iter.fold(Dual::from_f64(neutral), |acc, x| add(acc, x.operand()))
+                iter.fold(Dual::from_f64(neutral), |acc, x| add::<F, T, _, _>(acc, x))
             }
         }
         impl<'a, F: DualPart, T: Tangent<F>> Product<$T> for Dual<F, T> {
             fn product<I: Iterator<Item = $T>>(mut iter: I) -> Dual<F, T> {
                 match iter.next() {
                     None => Dual::from_f64(1.0),
-                    Some(first) => iter.fold(first.operand(), |acc, x| mul(acc, x.operand())),
+                    Some(first) => iter.fold(first.operand(), |acc, x| mul::<F, T, _, _>(acc, x)),
                 }
             }
         }
