@@ -582,3 +582,30 @@ fn reading_adjoints_in_bulk_rejects_a_var_of_another_tape() {
     let message = expect_panic(|| inner.with_adjoints(|adjoints| adjoints.get_all(&[x, stranger])));
     assert!(message.contains("from another tape"), "{message}");
 }
+
+#[test]
+fn reading_adjoints_in_bulk_copies_a_run_and_checks_every_value() {
+    let outer = Tape::new();
+    let _first = outer.var(1.0);
+    let stranger = outer.var(1.0); // node 1 of the outer tape
+    let inner = Tape::new();
+    let xs: Vec<Var> = (1..=5).map(|i| inner.var(i as f64)).collect();
+    // y = Σ i·x_i²: ∂y/∂x_i = 2 i x_i = 2 i².
+    let y = xs
+        .iter()
+        .enumerate()
+        .fold(Var::constant(0.0), |y, (i, &x)| y + (i + 1) as f64 * x * x);
+    inner.backward(y);
+    let expected = [2.0, 8.0, 18.0, 32.0, 50.0];
+    // Nodes 0..5 in order: one run.
+    assert_eq!(inner.with_adjoints(|a| a.get_all(&xs)), expected);
+    // Out of order, with a repeat and a constant: one by one.
+    let shuffled = [xs[4], xs[0], xs[0], Var::constant(2.0), xs[2]];
+    assert_eq!(
+        inner.with_adjoints(|a| a.get_all(&shuffled)),
+        [50.0, 2.0, 2.0, 0.0, 18.0]
+    );
+    // A Var of the outer tape at the index the run expects next is still caught.
+    let message = expect_panic(|| inner.with_adjoints(|a| a.get_all(&[xs[0], stranger])));
+    assert!(message.contains("from another tape"), "{message}");
+}

@@ -672,10 +672,14 @@ impl Adjoints<'_> {
             .unwrap_or(0.0)
     }
 
-    /// The adjoints of many values, in order: [`Adjoints::get`] of each, in one loop whose only
-    /// branches are the tag checks (`map(get)` tests for a constant first, about 3 more
-    /// instructions per value).
+    /// The adjoints of many values, in order: [`Adjoints::get`] of each. Values recorded one
+    /// after the other on this tape (a slice seeded by [`Tape::vars`]) are copied as one run of
+    /// adjoints; otherwise one loop whose only branches are the tag checks (`map(get)` tests
+    /// for a constant first, about 3 more instructions per value).
     pub fn get_all(&self, vars: &[Var]) -> Vec<f64> {
+        if let Some(run) = self.consecutive(vars) {
+            return self.adjoints[run].to_vec();
+        }
         vars.iter()
             .map(|&var| {
                 if var.tape == self.tag {
@@ -690,6 +694,23 @@ impl Adjoints<'_> {
                 }
             })
             .collect()
+    }
+}
+
+impl Adjoints<'_> {
+    /// The adjoints of `vars` when they are the nodes `first, first + 1, ..` of this tape, in
+    /// order. Every value is checked, in a loop with no branch (about 4 instructions a value
+    /// against about 17 for the gather it replaces in `rosenbrock_grad`).
+    fn consecutive(&self, vars: &[Var]) -> Option<std::ops::Range<usize>> {
+        let first = vars.first()?.index as usize;
+        let run = first..first.checked_add(vars.len())?;
+        let in_order = vars
+            .iter()
+            .zip(run.clone())
+            .fold(true, |in_order, (var, index)| {
+                in_order & (var.tape == self.tag) & (var.index as usize == index)
+            });
+        (in_order && run.end <= self.adjoints.len()).then_some(run)
     }
 }
 
