@@ -609,3 +609,24 @@ fn reading_adjoints_in_bulk_copies_a_run_and_checks_every_value() {
     let message = expect_panic(|| inner.with_adjoints(|a| a.get_all(&[xs[0], stranger])));
     assert!(message.contains("from another tape"), "{message}");
 }
+
+/// The sweep skips runs of nodes with no operand slots (inputs) but not a long sum among them:
+/// a sum of 300 inputs keeps its slots apart from the tape, so its node has none either.
+#[test]
+fn a_long_sum_between_inputs_is_swept() {
+    let tape = Tape::new();
+    let xs: Vec<Var> = (0..300).map(|i| tape.var(i as f64)).collect();
+    let s: Var = xs.iter().copied().sum();
+    let (b, c) = (tape.var(5.0), tape.var(7.0));
+    let d = tape.var(1.0); // an input no one reads, between the others
+    let y = s * b + c;
+    tape.backward(y);
+    assert_eq!(y.value(), 44_850.0 * 5.0 + 7.0);
+    for x in &xs {
+        assert_eq!(tape.adjoint(*x), 5.0);
+    }
+    assert_eq!(
+        (tape.adjoint(b), tape.adjoint(c), tape.adjoint(d)),
+        (44_850.0, 1.0, 0.0)
+    );
+}

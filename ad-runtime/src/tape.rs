@@ -130,18 +130,32 @@ impl Recording {
         let mut unswept = sums.len();
         let mut next_sum = sums.last().map_or(usize::MAX, node_of);
         let mut end = operands.len();
-        for node in (1..nodes).rev() {
+        // One past the node to sweep next.
+        let mut above = nodes;
+        while above > 1 {
+            let node = above - 1;
             let start = unsafe { *ends.get_unchecked(node - 1) } as usize;
+            above = node;
             if start != end {
                 unsafe { pass_back(node, start..end, operands, partials, adjoints) };
+                end = start;
             } else if node == next_sum {
                 unswept -= 1;
                 unsafe { pass_back_sum(node, &sums[unswept].1, adjoints) };
                 next_sum = unswept
                     .checked_sub(1)
                     .map_or(usize::MAX, |last| node_of(&sums[last]));
+            } else if node >= 2 && unsafe { *ends.get_unchecked(node - 2) } as usize == end {
+                // A run of nodes with no slots (inputs seeded in bulk): they pass nothing back.
+                // Skip to the highest node below them with slots, or to the next sum among
+                // them. `ends` rises, so the run's lowest node is found by bisection.
+                let lowest = ends[..node].partition_point(|&e| (e as usize) < end) + 1;
+                above = if (lowest..node).contains(&next_sum) {
+                    next_sum + 1
+                } else {
+                    lowest
+                };
             }
-            end = start;
         }
         if nodes > 0 {
             unsafe { pass_back(0, 0..end, operands, partials, adjoints) };
