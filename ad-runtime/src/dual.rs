@@ -46,7 +46,7 @@ use std::ops::{
 pub struct Dual<F, T = F> {
     /// The value.
     pub value: F,
-    /// The directional derivative of the value (one per lane for [`Lanes`]).
+    /// The directional derivative of the value (one per lane for [`Lanes`](crate::Lanes)).
     pub tangent: T,
 }
 
