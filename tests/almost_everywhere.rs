@@ -124,12 +124,21 @@ fn cbrt_of_zero_difference(x: f64) -> f64 {
     (x - x).cbrt()
 }
 
-/// Where a partial is infinite the two modes part: the tape sums `∞·1 + ∞·(−1)` into the
-/// adjoint of `x` (NaN, never a plausible wrong number), while forward mode (`_grad` of one
-/// scalar) carries the exact tangent `1 − 1 = 0` of `x − x` past the infinite partial (0, the
-/// derivative of the constant function). README, "Correctness", states both.
+/// `√x − √x` is identically 0, but `sqrt`'s partial at 0 is +∞.
+#[reverse_diff]
+#[allow(clippy::eq_op)] // the cancellation is the point
+fn zero_difference_of_roots(x: f64) -> f64 {
+    let r = x.sqrt();
+    r - r
+}
+
+/// Where a partial is infinite the two modes part, in either direction (README, "Correctness").
+/// `(x − x).cbrt()`: the tape sums `∞·1 + ∞·(−1)` into the adjoint of `x` (NaN), while forward
+/// mode (`_grad` of one scalar) carries the exact tangent `1 − 1 = 0` of `x − x` past the
+/// infinite partial (0). `√x − √x` at 0: forward mode forms `∞ − ∞` (NaN), while on the tape the
+/// adjoint of `√x` is `1 − 1 = 0` and passes nothing back (0).
 #[test]
-fn an_infinite_partial_behind_a_cancellation() {
+fn an_infinite_partial_and_a_cancellation_part_the_two_modes() {
     for x in [-2.0, 0.0, 0.5, 3.0] {
         let (value, forward) = cbrt_of_zero_difference_grad(x);
         let (tape_value, tape) = cbrt_of_zero_difference_vjp(x, &1.0);
@@ -137,4 +146,36 @@ fn an_infinite_partial_behind_a_cancellation() {
         assert_eq!(forward, 0.0);
         assert!(tape.is_nan(), "the tape gives {tape} at {x}");
     }
+    let (_, forward) = zero_difference_of_roots_grad(0.0);
+    let (_, tape) = zero_difference_of_roots_vjp(0.0, &1.0);
+    assert!(forward.is_nan(), "forward mode gives {forward}");
+    assert_eq!(tape, 0.0);
+    // Away from 0 both give the derivative of the constant function.
+    assert_eq!(zero_difference_of_roots_grad(2.0).1, 0.0);
+    assert_eq!(zero_difference_of_roots_vjp(2.0, &1.0).1, 0.0);
+}
+
+/// `1e300 · (1e-200 · (1e-200 · x))`: derivative 1e-100, whose partials multiply to 1e-400 from
+/// the input side.
+#[reverse_diff]
+fn tiny_then_huge(x: f64) -> f64 {
+    1e300 * (1e-200 * (1e-200 * x))
+}
+
+/// `1e-200 · (1e-200 · (1e300 · x))`: the same derivative, whose partials multiply to 1e-400 from
+/// the output side.
+#[reverse_diff]
+fn huge_then_tiny(x: f64) -> f64 {
+    1e-200 * (1e-200 * (1e300 * x))
+}
+
+/// A product of partials underflows in forward mode from the input side and on the tape from
+/// the output side: 0, a plausible wrong number (README, "Correctness").
+#[test]
+fn products_of_partials_underflow_in_the_order_of_each_mode() {
+    let x = 1e150;
+    assert_eq!(tiny_then_huge_grad(x).1, 0.0);
+    assert_relative_eq!(tiny_then_huge_vjp(x, &1.0).1, 1e-100, max_relative = 1e-14);
+    assert_relative_eq!(huge_then_tiny_grad(x).1, 1e-100, max_relative = 1e-14);
+    assert_eq!(huge_then_tiny_vjp(x, &1.0).1, 0.0);
 }

@@ -4,9 +4,12 @@
 //! `f_grad` runs this way when the differentiable parameters hold few scalars (no tape, no
 //! sweep).
 //!
-//! Each lane follows the conventions of the backward sweep at non-differentiable points: a term
-//! with a zero factor contributes 0, so an infinite or NaN partial times a zero tangent (an
-//! input the lane does not move) or a zero partial times an infinite tangent is 0, not NaN.
+//! Each lane follows the conventions of the backward sweep at non-differentiable points,
+//! primitive by primitive: a term with a zero factor contributes 0, so an infinite or NaN partial
+//! times a zero tangent (an input the lane does not move) or a zero partial times an infinite
+//! tangent is 0, not NaN. A whole program can still get 0 in one mode and NaN in the other where
+//! a partial is infinite: the sweep drops what flows into a zero adjoint, forward mode what flows
+//! out of a zero tangent (the README's "Correctness" section has examples).
 
 use crate::dual::Tangent;
 use std::ops::{Add, Div, Mul, Neg};
