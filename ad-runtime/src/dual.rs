@@ -150,14 +150,13 @@ fn chain1<F, T: Tangent<F>>(t: T, term: impl FnOnce(T) -> T) -> T {
 /// The tangent of a two-operand operation: the sum of the operands' terms, skipping constant
 /// zero tangents.
 #[inline(always)]
-fn chain2<F, T: Tangent<F>>(
+fn chain2<F: DualPart, T: Tangent<F>>(
     ta: T,
     term_a: impl FnOnce(T) -> T,
     tb: T,
     term_b: impl FnOnce(T) -> T,
 ) -> T {
-    let (skip_a, skip_b) = (ta.is_zero_tangent(), tb.is_zero_tangent());
-    chain2_skipping::<F, T>((ta, skip_a), term_a, (tb, skip_b), term_b)
+    chain_operands::<F, T, Dual<F, T>, Dual<F, T>>(ta, term_a, tb, term_b)
 }
 
 /// [`chain2`] for the operands of an operator, either of which may be an `f64` (known where
@@ -175,17 +174,6 @@ fn chain_operands<F, T: Tangent<F>, A: Operand<F, T>, B: Operand<F, T>>(
 ) -> T {
     let skip_a = A::CONSTANT || ta.is_zero_tangent();
     let skip_b = B::CONSTANT || tb.is_zero_tangent();
-    chain2_skipping::<F, T>((ta, skip_a), term_a, (tb, skip_b), term_b)
-}
-
-/// The sum of the terms of the operands not skipped.
-#[inline(always)]
-fn chain2_skipping<F, T: Tangent<F>>(
-    (ta, skip_a): (T, bool),
-    term_a: impl FnOnce(T) -> T,
-    (tb, skip_b): (T, bool),
-    term_b: impl FnOnce(T) -> T,
-) -> T {
     match (skip_a, skip_b) {
         (true, true) => T::zero_tangent(),
         (false, true) => term_a(ta),
