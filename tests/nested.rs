@@ -189,3 +189,31 @@ fn three_levels() {
     let (_, (gx_tape, _)) = d2_cubic_dx2_vjp(x, y, &1.0);
     assert_relative_eq!(gx_tape, gx, max_relative = 1e-13);
 }
+
+#[reverse_diff]
+fn polar(r: f64, t: f64) -> [f64; 2] {
+    [r * t.cos(), r * t.sin()]
+}
+
+/// The product of the two entries of a vector–Jacobian product of `polar`, taken inside.
+#[reverse_diff]
+fn pulled_back(r: f64, t: f64) -> f64 {
+    let (_, (dr, dt)) = polar_vjp(r, t, &[1.0, 2.0]);
+    dr * dt
+}
+
+#[test]
+fn a_vector_jacobian_product_inside() {
+    let (r, t): (f64, f64) = (1.3, 0.4);
+    // (dr, dt) = (cos t + 2 sin t, r (2 cos t − sin t)).
+    let (a, b) = (t.cos() + 2.0 * t.sin(), 2.0 * t.cos() - t.sin());
+    let expected_r = a * b;
+    let expected_t = b * r * b + a * r * (-2.0 * t.sin() - t.cos());
+    let (value, (gr, gt)) = pulled_back_grad(r, t);
+    assert_relative_eq!(value, a * r * b, max_relative = 1e-14);
+    assert_relative_eq!(gr, expected_r, max_relative = 1e-13);
+    assert_relative_eq!(gt, expected_t, max_relative = 1e-13);
+    let (_, (gr, gt)) = pulled_back_vjp(r, t, &1.0);
+    assert_relative_eq!(gr, expected_r, max_relative = 1e-13);
+    assert_relative_eq!(gt, expected_t, max_relative = 1e-13);
+}

@@ -603,7 +603,7 @@ fn grad_companion(function: &Function) -> TokenStream {
         );
         (
             signature,
-            products::over_scalar(function, &scalar, top_level),
+            products::over_scalar(function, &scalar, top_level, &syn::parse_quote!(f64), None),
         )
     };
     quote! {

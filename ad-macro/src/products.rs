@@ -6,7 +6,7 @@
 //! leaves the shape work to `ad::__private` helpers driven by `ad::Differentiable`.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{Ident, ReturnType, Type};
 
@@ -219,10 +219,11 @@ pub fn tape_inputs(function: &Function) -> SeededInputs {
     )
 }
 
-/// The body of `f_grad` over the caller's scalar `__S`. At `f64` (a call from plain code) it is
-/// the `top_level` body, on the arguments handed over as `f64`. Over another scalar (a call from
-/// a differentiated function) the function runs once on `Reverse<__S>` and the linear tape is
-/// swept back in `__S` arithmetic, so the caller differentiates the gradient too.
+/// The body of `f_grad` (no `cotangent`) or `f_vjp` over the caller's scalar `__S`. At `f64` (a
+/// call from plain code) it is the `top_level` body, on the arguments handed over as `f64`. Over
+/// another scalar (a call from a differentiated function) the function runs once on
+/// `Reverse<__S>` and the linear tape is swept back in `__S` arithmetic from the result, seeded
+/// with 1 or the cotangent, so the caller differentiates the gradient too.
 ///
 /// Before: the top-level body of `fn f_grad(x: f64, ys: &[f64])`
 /// After:  `if <__S as DualPart>::IS_F64 {
@@ -232,28 +233,45 @@ pub fn tape_inputs(function: &Function) -> SeededInputs {
 ///          } else {
 ///              let __linear = Linear::<__S>::begin();
 ///              let __seeded_x = nested_input::<f64, __S>(&__linear, &x); ..
-///              let __output: Reverse<__S> = f(..);
+///              let __output = f(..);
 ///              let __adjoints = __linear.backward(once((__output, 1)));
-///              (__output.value, (nested_gradient::<f64, __S>(&__seeded_x, &__adjoints), ..))
+///              (nested_values::<f64, __S>(&__output),
+///               (nested_gradient::<f64, __S>(&__seeded_x, &__adjoints), ..))
 ///          }`
-pub fn over_scalar(function: &Function, scalar: &Type, top_level: TokenStream) -> TokenStream {
+pub fn over_scalar(
+    function: &Function,
+    scalar: &Type,
+    top_level: TokenStream,
+    result: &Type,
+    cotangent: Option<&Ident>,
+) -> TokenStream {
     let differentiable: Vec<&Param> = function
         .params
         .iter()
         .filter(|param| matches!(param.role, Role::Differentiable))
         .collect();
-    let casts = differentiable.iter().map(|param| {
-        let (name, ty, shape) = (&param.name, &param.ty, &param.shape);
-        let cast = match (&param.passing, shape) {
-            (Passing::ByRef, Type::Slice(slice)) => {
-                let item = &slice.elem;
-                quote!(::ad::__private::to_f64_slice::<#item, #scalar>(#name))
-            }
-            (Passing::ByRef, _) => quote!(::ad::__private::to_f64_ref::<#shape, #scalar>(#name)),
-            (Passing::ByValue, _) => quote!(::ad::__private::to_f64::<#shape, #scalar>(#name)),
-        };
-        quote!(let #name: #ty = #cast;)
-    });
+    let mut casts: Vec<TokenStream> = differentiable
+        .iter()
+        .map(|param| {
+            let (name, ty, shape) = (&param.name, &param.ty, &param.shape);
+            let cast = match (&param.passing, shape) {
+                (Passing::ByRef, Type::Slice(slice)) => {
+                    let item = &slice.elem;
+                    quote!(::ad::__private::to_f64_slice::<#item, #scalar>(#name))
+                }
+                (Passing::ByRef, _) => {
+                    quote!(::ad::__private::to_f64_ref::<#shape, #scalar>(#name))
+                }
+                (Passing::ByValue, _) => quote!(::ad::__private::to_f64::<#shape, #scalar>(#name)),
+            };
+            quote!(let #name: #ty = #cast;)
+        })
+        .collect();
+    if let Some(cotangent) = cotangent {
+        casts.push(quote! {
+            let #cotangent: &#result = ::ad::__private::to_f64_ref::<#result, #scalar>(#cotangent);
+        });
+    }
     let (value, gradient) = (local("__value"), local("__gradient"));
     let entries: Vec<TokenStream> = differentiable
         .iter()
@@ -284,20 +302,24 @@ pub fn over_scalar(function: &Function, scalar: &Type, top_level: TokenStream) -
         },
         |shape, seeded| quote!(::ad::__private::nested_gradient::<#shape, #scalar>(&#seeded, &#adjoints)),
     );
+    let seeds_of_output = match cotangent {
+        None => quote!(::core::iter::once((#output, <#scalar as ::ad::Real>::from_f64(1.0)))),
+        Some(cotangent) => {
+            quote!(::ad::__private::nested_outputs::<#result, #scalar>(&#output, #cotangent))
+        }
+    };
     quote! {
         if <#scalar as ::ad::DualPart>::IS_F64 {
             #(#casts)*
             let (#value, #gradient) = { #top_level };
-            (::ad::__private::from_f64::<f64, #scalar>(#value), #gradient_back)
+            (::ad::__private::from_f64::<#result, #scalar>(#value), #gradient_back)
         } else {
             let #linear = ::ad::__private::Linear::<#scalar>::begin();
             #(#seeds)*
             #[allow(deprecated)]
-            let #output: ::ad::__private::Reverse<#scalar> = #call;
-            let #adjoints = #linear.backward(::core::iter::once(
-                (#output, <#scalar as ::ad::Real>::from_f64(1.0)),
-            ));
-            (#output.value, #reads)
+            let #output = #call;
+            let #adjoints = #linear.backward(#seeds_of_output);
+            (::ad::__private::nested_values::<#result, #scalar>(&#output), #reads)
         }
     }
 }
@@ -384,7 +406,8 @@ fn is_structural(ty: &Type) -> bool {
 }
 
 /// `f_vjp(args.., cotangent: &T) -> (T, G)`: one forward pass, one backward sweep seeded with
-/// the cotangent.
+/// the cotangent. For a result built from `f64`, generic over the caller's scalar as `f_grad`
+/// is ([`over_scalar`]); for a user type as the result, over `f64` only.
 ///
 /// Before: `fn f(x: f64, ys: &[f64]) -> [f64; 2]`
 /// After:  `fn f_vjp(x: f64, ys: &[f64], cotangent: &[f64; 2]) -> ([f64; 2], (f64, Vec<f64>)) {
@@ -408,7 +431,7 @@ fn vjp(function: &Function, result: &Type) -> TokenStream {
     } else {
         quote!(::ad::__private::cotangent_seeds::<#result>(&#output, #cotangent))
     };
-    let body = quote! {
+    let top_level = quote! {
         let #tape = ::ad::Tape::new();
         #(#seeds)*
         let #output = #call;
@@ -417,13 +440,28 @@ fn vjp(function: &Function, result: &Type) -> TokenStream {
         #recycle
         (::ad::__private::output_values::<#result, ::ad::Var>(&#output), __gradient)
     };
+    let scalar: Type = syn::parse_quote!(__S);
+    let nested = is_structural(result);
+    let (output_type, body) = if nested {
+        let over = |ty: TokenStream| replace_f64(&syn::parse_quote!(#ty), &scalar);
+        let output_type = over(quote!((#result, #gradient_type)));
+        let body = over_scalar(function, &scalar, top_level, result, Some(&cotangent));
+        (output_type.into_token_stream(), body)
+    } else {
+        (quote!((#result, #gradient_type)), top_level)
+    };
+    let cotangent_type = if nested {
+        replace_f64(result, &scalar)
+    } else {
+        result.clone()
+    };
     companion(
         function,
         "vjp",
-        &[quote!(#cotangent: &#result)],
-        quote!((#result, #gradient_type)),
+        &[quote!(#cotangent: &#cotangent_type)],
+        output_type,
         bound,
-        None,
+        nested.then_some(&scalar),
         "The value and the cotangent pulled back to each differentiable parameter (a \
          vector–Jacobian product)",
         body,

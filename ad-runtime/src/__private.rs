@@ -594,6 +594,29 @@ pub fn nested_input_slice<T: Differentiable, S: Real>(
         .collect()
 }
 
+/// The values of a nested call's result, over the caller's scalar.
+pub fn nested_values<T: Differentiable + ?Sized, S: Real>(
+    output: &T::With<Reverse<S>>,
+) -> T::With<S> {
+    T::map_with(output, &mut |x: &Reverse<S>| x.value)
+}
+
+/// Each scalar of a nested `_vjp`'s result with its cotangent, in layout order.
+pub fn nested_outputs<T: Differentiable + ?Sized, S: Real>(
+    output: &T::With<Reverse<S>>,
+    cotangent: &T::With<S>,
+) -> Vec<(Reverse<S>, S)> {
+    let mut weights = Vec::new();
+    T::for_each_with(cotangent, &mut |c: &S| weights.push(*c));
+    let mut pairs = Vec::with_capacity(weights.len());
+    T::for_each_with(output, &mut |x: &Reverse<S>| {
+        let weight = weights.get(pairs.len()).copied();
+        pairs.push((*x, weight.unwrap_or_else(|| S::from_f64(f64::NAN))))
+    });
+    check_same_count("cotangent", "result", weights.len(), pairs.len());
+    pairs
+}
+
 /// The gradient of an input of a nested `_grad`, in its shape over the caller's scalar.
 pub fn nested_gradient<T: Differentiable + ?Sized, S: Real>(
     seeded: &T::With<Reverse<S>>,
