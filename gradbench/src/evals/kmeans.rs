@@ -17,24 +17,40 @@ struct Input {
 }
 
 /// `Σ_i min_j ‖c_j − p_i‖²`: `centroids` and `points` are rows of `d` coordinates.
+///
+/// The nearest centroid is chosen on the values ([`nearest`]), as a comparison would be: the
+/// choice passes no derivative, so the tape records only the distance to the chosen centroid,
+/// one per point, not the `k` distances compared.
 #[reverse_diff]
 pub fn kmeans_cost(centroids: &[f64], #[no_grad] points: &[f64], d: usize) -> f64 {
     let mut cost = 0.0;
     for point in points.chunks_exact(d) {
-        let mut closest = f64::INFINITY;
-        for centroid in centroids.chunks_exact(d) {
-            let distance: f64 = centroid
-                .iter()
-                .zip(point)
-                .map(|(c, p)| (c - p) * (c - p))
-                .sum();
-            if distance < closest {
-                closest = distance;
-            }
-        }
-        cost += closest;
+        let j = nearest(centroids, point);
+        let centroid = &centroids[j * d..(j + 1) * d];
+        cost += centroid
+            .iter()
+            .zip(point)
+            .map(|(c, p)| (c - p) * (c - p))
+            .sum::<f64>();
     }
     cost
+}
+
+/// The index of the centroid nearest to `point` (the first of equals, as `std::min` keeps),
+/// compared on the values of any scalar type.
+fn nearest<S: ad::Real>(centroids: &[S], point: &[f64]) -> usize {
+    let mut closest = (f64::INFINITY, 0);
+    for (j, centroid) in centroids.chunks_exact(point.len()).enumerate() {
+        let distance: f64 = centroid
+            .iter()
+            .zip(point)
+            .map(|(c, p)| (c.value() - p) * (c.value() - p))
+            .sum();
+        if distance < closest.0 {
+            closest = (distance, j);
+        }
+    }
+    closest.1
 }
 
 /// The Newton direction `J H⁻¹ = ∇f / diag(H)` (Newton's method moves the centroids by minus

@@ -20,14 +20,16 @@ pub fn llsq(x: &[f64], n: usize) -> f64 {
     let mut total = 0.0;
     for i in 0..n {
         let t = -1.0 + i as f64 * 2.0 / (n as f64 - 1.0);
-        let mut residual = if t > 0.0 {
+        // Ascribed: the macro then knows `residual` is a scalar, and the inner loop, which only
+        // subtracts from it, becomes one record.
+        let mut residual: f64 = if t > 0.0 {
             1.0
         } else if t < 0.0 {
             -1.0
         } else {
             0.0
         };
-        let mut power = 1.0;
+        let mut power: f64 = 1.0;
         for coefficient in x {
             residual -= coefficient * power;
             power *= t;
