@@ -41,19 +41,37 @@ pub fn read_ba(text: &str) -> Result<BaInput, ReadError> {
     let camera: [f64; CAMERA_SIZE] = camera.try_into().expect("read 11 numbers");
     let point: [f64; POINT_SIZE] = point.try_into().expect("read 3 numbers");
     let feature: [f64; 2] = feature.try_into().expect("read 2 numbers");
-    Ok(BaInput {
-        n,
-        m,
-        p,
-        cameras: vec![camera; n],
-        points: vec![point; m],
-        weights: vec![weight[0]; p],
-        features: vec![feature; p],
-        observations: (0..p).map(|i| [i % n, i % m]).collect(),
-    })
+    Ok(BaInput::replicated(
+        [n, m, p],
+        camera,
+        point,
+        weight[0],
+        feature,
+    ))
 }
 
 impl BaInput {
+    /// ADBench's instance of `n` cameras, `m` points and `p` observations made from one camera,
+    /// point, weight and feature: observation `i` joins camera `i mod n` with point `i mod m`.
+    pub fn replicated(
+        [n, m, p]: [usize; 3],
+        camera: [f64; CAMERA_SIZE],
+        point: [f64; POINT_SIZE],
+        weight: f64,
+        feature: [f64; 2],
+    ) -> BaInput {
+        BaInput {
+            n,
+            m,
+            p,
+            cameras: vec![camera; n],
+            points: vec![point; m],
+            weights: vec![weight; p],
+            features: vec![feature; p],
+            observations: (0..p).map(|i| [i % n, i % m]).collect(),
+        }
+    }
+
     /// The number of unknowns: `11n + 3m + p` (cameras, points, weights).
     pub fn unknowns(&self) -> usize {
         CAMERA_SIZE * self.n + POINT_SIZE * self.m + self.p

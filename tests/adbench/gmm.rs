@@ -149,6 +149,29 @@ pub fn gmm_objective(
     #[no_grad] gamma: f64,
     m: usize,
 ) -> f64 {
+    let (likelihood, prior): (f64, f64) =
+        gmm_likelihood_and_prior(alphas, means, icf, x, d, k, n, gamma, m);
+    likelihood + prior
+}
+
+/// The two terms of [`gmm_objective`], computed together since both need `exp(q)`: the
+/// log-likelihood `−(nd/2) ln 2π + Σ_i LSE_k(β_ik) − n·LSE(α)` and the Wishart prior `W`.
+/// ADBench adds them; gradbench's copy of the objective subtracts `W` (its
+/// `log_wishart_prior` returns `−W`), so its gradient is this function's `_vjp` with the
+/// cotangent `(1, −1)`.
+#[allow(clippy::too_many_arguments)] // as gmm_objective
+#[reverse_diff]
+pub fn gmm_likelihood_and_prior(
+    alphas: &[f64],
+    means: &[f64],
+    icf: &[f64],
+    #[no_grad] x: &[f64],
+    d: usize,
+    k: usize,
+    n: usize,
+    #[no_grad] gamma: f64,
+    m: usize,
+) -> (f64, f64) {
     let icf_size = d * (d + 1) / 2;
     // Per component: Σ_j q_kj and the diagonal of Q_k, exp(q_kj).
     let mut sum_q = Vec::with_capacity(k);
@@ -192,8 +215,10 @@ pub fn gmm_objective(
     }
 
     let constant = -((n * d) as f64) / 2.0 * (2.0 * std::f64::consts::PI).ln();
-    constant + total - n as f64 * log_sum_exp(alphas)
-        + log_wishart_prior(&diagonals, icf, &sum_q, d, k, gamma, m)
+    (
+        constant + total - n as f64 * log_sum_exp(alphas),
+        log_wishart_prior(&diagonals, icf, &sum_q, d, k, gamma, m),
+    )
 }
 
 /// `LSE(v) = max(v) + ln Σ_j exp(v_j − max(v))`. The maximum is one of the `v_j`, as in ADBench's
