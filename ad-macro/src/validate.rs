@@ -64,6 +64,56 @@ pub fn check_original(item: &ItemFn, errors: &mut Errors) {
     for param in &item.sig.generics.params {
         finder.visit_generic_param(param);
     }
+    check_companion_calls(&item.block, errors);
+}
+
+/// The companions that run at `f64` only, so a differentiated body cannot call them with its
+/// scalar (`f_grad`, `f_vjp` and `f_jvp` can: they are generic over it).
+const PLAIN_COMPANIONS: &[&str] = &["jacobian", "hvp", "hessian"];
+
+/// Finds calls to `name_jacobian`, `name_hvp` and `name_hessian` in the body (by their bare
+/// name, or as a method of `self`), which would otherwise fail at the call with "expected
+/// `f64`, found type parameter": they run at `f64` only. A function of the user's own with
+/// such a name is reached through a path (`self::name_hessian(..)`), which this lets pass.
+fn check_companion_calls(block: &syn::Block, errors: &mut Errors) {
+    struct CallFinder<'a>(&'a mut Errors);
+    impl CallFinder<'_> {
+        fn check(&mut self, name: &syn::Ident) {
+            let text = name.to_string();
+            let Some((function, suffix)) = text.rsplit_once('_') else {
+                return;
+            };
+            if function.is_empty() || !PLAIN_COMPANIONS.contains(&suffix) {
+                return;
+            }
+            self.0.push(Error::new_spanned(
+                name,
+                format!(
+                    "`{text}` runs at `f64` only, so a differentiated function cannot call it \
+                     with its scalar: call `{function}_grad`, `{function}_vjp` or \
+                     `{function}_jvp` here (a second derivative is `_grad` or `_jvp` of a \
+                     function that calls `{function}_grad`); if `{text}` is a function of \
+                     your own and not a companion, call it by its path (`self::{text}(..)`)"
+                ),
+            ));
+        }
+    }
+    impl Visit<'_> for CallFinder<'_> {
+        fn visit_expr_call(&mut self, call: &syn::ExprCall) {
+            if let syn::Expr::Path(path) = &*call.func {
+                if let Some(name) = path.path.get_ident() {
+                    self.check(name);
+                }
+            }
+            syn::visit::visit_expr_call(self, call);
+        }
+        fn visit_expr_method_call(&mut self, call: &syn::ExprMethodCall) {
+            self.check(&call.method);
+            syn::visit::visit_expr_method_call(self, call);
+        }
+        fn visit_item(&mut self, _: &syn::Item) {}
+    }
+    CallFinder(errors).visit_block(block);
 }
 
 /// Checks the model: the signature's shape and the parameters' roles.
