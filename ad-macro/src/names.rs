@@ -19,6 +19,27 @@ pub fn is_f64(ty: &Type) -> bool {
     }
 }
 
+/// Whether `ty` is a primitive number type other than `f64` (`usize`, `i32`, `u8`, `f32`...):
+/// the targets of a cast that reads a real's value.
+pub fn is_other_number(ty: &Type) -> bool {
+    const NUMBERS: &[&str] = &[
+        "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
+        "f32",
+    ];
+    match ty {
+        Type::Path(path) => {
+            path.qself.is_none()
+                && path
+                    .path
+                    .get_ident()
+                    .is_some_and(|ident| NUMBERS.iter().any(|number| ident == number))
+        }
+        Type::Paren(inner) => is_other_number(&inner.elem),
+        Type::Group(inner) => is_other_number(&inner.elem),
+        _ => false,
+    }
+}
+
 /// Whether `ty` mentions `f64` anywhere (`Vec<f64>`, `&[(f64, usize)]`, `Vec3<f64>`...).
 pub fn mentions_f64(ty: &Type) -> bool {
     struct Finder(bool);

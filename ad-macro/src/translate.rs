@@ -27,7 +27,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, ExprCast, ExprLit, ExprPath, Ident, Lit, Macro, Pat, Stmt, Token, Type};
 
 use crate::fuse::{mentions, Fusion, Kind, Scopes};
-use crate::names::{is_f64, real_method};
+use crate::names::{is_f64, is_other_number, real_method};
 
 /// The real methods whose arguments are all reals (`Float` takes them as `Self`).
 const REAL_ARGUMENT_METHODS: &[&str] = &[
@@ -393,6 +393,24 @@ impl Translator {
         Expr::MethodCall(call)
     }
 
+    /// Before: `x.floor() as usize` (or `as u8`, `as f32`...). After:
+    /// `::ad::__private::cast_operand!(x.floor()) as usize`: `as` does not take the scalar type
+    /// parameter, so a real's value is cast, and any other operand (an integer, a `char`) is cast
+    /// as written. A literal stays as written (`2.5 as usize`: its type comes from the cast).
+    fn fold_number_cast(&mut self, cast: ExprCast) -> Expr {
+        if is_literal(&cast.expr) {
+            return Expr::Cast(cast);
+        }
+        let span = cast.span();
+        let mut operand = *cast.expr;
+        while let Expr::Paren(inner) = operand {
+            operand = *inner.expr;
+        }
+        let operand = self.fold_expr(operand);
+        let ty = cast.ty;
+        syn::parse_quote_spanned!(span=> ::ad::__private::cast_operand!(#operand) as #ty)
+    }
+
     /// Rewrites the arguments of a standard expression macro; other macros are left alone.
     fn fold_macro_arguments(&mut self, mac: Macro) -> Macro {
         // Before: `matches!(x.partial_cmp(&0.0), Some(Less) if x < 1.0)`.
@@ -469,6 +487,17 @@ fn is_real_method_path(expr: &Expr, methods: impl Fn(&str) -> bool) -> bool {
             names.as_slice(),
             ["f64", method] | ["std" | "core", "f64", method] if methods(method)
         )
+}
+
+/// Whether `expr` is a literal (`2`, `-1`), perhaps in parentheses: its type comes from the
+/// cast itself.
+fn is_literal(expr: &Expr) -> bool {
+    match expr {
+        Expr::Lit(_) => true,
+        Expr::Paren(inner) => is_literal(&inner.expr),
+        Expr::Unary(unary) => is_literal(&unary.expr),
+        _ => false,
+    }
 }
 
 /// Whether `ad::Real` offers the `f64` method `name`.
@@ -674,6 +703,7 @@ impl Fold for Translator {
                 constant
             }
             Expr::Cast(cast) if is_f64(&cast.ty) => self.fold_cast(cast),
+            Expr::Cast(cast) if is_other_number(&cast.ty) => self.fold_number_cast(cast),
             Expr::Path(path) => self.fold_f64_path(path),
             Expr::Call(call) if is_real_method_path(&call.func, is_real_method) => {
                 self.fold_method_call(call)

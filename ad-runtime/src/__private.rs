@@ -107,6 +107,54 @@ impl IntoReal<Var> for Var {
     }
 }
 
+/// The operand of `e as usize`, `e as u8`, `e as f32`... in a differentiated body, whose type
+/// the macro cannot see: a real gives its value ([`CastReal`], no derivative: the result is an
+/// integer or an `f32`), anything else (integers, `bool`, `char`, fieldless enums) itself, cast as
+/// written ([`CastOther`]). Method resolution tries the wrapper by value first, where only
+/// `CastReal` is implemented and only for a [`Real`]; then by reference, where `CastOther` is.
+pub struct CastOperand<T>(pub T);
+
+/// [`CastOperand`] of a real: its value.
+pub trait CastReal {
+    /// The value, to be cast.
+    fn cast_operand(self) -> f64;
+}
+
+impl<S: Real> CastReal for CastOperand<S> {
+    #[inline(always)]
+    fn cast_operand(self) -> f64 {
+        self.0.value()
+    }
+}
+
+/// [`CastOperand`] of anything but a real: itself.
+pub trait CastOther<T> {
+    /// The operand, to be cast.
+    fn cast_operand(self) -> T;
+}
+
+impl<T: Copy> CastOther<T> for &CastOperand<T> {
+    #[inline(always)]
+    fn cast_operand(self) -> T {
+        self.0
+    }
+}
+
+/// `e` as the operand of a cast to a number type other than `f64`: its value if it is a real,
+/// else `e` itself (see [`CastOperand`]). Before: `x.floor() as usize`. After:
+/// `cast_operand!(x.floor()) as usize`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cast_operand {
+    ($operand:expr) => {{
+        #[allow(unused_imports)]
+        use $crate::__private::{CastOther as _, CastReal as _};
+        $crate::__private::CastOperand($operand).cast_operand()
+    }};
+}
+
+pub use crate::__cast_operand as cast_operand;
+
 /// Records the scalars of an input as new tape inputs, in layout order.
 pub fn seed<T: Differentiable + ?Sized>(tape: &Tape, input: &T) -> T::With<Var> {
     input.seed(tape)
