@@ -74,6 +74,9 @@ pub struct Translator {
     offers: usize,
     /// How many times each offer has been inlined.
     inlined: HashMap<usize, usize>,
+    /// Set while the expression about to be folded keeps a named constant as written (see
+    /// [`Translator::fold_keeping_constant`]).
+    keep_constant: bool,
 }
 
 impl Translator {
@@ -86,7 +89,20 @@ impl Translator {
             inline: false,
             offers: 0,
             inlined: HashMap::new(),
+            keep_constant: false,
         }
+    }
+
+    /// Folds an expression where a named constant stays as written: a place read or written
+    /// in place (an indexed array, a field's struct, a method's receiver, a borrow, an
+    /// assignment's target, a called function), or an argument, whose type the callee decides
+    /// (`f64` for a `#[no_grad]` parameter or a plain helper; `callee(G.into(), x)` where it
+    /// takes the scalar).
+    fn fold_keeping_constant(&mut self, expr: Expr) -> Expr {
+        self.keep_constant = true;
+        let expr = self.fold_expr(expr);
+        self.keep_constant = false;
+        expr
     }
 
     /// Declares a parameter of the function (`constant`: it is `#[no_grad]` data).
@@ -230,7 +246,7 @@ impl Translator {
         );
         match self.fuse(fusion) {
             Some(fused) => {
-                let place = self.fold_expr((*binary.left).clone());
+                let place = self.fold_keeping_constant((*binary.left).clone());
                 syn::parse_quote_spanned!(binary.span()=> #place = #fused)
             }
             None => fold::fold_expr(self, Expr::Binary(binary)),
@@ -288,7 +304,7 @@ impl Translator {
         }
     }
 
-    fn fold_f64_path(&mut self, path: ExprPath) -> Expr {
+    fn fold_f64_path(&mut self, path: ExprPath, keep_constant: bool) -> Expr {
         let segments: Vec<String> = path
             .path
             .segments
@@ -299,18 +315,20 @@ impl Translator {
         let after_f64 = match names.as_slice() {
             ["f64", rest @ ..] => rest,
             ["std" | "core", "f64", rest @ ..] => rest,
+            // Before: `PI` (after `use std::f64::consts::PI`), `G`, `Self::SCALE`, `N`. After:
+            // `::ad::__private::constant!(S, PI)`: a constant of `S` if it is an `f64`, else
+            // itself, so it can be a result, an `if` arm or an argument where `S` is expected.
+            [.., last] if !keep_constant && path.qself.is_none() && is_constant_name(last) => {
+                let scalar = &self.scalar;
+                return syn::parse_quote_spanned!(path.span()=>
+                    ::ad::__private::constant!(#scalar, #path));
+            }
             _ => return Expr::Path(path),
         };
         let span = path.span();
         match after_f64 {
             // Before: `f64::EPSILON`, `std::f64::consts::PI`. After: `<S as Real>::from_f64(...)`.
-            [.., last]
-                if last
-                    .chars()
-                    .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit()) =>
-            {
-                self.constant(span, path.into_token_stream())
-            }
+            [.., last] if is_constant_name(last) => self.constant(span, path.into_token_stream()),
             // Before: `f64::max` as a value (`fold(f64::NEG_INFINITY, f64::max)` over plain
             // `f64` items). After: `|a, b| <S as Float>::max(into_real(a), into_real(b))`, which
             // takes `S` or `f64` operands as the path form of a call does.
@@ -487,6 +505,14 @@ fn is_real_method_path(expr: &Expr, methods: impl Fn(&str) -> bool) -> bool {
             names.as_slice(),
             ["f64", method] | ["std" | "core", "f64", method] if methods(method)
         )
+}
+
+/// Whether `name` is spelled like a constant: capitals, digits and underscores, with a capital.
+fn is_constant_name(name: &str) -> bool {
+    name.chars().any(|c| c.is_ascii_uppercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
 }
 
 /// Whether `expr` is a literal (`2`, `-1`), perhaps in parentheses: its type comes from the
@@ -677,6 +703,7 @@ impl Fold for Translator {
     fn fold_expr(&mut self, expr: Expr) -> Expr {
         // Only a statement's whole value may inline offered `let`s, not its parts.
         let inline = std::mem::take(&mut self.inline);
+        let keep_constant = std::mem::take(&mut self.keep_constant);
         match expr {
             // Before: `2.5`. After: `<S as ::ad::Real>::from_f64(2.5)`.
             Expr::Lit(ExprLit {
@@ -704,7 +731,7 @@ impl Fold for Translator {
             }
             Expr::Cast(cast) if is_f64(&cast.ty) => self.fold_cast(cast),
             Expr::Cast(cast) if is_other_number(&cast.ty) => self.fold_number_cast(cast),
-            Expr::Path(path) => self.fold_f64_path(path),
+            Expr::Path(path) => self.fold_f64_path(path, keep_constant),
             Expr::Call(call) if is_real_method_path(&call.func, is_real_method) => {
                 self.fold_method_call(call)
             }
@@ -714,7 +741,7 @@ impl Fold for Translator {
             Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => self.fold_loop(expr),
             // `place = e`: `e` is the statement's value (it runs before the place is found).
             Expr::Assign(mut assign) if inline => {
-                *assign.left = self.fold_expr(*assign.left);
+                *assign.left = self.fold_keeping_constant(*assign.left);
                 self.inline = true;
                 *assign.right = self.fold_expr(*assign.right);
                 self.inline = false;
@@ -807,22 +834,19 @@ impl Fold for Translator {
         let by_item = ITEM_ADAPTORS.contains(&call.method.to_string().as_str())
             && call.args.len() == 1
             && matches!(&call.args[0], Expr::Closure(closure) if closure.inputs.len() == 1);
-        if !by_item {
-            return fold::fold_expr_method_call(self, call);
-        }
         // The closure's names bind from the receiver as written.
         let iter = (*call.receiver).clone();
-        let receiver = Box::new(self.fold_expr(*call.receiver));
+        let receiver = Box::new(self.fold_keeping_constant(*call.receiver));
         let args = call
             .args
             .into_iter()
             .map(|arg| match arg {
-                Expr::Closure(closure) => {
+                Expr::Closure(closure) if by_item => {
                     Expr::Closure(self.fold_closure_binding(closure, |scopes, input| {
                         scopes.bind_loop(input, &iter)
                     }))
                 }
-                other => self.fold_expr(other),
+                other => self.fold_keeping_constant(other),
             })
             .collect();
         syn::ExprMethodCall {
@@ -832,6 +856,92 @@ impl Fold for Translator {
                 .map(|turbofish| self.fold_angle_bracketed_generic_arguments(turbofish)),
             args,
             ..call
+        }
+    }
+
+    // A named constant as a place or an argument stays as written (see
+    // [`Translator::fold_keeping_constant`]): `TABLE[i]`, `ORIGIN.x`, `&TABLE`, `COUNTER = 1`,
+    // `potential(d, STIFFNESS)`.
+    fn fold_expr_index(&mut self, index: syn::ExprIndex) -> syn::ExprIndex {
+        syn::ExprIndex {
+            expr: Box::new(self.fold_keeping_constant(*index.expr)),
+            index: Box::new(self.fold_expr(*index.index)),
+            ..index
+        }
+    }
+
+    fn fold_expr_field(&mut self, field: syn::ExprField) -> syn::ExprField {
+        syn::ExprField {
+            base: Box::new(self.fold_keeping_constant(*field.base)),
+            ..field
+        }
+    }
+
+    fn fold_expr_reference(&mut self, reference: syn::ExprReference) -> syn::ExprReference {
+        syn::ExprReference {
+            expr: Box::new(self.fold_keeping_constant(*reference.expr)),
+            ..reference
+        }
+    }
+
+    fn fold_expr_call(&mut self, call: syn::ExprCall) -> syn::ExprCall {
+        let func = Box::new(self.fold_keeping_constant(*call.func));
+        syn::ExprCall {
+            func,
+            args: call
+                .args
+                .into_iter()
+                .map(|arg| self.fold_keeping_constant(arg))
+                .collect(),
+            ..call
+        }
+    }
+
+    fn fold_expr_assign(&mut self, assign: syn::ExprAssign) -> syn::ExprAssign {
+        syn::ExprAssign {
+            left: Box::new(self.fold_keeping_constant(*assign.left)),
+            right: Box::new(self.fold_expr(*assign.right)),
+            ..assign
+        }
+    }
+
+    // Const contexts (an array's length, a const generic argument, a `const` block) are left as
+    // written: they hold constants only, and a call is not allowed there.
+    fn fold_expr_repeat(&mut self, repeat: syn::ExprRepeat) -> syn::ExprRepeat {
+        syn::ExprRepeat {
+            expr: Box::new(self.fold_expr(*repeat.expr)),
+            ..repeat
+        }
+    }
+
+    fn fold_type_array(&mut self, array: syn::TypeArray) -> syn::TypeArray {
+        syn::TypeArray {
+            elem: Box::new(self.fold_type(*array.elem)),
+            ..array
+        }
+    }
+
+    fn fold_generic_argument(&mut self, argument: syn::GenericArgument) -> syn::GenericArgument {
+        match argument {
+            syn::GenericArgument::Const(_) => argument,
+            other => fold::fold_generic_argument(self, other),
+        }
+    }
+
+    fn fold_expr_const(&mut self, block: syn::ExprConst) -> syn::ExprConst {
+        block
+    }
+
+    fn fold_expr_binary(&mut self, binary: syn::ExprBinary) -> syn::ExprBinary {
+        let left = if is_compound_assignment(&binary.op) {
+            self.fold_keeping_constant(*binary.left)
+        } else {
+            self.fold_expr(*binary.left)
+        };
+        syn::ExprBinary {
+            left: Box::new(left),
+            right: Box::new(self.fold_expr(*binary.right)),
+            ..binary
         }
     }
 

@@ -8,6 +8,7 @@ pub use crate::tape::{set_node_limit, Adjoints, PendingSum};
 use crate::{Differentiable, Dual, DualPart, Lanes, Real, Tangent, Tape, Var};
 pub use num_traits::Float;
 use std::borrow::Cow;
+use std::marker::PhantomData;
 use std::ops::{AddAssign, Neg, SubAssign};
 
 /// What `f64` (and `&f64`) must offer with the scalar `S` on the right: `f64 + S`, `f64 * &S`...
@@ -154,6 +155,68 @@ macro_rules! __cast_operand {
 }
 
 pub use crate::__cast_operand as cast_operand;
+
+/// A named constant (`PI` after `use std::f64::consts::PI`, a user's `const G: f64`, `N`,
+/// `Self::SCALE`) where a differentiated body uses it as a value, whose type the macro cannot
+/// see: an `f64` becomes a constant of the scalar type `S` ([`ConstantReal`]), anything else
+/// stays itself ([`ConstantOther`]). Method resolution tries the wrapper by value first, where
+/// only `ConstantReal` is implemented and only for `f64`; then by reference, where
+/// `ConstantOther` is. It holds a reference, so statics are not moved.
+pub struct Constant<'a, S, T> {
+    value: &'a T,
+    scalar: PhantomData<S>,
+}
+
+impl<'a, S, T> Constant<'a, S, T> {
+    /// Wraps the constant `value` of a body over the scalar type `S`.
+    #[inline(always)]
+    pub fn new(value: &'a T) -> Constant<'a, S, T> {
+        Constant {
+            value,
+            scalar: PhantomData,
+        }
+    }
+}
+
+/// [`Constant`] of an `f64`: a constant of the scalar type.
+pub trait ConstantReal<S> {
+    /// The constant as a scalar.
+    fn constant(self) -> S;
+}
+
+impl<S: Real> ConstantReal<S> for Constant<'_, S, f64> {
+    #[inline(always)]
+    fn constant(self) -> S {
+        S::from_f64(*self.value)
+    }
+}
+
+/// [`Constant`] of anything but an `f64`: itself (a copy, as each use of a `const` is).
+pub trait ConstantOther<T> {
+    /// The constant as written.
+    fn constant(self) -> T;
+}
+
+impl<S, T: Clone> ConstantOther<T> for &Constant<'_, S, T> {
+    #[inline(always)]
+    fn constant(self) -> T {
+        self.value.clone()
+    }
+}
+
+/// A named constant used as a value in a body over the scalar type `$scalar` (see
+/// [`Constant`]). Before: `PI`. After: `constant!(S, PI)`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __constant {
+    ($scalar:ty, $value:expr) => {{
+        #[allow(unused_imports)]
+        use $crate::__private::{ConstantOther as _, ConstantReal as _};
+        $crate::__private::Constant::<$scalar, _>::new(&$value).constant()
+    }};
+}
+
+pub use crate::__constant as constant;
 
 /// Records the scalars of an input as new tape inputs, in layout order.
 pub fn seed<T: Differentiable + ?Sized>(tape: &Tape, input: &T) -> T::With<Var> {
