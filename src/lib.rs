@@ -265,3 +265,6 @@ pub mod linalg {
 
 #[doc(hidden)]
 pub use ad_runtime::__private;
+
+#[doc(hidden)]
+pub use ad_macro::__real_methods;

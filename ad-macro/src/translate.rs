@@ -27,12 +27,10 @@ use syn::spanned::Spanned;
 use syn::{Expr, ExprCast, ExprLit, ExprPath, Ident, Lit, Macro, Pat, Stmt, Token, Type};
 
 use crate::fuse::{mentions, Fusion, Kind, Scopes};
-use crate::names::{is_f64, is_other_number, real_method};
-
-/// The real methods whose arguments are all reals (`Float` takes them as `Self`).
-const REAL_ARGUMENT_METHODS: &[&str] = &[
-    "log", "powf", "atan2", "hypot", "max", "min", "clamp", "mul_add", "copysign", "abs_sub",
-];
+use crate::names::{
+    is_f64, is_other_number, real_method, real_method_entry, takes_real_arguments,
+    takes_receiver_by_value, Owner,
+};
 
 /// Standard macros whose arguments are comma-separated expressions.
 const EXPRESSION_MACROS: &[&str] = &[
@@ -332,7 +330,7 @@ impl Translator {
             // Before: `f64::max` as a value (`fold(f64::NEG_INFINITY, f64::max)` over plain
             // `f64` items). After: `|a, b| <S as Float>::max(into_real(a), into_real(b))`, which
             // takes `S` or `f64` operands as the path form of a call does.
-            [method] if REAL_ARGUMENT_METHODS.contains(method) && path.qself.is_none() => {
+            [method] if takes_real_arguments(method) && path.qself.is_none() => {
                 let arity: usize = if matches!(*method, "clamp" | "mul_add") {
                     3
                 } else {
@@ -350,39 +348,62 @@ impl Translator {
                 ),*))
             }
             // Before: `f64::sin`. After: `<S as ::ad::__private::Float>::sin`.
-            [method] if is_real_method(method) && path.qself.is_none() => self.float_method(&path),
+            [method] if is_trait_method(method) && path.qself.is_none() => self.float_method(&path),
             _ => Expr::Path(path),
         }
     }
 
-    /// Before: `f64::sin` (or `std::f64::sin`). After: `<S as ::ad::__private::Float>::sin`.
+    /// Before: `f64::sin` (or `std::f64::sin`). After: `<S as ::ad::__private::Float>::sin`,
+    /// or `<S as ::ad::Real>::rem_euclid` for the methods `Float` lacks.
     fn float_method(&self, path: &ExprPath) -> Expr {
         let scalar = &self.scalar;
         let method = &path.path.segments.last().expect("one segment").ident;
-        syn::parse_quote_spanned!(path.span()=> <#scalar as ::ad::__private::Float>::#method)
+        match real_method_entry(&method.to_string()).map(|entry| entry.owner) {
+            Some(Owner::Real) => {
+                syn::parse_quote_spanned!(path.span()=> <#scalar as ::ad::Real>::#method)
+            }
+            _ => {
+                syn::parse_quote_spanned!(path.span()=> <#scalar as ::ad::__private::Float>::#method)
+            }
+        }
     }
 
     /// Before: `f64::max(c, x)` with `c` constant data. After:
     /// `<S as Float>::max(IntoReal::<S>::into_real(c), IntoReal::<S>::into_real(x))`: any
     /// real argument of the path form may be a plain `f64` (the receiver of every method, each
-    /// argument of the methods in [`REAL_ARGUMENT_METHODS`]). An argument whose type comes from
+    /// argument of the methods that take reals only). An argument whose type comes from
     /// inference (`f64::sqrt(xs.iter().sum())`) is left as written: it is inferred as `S`.
     fn fold_method_call(&mut self, mut call: syn::ExprCall) -> Expr {
         let Expr::Path(function) = &*call.func else {
             return fold::fold_expr(self, Expr::Call(call));
         };
-        let all_real =
-            is_real_method_path(&call.func, |method| REAL_ARGUMENT_METHODS.contains(&method));
+        let all_real = is_real_method_path(&call.func, takes_real_arguments);
+        let by_value = is_real_method_path(&call.func, takes_receiver_by_value);
         let function = self.float_method(function);
         *call.func = function;
         let args = std::mem::take(&mut call.args);
         for (index, arg) in args.into_iter().enumerate() {
-            let wrap = (index == 0 || all_real) && has_own_type(&arg);
+            let wrap = ((index == 0 && by_value) || all_real) && has_own_type(&arg);
             let arg = self.fold_expr(arg);
             call.args.push(if wrap {
                 let scalar = &self.scalar;
                 syn::parse_quote_spanned!(arg.span()=>
                     ::ad::__private::IntoReal::<#scalar>::into_real(#arg))
+            } else {
+                arg
+            });
+        }
+        Expr::Call(call)
+    }
+
+    /// Before: `f64::to_int_unchecked::<i32>(x)`. After: `f64::to_int_unchecked::<i32>(
+    /// ::ad::__private::cast_operand!(x))`: `f64`'s own method, on the value.
+    fn fold_value_method_call(&mut self, mut call: syn::ExprCall) -> Expr {
+        let args = std::mem::take(&mut call.args);
+        for (index, arg) in args.into_iter().enumerate() {
+            let arg = self.fold_expr(arg);
+            call.args.push(if index == 0 {
+                syn::parse_quote_spanned!(arg.span()=> ::ad::__private::cast_operand!(#arg))
             } else {
                 arg
             });
@@ -526,9 +547,14 @@ fn is_literal(expr: &Expr) -> bool {
     }
 }
 
-/// Whether `ad::Real` offers the `f64` method `name`.
-fn is_real_method(name: &str) -> bool {
-    real_method(name).is_some()
+/// Whether the scalar offers the `f64` method `name` through a trait (`Float` or `Real`).
+fn is_trait_method(name: &str) -> bool {
+    real_method_entry(name).is_some_and(|entry| entry.owner != Owner::Value)
+}
+
+/// Whether the `f64` method `name` is called on the value (see [`Owner::Value`]).
+fn is_value_method(name: &str) -> bool {
+    real_method_entry(name).is_some_and(|entry| entry.owner == Owner::Value)
 }
 
 /// Whether an argument is a variable, a field or an element (or `-`/`*` of one): data whose
@@ -732,8 +758,11 @@ impl Fold for Translator {
             Expr::Cast(cast) if is_f64(&cast.ty) => self.fold_cast(cast),
             Expr::Cast(cast) if is_other_number(&cast.ty) => self.fold_number_cast(cast),
             Expr::Path(path) => self.fold_f64_path(path, keep_constant),
-            Expr::Call(call) if is_real_method_path(&call.func, is_real_method) => {
+            Expr::Call(call) if is_real_method_path(&call.func, is_trait_method) => {
                 self.fold_method_call(call)
+            }
+            Expr::Call(call) if is_real_method_path(&call.func, is_value_method) => {
+                self.fold_value_method_call(call)
             }
             Expr::Binary(binary) if is_compound_assignment(&binary.op) => {
                 self.fold_compound(binary, inline)
@@ -753,8 +782,7 @@ impl Fold for Translator {
                     Some(fused) => fused,
                     None => match expr {
                         Expr::MethodCall(call)
-                            if REAL_ARGUMENT_METHODS
-                                .contains(&call.method.to_string().as_str())
+                            if takes_real_arguments(&call.method.to_string())
                                 && call.turbofish.is_none() =>
                         {
                             self.fold_real_argument_call(call)
@@ -836,7 +864,14 @@ impl Fold for Translator {
             && matches!(&call.args[0], Expr::Closure(closure) if closure.inputs.len() == 1);
         // The closure's names bind from the receiver as written.
         let iter = (*call.receiver).clone();
-        let receiver = Box::new(self.fold_keeping_constant(*call.receiver));
+        let mut receiver = Box::new(self.fold_keeping_constant(*call.receiver));
+        // Before: `x.to_int_unchecked::<i32>()`. After: `cast_operand!(x).to_int_unchecked::<i32>()`:
+        // `f64`'s own method, on the value.
+        if is_value_method(&call.method.to_string()) {
+            let span = receiver.span();
+            receiver = Box::new(syn::parse_quote_spanned!(span=>
+                ::ad::__private::cast_operand!(#receiver)));
+        }
         let args = call
             .args
             .into_iter()

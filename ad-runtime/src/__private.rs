@@ -1,7 +1,7 @@
 //! Support items for the code `#[reverse_diff]` generates. Not part of the public API: names
 //! and signatures here change without notice.
 
-pub use crate::real::{ArithOps, AssignOps};
+pub use crate::real::{ArithOps, AssignOps, REAL_METHODS};
 pub use crate::rules;
 use crate::tape::{record_fused, record_nary};
 pub use crate::tape::{set_node_limit, Adjoints, PendingSum};
