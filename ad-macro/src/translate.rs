@@ -247,8 +247,25 @@ impl Translator {
                 let place = self.fold_keeping_constant((*binary.left).clone());
                 syn::parse_quote_spanned!(binary.span()=> #place = #fused)
             }
+            None if is_indexed(&binary.left) => self.fold_indexed_compound(binary),
             None => fold::fold_expr(self, Expr::Binary(binary)),
         }
+    }
+
+    /// Before: `a[i][j] -= factor * a[k][j]`. After: `{ let __rhs = factor * a[k][j]; a[i][j]
+    /// -= __rhs; }`. Over the scalar type `-=` is a trait call, which borrows `a[i][j]` mutably
+    /// (through `IndexMut`) before the right side is evaluated, so a right side that reads the
+    /// same container would not compile (E0502). On `f64` the right side is evaluated first too.
+    fn fold_indexed_compound(&mut self, binary: syn::ExprBinary) -> Expr {
+        let span = binary.span();
+        let place = self.fold_keeping_constant(*binary.left);
+        let right = self.fold_expr(*binary.right);
+        let op = binary.op;
+        let rhs = Ident::new("__rhs", Span::mixed_site());
+        syn::parse_quote_spanned!(span=> {
+            let #rhs = #right;
+            #place #op #rhs;
+        })
     }
 
     /// `total += e` inside a loop that accumulates `total` in `sum`: `e`'s leaves and partials
@@ -526,6 +543,16 @@ fn is_real_method_path(expr: &Expr, methods: impl Fn(&str) -> bool) -> bool {
             names.as_slice(),
             ["f64", method] | ["std" | "core", "f64", method] if methods(method)
         )
+}
+
+/// Whether the place `expr` is an element of a container (`v[i]`, `a[i][j]`, `ps[i].x`).
+fn is_indexed(expr: &Expr) -> bool {
+    match expr {
+        Expr::Index(_) => true,
+        Expr::Field(field) => is_indexed(&field.base),
+        Expr::Paren(inner) => is_indexed(&inner.expr),
+        _ => false,
+    }
 }
 
 /// Whether `name` is spelled like a constant: capitals, digits and underscores, with a capital.
