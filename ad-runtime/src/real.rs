@@ -45,8 +45,9 @@ impl<T, Rhs> AssignOps<Rhs> for T where
 /// offers what `f64` offers, with the same names and meanings, so the body compiles unchanged:
 /// arithmetic with `Self`, `&Self`, `f64` and `&f64` on either side (the left-hand `f64` forms
 /// are bounds the macro adds), compound assignment, comparisons with `Self` and `f64`, `Sum` and
-/// `Product`, and every `f64` method, through the supertrait [`num_traits::Float`]: `x.sin()`,
-/// `x.powi(3)`, `x.max(y)`, `S::epsilon()`. A function written against `num_traits::Float` (or
+/// `Product`, and every `f64` method: through the supertrait [`num_traits::Float`] (`x.sin()`,
+/// `x.powi(3)`, `x.max(y)`, `S::epsilon()`), or as `Real`'s own where `Float` has none
+/// (`x.rem_euclid(y)`, `x.total_cmp(&y)`, `x.to_bits()`). A function written against `num_traits::Float` (or
 /// `Num`, `Zero`, `NumCast`...) therefore runs on any `Real`, derivatives included.
 ///
 /// `Float`'s methods taking a second real take `Self`: in an annotated body the macro converts
