@@ -48,7 +48,8 @@ fn every_cast(x: f64, n: usize) -> f64 {
 #[test]
 fn casts_to_integers_and_f32_read_the_value() {
     let x = 2.35;
-    let k = (2 + 23 + 2 + 3 + (4 + 0 + 1 + 2)) as f64 + f64::from(2.35f32);
+    // whole 2, byte 23, wide 2, bucket 3, count 4 + 0 + 1 + 2, then the f32.
+    let k = (2 + 23 + 2 + 3 + 7) as f64 + f64::from(2.35f32);
     let (value, dx) = every_cast_grad(x, 4);
     assert_eq!(value, every_cast(x, 4));
     assert_eq!(value, x * k + x * 2.0);

@@ -10,6 +10,8 @@ use ad::reverse_diff;
 use common::check;
 
 /// The determinant of a square matrix by Gaussian elimination without pivoting.
+// Indexing is the point: each step writes an element and reads another row of the same matrix.
+#[allow(clippy::needless_range_loop)]
 #[reverse_diff]
 fn determinant(m: &[Vec<f64>]) -> f64 {
     let n = m.len();

@@ -51,11 +51,11 @@ fn physics(h: f64, mode: u8) -> f64 {
         _ => h,
     };
     let mut acc = G;
-    for i in 0..STEPS {
-        acc += WEIGHTS[i] * h;
+    for weight in WEIGHTS.iter().take(STEPS) {
+        acc += weight * h;
     }
     let limit = u32::MAX as f64;
-    t + base + acc + h / limit
+    t + base + acc + h / limit + WEIGHTS[STEPS - 1]
 }
 
 #[test]

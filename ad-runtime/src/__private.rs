@@ -1,7 +1,7 @@
 //! Support items for the code `#[reverse_diff]` generates. Not part of the public API: names
 //! and signatures here change without notice.
 
-pub use crate::real::{ArithOps, AssignOps, REAL_METHODS};
+pub use crate::real::{ArithOps, AssignOps};
 pub use crate::rules;
 use crate::tape::{record_fused, record_nary};
 pub use crate::tape::{set_node_limit, Adjoints, PendingSum};
@@ -107,6 +107,10 @@ impl IntoReal<Var> for Var {
         self
     }
 }
+
+/// The `f64` methods the scalar types offer (through `num_traits::Float` or `Real`), for the
+/// test that checks the macro knows the same ones.
+pub const REAL_METHODS: &[&str] = Var::F64_METHODS;
 
 /// The operand of `e as usize`, `e as u8`, `e as f32`... in a differentiated body, whose type
 /// the macro cannot see: a real gives its value ([`CastReal`], no derivative: the result is an

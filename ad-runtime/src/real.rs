@@ -347,32 +347,17 @@ macro_rules! inherent_float_methods {
                     <Self as Real>::$by_reference(self, other)
                 }
             )*
+
+            /// The names of the methods above, for the test that checks the macro knows the
+            /// same ones.
+            #[doc(hidden)]
+            pub const F64_METHODS: &'static [&'static str] = &[
+                $($(stringify!($unary),)* $(stringify!($binary),)* $(stringify!($other),)*)*
+                $(stringify!($by_reference),)*
+            ];
         }
     };
 }
-
-/// The names of the methods in [`with_real_methods`]'s table.
-macro_rules! method_names {
-    (
-        $(
-            trait $Trait:ident {
-                unary: $($unary:ident)*;
-                binary: $($binary:ident($($arg:ident),*))*;
-                other: $($other:ident($($other_arg:ident: $other_ty:ty),*) -> $other_ret:ty;)*
-            }
-        )*
-        by_reference: $($by_reference:ident)*;
-    ) => {
-        /// The `f64` methods the scalar types offer (through `num_traits::Float` or `Real`),
-        /// for the test that checks the macro knows the same ones.
-        pub const REAL_METHODS: &[&str] = &[
-            $($(stringify!($unary),)* $(stringify!($binary),)* $(stringify!($other),)*)*
-            $(stringify!($by_reference),)*
-        ];
-    };
-}
-
-with_real_methods!(method_names!());
 
 with_real_methods!(inherent_float_methods!(impl<> for crate::Var;));
 with_real_methods!(inherent_float_methods!(
