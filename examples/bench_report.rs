@@ -522,7 +522,7 @@ fn three_digits(value: f64) -> String {
 fn skip_reason(tool: &str, function: &str, size: &str) -> Option<&'static str> {
     SKIPPED
         .iter()
-        .find(|(t, f, s, _)| *t == tool && *f == function && s.map_or(true, |s| s == size))
+        .find(|(t, f, s, _)| *t == tool && *f == function && s.is_none_or(|s| s == size))
         .map(|(_, _, _, reason)| *reason)
 }
 

@@ -114,8 +114,10 @@
 ///
 /// Ordinary Rust: `let`, blocks, tuples, `if`/`match`/loops/early `return` (the tape records the
 /// operations that actually ran; comparisons look at values), closures, iterator chains
-/// (`iter().map(..).sum::<f64>()`), local `Vec<f64>` and arrays, float literals, `as f64` casts,
-/// `f64::EPSILON` and `std::f64::consts::PI`, every `f64` method (`x.sin()` or `f64::sin(x)`),
+/// (`iter().map(..).sum::<f64>()`), local `Vec<f64>` and arrays, float literals, `as f64` casts
+/// and casts to integers (`x.floor() as usize`, the value), `f64::EPSILON`,
+/// `std::f64::consts::PI` and named constants (`PI`, a `const G: f64`), every `f64` method
+/// (`x.sin()` or `f64::sin(x)`),
 /// `println!`/`format!`/`assert!` (they show the value), and calls to other `#[reverse_diff]`
 /// functions, in any module and recursively.
 ///
@@ -124,7 +126,8 @@
 /// On a method, `self` (in any form) is constant data and `name_grad` is generated in the same
 /// `impl` block: `model.loss_grad(&w)`. An associated function without `self` needs
 /// `#[reverse_diff]` on the `impl` block as well (the attribute on the function alone cannot
-/// know it stands in an `impl`):
+/// know it stands in an `impl`, unless the function names `Self`); on a trait's `impl`, the
+/// block attribute keeps the trait's signatures and puts the companions in an inherent `impl`:
 ///
 /// ```
 /// use ad::reverse_diff;
@@ -265,3 +268,6 @@ pub mod linalg {
 
 #[doc(hidden)]
 pub use ad_runtime::__private;
+
+#[doc(hidden)]
+pub use ad_macro::__real_methods;

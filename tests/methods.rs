@@ -1,7 +1,9 @@
 //! `#[reverse_diff]` on methods: `&self`, `&mut self`, `self`, `self: Box<Self>` and
 //! `self: Rc<Self>` are constant data (a model holding its training set), and `name_grad` is
 //! generated in the same impl block; on an `impl` block or a trait, associated functions without
-//! `self` and default methods get companions too. Expected values are analytic.
+//! `self` and default methods get companions too, and so does an associated function that names
+//! `Self`; on a trait's `impl`, the companions go in an inherent `impl` of the type. Expected
+//! values are analytic.
 
 use ad::reverse_diff;
 use approx::assert_relative_eq;
@@ -194,4 +196,61 @@ fn default_methods_of_traits() {
     assert_relative_eq!(value, expected, max_relative = 1e-15);
     assert_relative_eq!(dw, derivative, max_relative = 1e-15);
     assert_eq!(Samples::penalty_grad(2.0), (2.0, 2.0));
+}
+
+struct Ball {
+    mass: f64,
+}
+
+impl Ball {
+    /// The mass `Ball::new` gives.
+    const DEFAULT_MASS: f64 = 2.0;
+
+    /// An associated function without `self`, annotated alone: it names `Self`, so the
+    /// attribute knows it stands in an `impl` and its companion calls `Self::height_energy`.
+    #[reverse_diff]
+    fn height_energy(h: f64) -> f64 {
+        Self::DEFAULT_MASS * 9.81 * h
+    }
+}
+
+#[test]
+fn associated_function_naming_self_without_the_block_attribute() {
+    let (value, dh) = Ball::height_energy_grad(3.0);
+    assert_eq!(value, 2.0 * 9.81 * 3.0);
+    assert_eq!(dh, 2.0 * 9.81);
+}
+
+/// A trait implemented by hand: its signatures are plain `f64`.
+trait Potential {
+    fn energy(&self, x: &[f64]) -> f64;
+    fn stiffness(&self) -> f64;
+}
+
+/// `#[reverse_diff]` on a trait's `impl`: the trait keeps its signatures, and the companions
+/// (`energy_grad`) go in an inherent impl of `Ball`.
+#[reverse_diff]
+impl Potential for Ball {
+    /// `½ m Σ x_i²`, the mass constant data.
+    #[reverse_diff]
+    fn energy(&self, x: &[f64]) -> f64 {
+        0.5 * self.mass * x.iter().map(|v| v * v).sum::<f64>()
+    }
+
+    fn stiffness(&self) -> f64 {
+        self.mass
+    }
+}
+
+#[test]
+fn trait_impl_methods_keep_the_trait_signature() {
+    let ball = Ball { mass: 3.0 };
+    let x = [1.0, -2.0];
+    // d/dx_i = m x_i.
+    let (value, dx) = ball.energy_grad(&x);
+    assert_eq!(value, 0.5 * 3.0 * 5.0);
+    assert_eq!(dx, vec![3.0, -6.0]);
+    let as_trait: &dyn Potential = &ball;
+    assert_eq!(as_trait.energy(&x), value);
+    assert_eq!(as_trait.stiffness(), 3.0);
 }

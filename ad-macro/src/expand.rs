@@ -14,7 +14,7 @@ use syn::{
 use crate::attr;
 use crate::fallback;
 use crate::model::{is_function_bound, FallibleKind, Function, Role};
-use crate::names::{replace_f64, scalar_param};
+use crate::names::{is_no_grad, replace_f64, scalar_param};
 use crate::primitive;
 use crate::products::{self, SeededInputs};
 use crate::translate::Translator;
@@ -150,6 +150,10 @@ fn trait_block(args: TokenStream, mut block: ItemTrait) -> TokenStream {
 /// After:  `impl M { fn square<S: Real>(x: S) -> S {..} fn square_grad(x: f64) -> .. {
 ///          .. Self::square(..) .. } }`: inside the block the companions can call
 ///          associated functions without `self`, which a lone method attribute cannot know.
+///
+/// On a trait's impl (`impl Potential for Spring`), whose methods keep the trait's signatures
+/// and which can have no other members, the marked methods stay in it as written, and their
+/// generic versions and companions go in an inherent `impl Spring` (so the type must be local).
 fn impl_block(args: TokenStream, mut block: ItemImpl) -> TokenStream {
     let mut errors = Errors::default();
     if let Some(first) = args.into_iter().next() {
@@ -159,6 +163,7 @@ fn impl_block(args: TokenStream, mut block: ItemImpl) -> TokenStream {
         ));
     }
     let mut items = Vec::new();
+    let mut expanded = Vec::new();
     for item in std::mem::take(&mut block.items) {
         let ImplItem::Fn(mut method) = item else {
             items.push(item);
@@ -168,20 +173,42 @@ fn impl_block(args: TokenStream, mut block: ItemImpl) -> TokenStream {
             items.push(ImplItem::Fn(method));
             continue;
         };
+        let in_trait_impl = block.trait_.is_some();
+        if in_trait_impl {
+            // The trait's method, as written but for the `#[no_grad]` markers.
+            let mut original = method.clone();
+            for input in &mut original.sig.inputs {
+                if let FnArg::Typed(typed) = input {
+                    typed.attrs.retain(|attr| !is_no_grad(attr));
+                }
+            }
+            items.push(ImplItem::Fn(original));
+        }
         let function = ItemFn {
             attrs: method.attrs,
-            vis: method.vis,
+            vis: if in_trait_impl {
+                syn::parse_quote!(pub)
+            } else {
+                method.vis
+            },
             sig: method.sig,
             block: Box::new(method.block),
         };
         match parse_items::<ImplItem>(reverse_diff(args, function, true)) {
+            Ok(parsed) if in_trait_impl => expanded.extend(parsed),
             Ok(parsed) => items.extend(parsed),
             Err(error) => errors.push(error),
         }
     }
     block.items = items;
     let errors = errors.finish().err().map(Error::into_compile_error);
-    quote!(#errors #block)
+    // Before: `impl<T> Potential for Spring<T> where ..`. After: `impl<T> Spring<T> where ..`.
+    let inherent = (!expanded.is_empty()).then(|| {
+        let (impl_generics, _, where_clause) = block.generics.split_for_impl();
+        let self_ty = &block.self_ty;
+        quote!(impl #impl_generics #self_ty #where_clause { #(#expanded)* })
+    });
+    quote!(#errors #block #inherent)
 }
 
 /// The whole expansion of `#[reverse_diff]`: the checks, then the generic function and its

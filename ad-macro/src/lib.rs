@@ -37,3 +37,12 @@ pub fn derive_differentiable(input: TokenStream) -> TokenStream {
     let input = syn::parse_macro_input!(input as syn::DeriveInput);
     derive::derive(input).into()
 }
+
+/// The `f64` methods this macro maps to a trait method of the scalar (`&["abs", ...]`), for the
+/// test that checks the runtime offers the same ones. Not part of the API.
+#[doc(hidden)]
+#[proc_macro]
+pub fn __real_methods(_: TokenStream) -> TokenStream {
+    let names = names::trait_method_names();
+    quote::quote!(&[#(#names),*]).into()
+}

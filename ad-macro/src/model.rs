@@ -2,6 +2,7 @@
 //! is passed.
 
 use crate::names::{is_f64, is_no_grad, mentions_f64};
+use syn::visit::Visit;
 use syn::{FnArg, Generics, Ident, ItemFn, Pat, ReturnType, Type, WherePredicate};
 
 /// What a parameter is to the derivative.
@@ -164,9 +165,10 @@ impl Function {
             ReturnType::Type(_, ty) => Fallible::new(ty),
             ReturnType::Default => None,
         };
+        let in_impl = in_impl || has_receiver || mentions_self_type(&item);
         Function {
             item,
-            in_impl: in_impl || has_receiver,
+            in_impl,
             has_receiver,
             params,
             returns_scalar,
@@ -198,6 +200,23 @@ impl Function {
 
 /// The type parameters with a function bound over `f64` (`F: Fn(f64) -> f64`, inline or in
 /// the `where` clause): after translation they are functions over the scalar.
+/// Whether the signature or the body names `Self` (outside nested items): the function is an
+/// associated function, even without `self`, so its companions call it as `Self::name`.
+fn mentions_self_type(item: &ItemFn) -> bool {
+    struct Finder(bool);
+    impl Visit<'_> for Finder {
+        fn visit_path_segment(&mut self, segment: &syn::PathSegment) {
+            self.0 |= segment.ident == "Self";
+            syn::visit::visit_path_segment(self, segment);
+        }
+        fn visit_item(&mut self, _: &syn::Item) {}
+    }
+    let mut finder = Finder(false);
+    finder.visit_signature(&item.sig);
+    finder.visit_block(&item.block);
+    finder.0
+}
+
 fn function_type_params(generics: &Generics) -> Vec<Ident> {
     let mut found = Vec::new();
     for param in generics.type_params() {

@@ -37,6 +37,27 @@ pub fn replace_f64(ty: &Type, by: &Type) -> Type {
     ReplaceF64(by).fold_type(ty.clone())
 }
 
+/// Whether `ty` is a primitive number type other than `f64` (`usize`, `i32`, `u8`, `f32`...):
+/// the targets of a cast that reads a real's value.
+pub fn is_other_number(ty: &Type) -> bool {
+    const NUMBERS: &[&str] = &[
+        "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
+        "f32",
+    ];
+    match ty {
+        Type::Path(path) => {
+            path.qself.is_none()
+                && path
+                    .path
+                    .get_ident()
+                    .is_some_and(|ident| NUMBERS.iter().any(|number| ident == number))
+        }
+        Type::Paren(inner) => is_other_number(&inner.elem),
+        Type::Group(inner) => is_other_number(&inner.elem),
+        _ => false,
+    }
+}
+
 /// Whether `ty` mentions `f64` anywhere (`Vec<f64>`, `&[(f64, usize)]`, `Vec3<f64>`...).
 pub fn mentions_f64(ty: &Type) -> bool {
     struct Finder(bool);
@@ -67,66 +88,150 @@ pub enum Method {
     Fused,
     /// Returns the scalar but is not fused: on a scalar receiver, a leaf of the expression.
     Scalar,
-    /// Returns something else (`sin_cos`, the predicates).
+    /// Returns something else (`sin_cos`, the predicates, `to_bits`).
     Other,
 }
 
-/// The `f64` methods that `ad::Real` also offers (so `f64::name(x)` becomes
-/// `<S as Real>::name(x)`), and how a fused expression treats each.
-const REAL_METHODS: &[(&str, Method)] = &[
-    ("abs", Method::Fused),
-    ("signum", Method::Scalar),
-    ("sqrt", Method::Fused),
-    ("cbrt", Method::Fused),
-    ("exp", Method::Fused),
-    ("exp2", Method::Fused),
-    ("exp_m1", Method::Fused),
-    ("ln", Method::Fused),
-    ("log", Method::Scalar),
-    ("log2", Method::Fused),
-    ("log10", Method::Fused),
-    ("ln_1p", Method::Fused),
-    ("powi", Method::Fused),
-    ("powf", Method::Scalar),
-    ("sin", Method::Fused),
-    ("cos", Method::Fused),
-    ("tan", Method::Fused),
-    ("asin", Method::Fused),
-    ("acos", Method::Fused),
-    ("atan", Method::Fused),
-    ("atan2", Method::Scalar),
-    ("sin_cos", Method::Other),
-    ("sinh", Method::Fused),
-    ("cosh", Method::Fused),
-    ("tanh", Method::Fused),
-    ("asinh", Method::Fused),
-    ("acosh", Method::Fused),
-    ("atanh", Method::Fused),
-    ("hypot", Method::Scalar),
-    ("recip", Method::Fused),
-    ("max", Method::Scalar),
-    ("min", Method::Scalar),
-    ("clamp", Method::Scalar),
-    ("mul_add", Method::Scalar),
-    ("floor", Method::Scalar),
-    ("ceil", Method::Scalar),
-    ("round", Method::Scalar),
-    ("trunc", Method::Scalar),
-    ("fract", Method::Fused),
-    ("copysign", Method::Scalar),
-    ("to_degrees", Method::Fused),
-    ("to_radians", Method::Fused),
-    ("is_nan", Method::Other),
-    ("is_finite", Method::Other),
-    ("is_infinite", Method::Other),
-    ("is_sign_negative", Method::Other),
-    ("is_sign_positive", Method::Other),
+/// Where the scalar gets an `f64` method from.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Owner {
+    /// `num_traits::Float`, a supertrait of `ad::Real`.
+    Float,
+    /// `ad::Real` itself (the methods `Float` lacks).
+    Real,
+    /// Neither: the macro calls `f64`'s own method on the value (`to_int_unchecked`, whose
+    /// target types are named by an unstable trait).
+    Value,
+}
+
+/// Which operands of an `f64` method are reals, taken by value. In the path form these may be
+/// constant `f64` data, which the macro converts (`f64::sqrt(c)`, `f64::max(c, x)`; `x.max(c)`
+/// in the method form).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Operands {
+    /// The receiver only (`x.sqrt()`, `x.powi(n)`).
+    Receiver,
+    /// Every operand (`Float` takes them as `Self`: `x.max(y)`, `x.clamp(a, b)`).
+    Reals,
+    /// None: the operands are references (`x.total_cmp(&y)`).
+    References,
+}
+
+/// One `f64` method: its name, how a fused expression treats it, where the scalar gets it, and
+/// which of its operands are reals.
+pub struct RealMethod {
+    pub name: &'static str,
+    pub kind: Method,
+    pub owner: Owner,
+    pub operands: Operands,
+}
+
+/// A row of [`REAL_METHODS`].
+const fn method(name: &'static str, kind: Method, owner: Owner, operands: Operands) -> RealMethod {
+    RealMethod {
+        name,
+        kind,
+        owner,
+        operands,
+    }
+}
+
+use Method::{Fused, Other, Scalar};
+use Operands::{Reals, Receiver, References};
+
+/// Every method of stable `f64` that takes `self`: the macro's table, which must name the same
+/// methods as the runtime's (`with_real_methods!` in `ad-runtime/src/real.rs`;
+/// `tests/f64_methods.rs` compares them through `__real_methods!`).
+const REAL_METHODS: &[RealMethod] = &[
+    method("abs", Fused, Owner::Float, Receiver),
+    method("signum", Scalar, Owner::Float, Receiver),
+    method("sqrt", Fused, Owner::Float, Receiver),
+    method("cbrt", Fused, Owner::Float, Receiver),
+    method("exp", Fused, Owner::Float, Receiver),
+    method("exp2", Fused, Owner::Float, Receiver),
+    method("exp_m1", Fused, Owner::Float, Receiver),
+    method("ln", Fused, Owner::Float, Receiver),
+    method("log", Scalar, Owner::Float, Reals),
+    method("log2", Fused, Owner::Float, Receiver),
+    method("log10", Fused, Owner::Float, Receiver),
+    method("ln_1p", Fused, Owner::Float, Receiver),
+    method("powi", Fused, Owner::Float, Receiver),
+    method("powf", Scalar, Owner::Float, Reals),
+    method("sin", Fused, Owner::Float, Receiver),
+    method("cos", Fused, Owner::Float, Receiver),
+    method("tan", Fused, Owner::Float, Receiver),
+    method("asin", Fused, Owner::Float, Receiver),
+    method("acos", Fused, Owner::Float, Receiver),
+    method("atan", Fused, Owner::Float, Receiver),
+    method("atan2", Scalar, Owner::Float, Reals),
+    method("sin_cos", Other, Owner::Float, Receiver),
+    method("sinh", Fused, Owner::Float, Receiver),
+    method("cosh", Fused, Owner::Float, Receiver),
+    method("tanh", Fused, Owner::Float, Receiver),
+    method("asinh", Fused, Owner::Float, Receiver),
+    method("acosh", Fused, Owner::Float, Receiver),
+    method("atanh", Fused, Owner::Float, Receiver),
+    method("hypot", Scalar, Owner::Float, Reals),
+    method("recip", Fused, Owner::Float, Receiver),
+    method("max", Scalar, Owner::Float, Reals),
+    method("min", Scalar, Owner::Float, Reals),
+    method("clamp", Scalar, Owner::Float, Reals),
+    method("mul_add", Scalar, Owner::Float, Reals),
+    method("abs_sub", Scalar, Owner::Float, Reals),
+    method("floor", Scalar, Owner::Float, Receiver),
+    method("ceil", Scalar, Owner::Float, Receiver),
+    method("round", Scalar, Owner::Float, Receiver),
+    method("trunc", Scalar, Owner::Float, Receiver),
+    method("fract", Fused, Owner::Float, Receiver),
+    method("copysign", Scalar, Owner::Float, Reals),
+    method("to_degrees", Fused, Owner::Float, Receiver),
+    method("to_radians", Fused, Owner::Float, Receiver),
+    method("is_nan", Other, Owner::Float, Receiver),
+    method("is_finite", Other, Owner::Float, Receiver),
+    method("is_infinite", Other, Owner::Float, Receiver),
+    method("is_normal", Other, Owner::Float, Receiver),
+    method("is_subnormal", Other, Owner::Float, Receiver),
+    method("classify", Other, Owner::Float, Receiver),
+    method("is_sign_negative", Other, Owner::Float, Receiver),
+    method("is_sign_positive", Other, Owner::Float, Receiver),
+    method("round_ties_even", Scalar, Owner::Real, Receiver),
+    method("next_up", Scalar, Owner::Real, Receiver),
+    method("next_down", Scalar, Owner::Real, Receiver),
+    method("rem_euclid", Scalar, Owner::Real, Reals),
+    method("div_euclid", Scalar, Owner::Real, Reals),
+    method("midpoint", Scalar, Owner::Real, Reals),
+    method("to_bits", Other, Owner::Real, Receiver),
+    method("to_be_bytes", Other, Owner::Real, Receiver),
+    method("to_le_bytes", Other, Owner::Real, Receiver),
+    method("to_ne_bytes", Other, Owner::Real, Receiver),
+    method("total_cmp", Other, Owner::Real, References),
+    method("to_int_unchecked", Other, Owner::Value, Receiver),
 ];
 
-/// How a fused expression treats the `ad::Real` method `name`, or `None` if `Real` has none.
+/// The `f64` method `name` as the scalar offers it, or `None` if `f64` has no such method.
+pub fn real_method_entry(name: &str) -> Option<&'static RealMethod> {
+    REAL_METHODS.iter().find(|method| method.name == name)
+}
+
+/// How a fused expression treats the `f64` method `name`, or `None` if `f64` has none.
 pub fn real_method(name: &str) -> Option<Method> {
+    real_method_entry(name).map(|method| method.kind)
+}
+
+/// Whether every operand of the `f64` method `name` is a real.
+pub fn takes_real_arguments(name: &str) -> bool {
+    real_method_entry(name).is_some_and(|method| method.operands == Operands::Reals)
+}
+
+/// Whether the `f64` method `name` takes its receiver by value (not `total_cmp`'s `&self`).
+pub fn takes_receiver_by_value(name: &str) -> bool {
+    real_method_entry(name).is_some_and(|method| method.operands != Operands::References)
+}
+
+/// The names of the methods the scalar offers through a trait (`Float` or `Real`).
+pub fn trait_method_names() -> impl Iterator<Item = &'static str> {
     REAL_METHODS
         .iter()
-        .find(|(method, _)| *method == name)
-        .map(|(_, kind)| *kind)
+        .filter(|method| method.owner != Owner::Value)
+        .map(|method| method.name)
 }

@@ -138,7 +138,7 @@ fn callable_repeatedly(function: &Function) -> bool {
         .item
         .sig
         .receiver()
-        .map_or(true, |receiver| shared_reference(&receiver.ty));
+        .is_none_or(|receiver| shared_reference(&receiver.ty));
     let constants_ok = function
         .params
         .iter()

@@ -27,12 +27,10 @@ use syn::spanned::Spanned;
 use syn::{Expr, ExprCast, ExprLit, ExprPath, Ident, Lit, Macro, Pat, Stmt, Token, Type};
 
 use crate::fuse::{mentions, Fusion, Kind, Scopes};
-use crate::names::{is_f64, real_method};
-
-/// The real methods whose arguments are all reals (`Float` takes them as `Self`).
-const REAL_ARGUMENT_METHODS: &[&str] = &[
-    "log", "powf", "atan2", "hypot", "max", "min", "clamp", "mul_add", "copysign", "abs_sub",
-];
+use crate::names::{
+    is_f64, is_other_number, real_method, real_method_entry, takes_real_arguments,
+    takes_receiver_by_value, Owner,
+};
 
 /// Standard macros whose arguments are comma-separated expressions.
 const EXPRESSION_MACROS: &[&str] = &[
@@ -74,6 +72,9 @@ pub struct Translator {
     offers: usize,
     /// How many times each offer has been inlined.
     inlined: HashMap<usize, usize>,
+    /// Set while the expression about to be folded keeps a named constant as written (see
+    /// [`Translator::fold_keeping_constant`]).
+    keep_constant: bool,
 }
 
 impl Translator {
@@ -86,7 +87,20 @@ impl Translator {
             inline: false,
             offers: 0,
             inlined: HashMap::new(),
+            keep_constant: false,
         }
+    }
+
+    /// Folds an expression where a named constant stays as written: a place read or written
+    /// in place (an indexed array, a field's struct, a method's receiver, a borrow, an
+    /// assignment's target, a called function), or an argument, whose type the callee decides
+    /// (`f64` for a `#[no_grad]` parameter or a plain helper; `callee(G.into(), x)` where it
+    /// takes the scalar).
+    fn fold_keeping_constant(&mut self, expr: Expr) -> Expr {
+        self.keep_constant = true;
+        let expr = self.fold_expr(expr);
+        self.keep_constant = false;
+        expr
     }
 
     /// Declares a parameter of the function (`constant`: it is `#[no_grad]` data).
@@ -230,11 +244,28 @@ impl Translator {
         );
         match self.fuse(fusion) {
             Some(fused) => {
-                let place = self.fold_expr((*binary.left).clone());
+                let place = self.fold_keeping_constant((*binary.left).clone());
                 syn::parse_quote_spanned!(binary.span()=> #place = #fused)
             }
+            None if is_indexed(&binary.left) => self.fold_indexed_compound(binary),
             None => fold::fold_expr(self, Expr::Binary(binary)),
         }
+    }
+
+    /// Before: `a[i][j] -= factor * a[k][j]`. After: `{ let __rhs = factor * a[k][j]; a[i][j]
+    /// -= __rhs; }`. Over the scalar type `-=` is a trait call, which borrows `a[i][j]` mutably
+    /// (through `IndexMut`) before the right side is evaluated, so a right side that reads the
+    /// same container would not compile (E0502). On `f64` the right side is evaluated first too.
+    fn fold_indexed_compound(&mut self, binary: syn::ExprBinary) -> Expr {
+        let span = binary.span();
+        let place = self.fold_keeping_constant(*binary.left);
+        let right = self.fold_expr(*binary.right);
+        let op = binary.op;
+        let rhs = Ident::new("__rhs", Span::mixed_site());
+        syn::parse_quote_spanned!(span=> {
+            let #rhs = #right;
+            #place #op #rhs;
+        })
     }
 
     /// `total += e` inside a loop that accumulates `total` in `sum`: `e`'s leaves and partials
@@ -288,7 +319,7 @@ impl Translator {
         }
     }
 
-    fn fold_f64_path(&mut self, path: ExprPath) -> Expr {
+    fn fold_f64_path(&mut self, path: ExprPath, keep_constant: bool) -> Expr {
         let segments: Vec<String> = path
             .path
             .segments
@@ -299,22 +330,24 @@ impl Translator {
         let after_f64 = match names.as_slice() {
             ["f64", rest @ ..] => rest,
             ["std" | "core", "f64", rest @ ..] => rest,
+            // Before: `PI` (after `use std::f64::consts::PI`), `G`, `Self::SCALE`, `N`. After:
+            // `::ad::__private::constant!(S, PI)`: a constant of `S` if it is an `f64`, else
+            // itself, so it can be a result, an `if` arm or an argument where `S` is expected.
+            [.., last] if !keep_constant && path.qself.is_none() && is_constant_name(last) => {
+                let scalar = &self.scalar;
+                return syn::parse_quote_spanned!(path.span()=>
+                    ::ad::__private::constant!(#scalar, #path));
+            }
             _ => return Expr::Path(path),
         };
         let span = path.span();
         match after_f64 {
             // Before: `f64::EPSILON`, `std::f64::consts::PI`. After: `<S as Real>::from_f64(...)`.
-            [.., last]
-                if last
-                    .chars()
-                    .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit()) =>
-            {
-                self.constant(span, path.into_token_stream())
-            }
+            [.., last] if is_constant_name(last) => self.constant(span, path.into_token_stream()),
             // Before: `f64::max` as a value (`fold(f64::NEG_INFINITY, f64::max)` over plain
             // `f64` items). After: `|a, b| <S as Float>::max(into_real(a), into_real(b))`, which
             // takes `S` or `f64` operands as the path form of a call does.
-            [method] if REAL_ARGUMENT_METHODS.contains(method) && path.qself.is_none() => {
+            [method] if takes_real_arguments(method) && path.qself.is_none() => {
                 let arity: usize = if matches!(*method, "clamp" | "mul_add") {
                     3
                 } else {
@@ -332,39 +365,62 @@ impl Translator {
                 ),*))
             }
             // Before: `f64::sin`. After: `<S as ::ad::__private::Float>::sin`.
-            [method] if is_real_method(method) && path.qself.is_none() => self.float_method(&path),
+            [method] if is_trait_method(method) && path.qself.is_none() => self.float_method(&path),
             _ => Expr::Path(path),
         }
     }
 
-    /// Before: `f64::sin` (or `std::f64::sin`). After: `<S as ::ad::__private::Float>::sin`.
+    /// Before: `f64::sin` (or `std::f64::sin`). After: `<S as ::ad::__private::Float>::sin`,
+    /// or `<S as ::ad::Real>::rem_euclid` for the methods `Float` lacks.
     fn float_method(&self, path: &ExprPath) -> Expr {
         let scalar = &self.scalar;
         let method = &path.path.segments.last().expect("one segment").ident;
-        syn::parse_quote_spanned!(path.span()=> <#scalar as ::ad::__private::Float>::#method)
+        match real_method_entry(&method.to_string()).map(|entry| entry.owner) {
+            Some(Owner::Real) => {
+                syn::parse_quote_spanned!(path.span()=> <#scalar as ::ad::Real>::#method)
+            }
+            _ => {
+                syn::parse_quote_spanned!(path.span()=> <#scalar as ::ad::__private::Float>::#method)
+            }
+        }
     }
 
     /// Before: `f64::max(c, x)` with `c` constant data. After:
     /// `<S as Float>::max(IntoReal::<S>::into_real(c), IntoReal::<S>::into_real(x))`: any
     /// real argument of the path form may be a plain `f64` (the receiver of every method, each
-    /// argument of the methods in [`REAL_ARGUMENT_METHODS`]). An argument whose type comes from
+    /// argument of the methods that take reals only). An argument whose type comes from
     /// inference (`f64::sqrt(xs.iter().sum())`) is left as written: it is inferred as `S`.
     fn fold_method_call(&mut self, mut call: syn::ExprCall) -> Expr {
         let Expr::Path(function) = &*call.func else {
             return fold::fold_expr(self, Expr::Call(call));
         };
-        let all_real =
-            is_real_method_path(&call.func, |method| REAL_ARGUMENT_METHODS.contains(&method));
+        let all_real = is_real_method_path(&call.func, takes_real_arguments);
+        let by_value = is_real_method_path(&call.func, takes_receiver_by_value);
         let function = self.float_method(function);
         *call.func = function;
         let args = std::mem::take(&mut call.args);
         for (index, arg) in args.into_iter().enumerate() {
-            let wrap = (index == 0 || all_real) && has_own_type(&arg);
+            let wrap = ((index == 0 && by_value) || all_real) && has_own_type(&arg);
             let arg = self.fold_expr(arg);
             call.args.push(if wrap {
                 let scalar = &self.scalar;
                 syn::parse_quote_spanned!(arg.span()=>
                     ::ad::__private::IntoReal::<#scalar>::into_real(#arg))
+            } else {
+                arg
+            });
+        }
+        Expr::Call(call)
+    }
+
+    /// Before: `f64::to_int_unchecked::<i32>(x)`. After: `f64::to_int_unchecked::<i32>(
+    /// ::ad::__private::cast_operand!(x))`: `f64`'s own method, on the value.
+    fn fold_value_method_call(&mut self, mut call: syn::ExprCall) -> Expr {
+        let args = std::mem::take(&mut call.args);
+        for (index, arg) in args.into_iter().enumerate() {
+            let arg = self.fold_expr(arg);
+            call.args.push(if index == 0 {
+                syn::parse_quote_spanned!(arg.span()=> ::ad::__private::cast_operand!(#arg))
             } else {
                 arg
             });
@@ -391,6 +447,24 @@ impl Translator {
             }
         }
         Expr::MethodCall(call)
+    }
+
+    /// Before: `x.floor() as usize` (or `as u8`, `as f32`...). After:
+    /// `::ad::__private::cast_operand!(x.floor()) as usize`: `as` does not take the scalar type
+    /// parameter, so a real's value is cast, and any other operand (an integer, a `char`) is cast
+    /// as written. A literal stays as written (`2.5 as usize`: its type comes from the cast).
+    fn fold_number_cast(&mut self, cast: ExprCast) -> Expr {
+        if is_literal(&cast.expr) {
+            return Expr::Cast(cast);
+        }
+        let span = cast.span();
+        let mut operand = *cast.expr;
+        while let Expr::Paren(inner) = operand {
+            operand = *inner.expr;
+        }
+        let operand = self.fold_expr(operand);
+        let ty = cast.ty;
+        syn::parse_quote_spanned!(span=> ::ad::__private::cast_operand!(#operand) as #ty)
     }
 
     /// Rewrites the arguments of a standard expression macro; other macros are left alone.
@@ -471,9 +545,43 @@ fn is_real_method_path(expr: &Expr, methods: impl Fn(&str) -> bool) -> bool {
         )
 }
 
-/// Whether `ad::Real` offers the `f64` method `name`.
-fn is_real_method(name: &str) -> bool {
-    real_method(name).is_some()
+/// Whether the place `expr` is an element of a container (`v[i]`, `a[i][j]`, `ps[i].x`).
+fn is_indexed(expr: &Expr) -> bool {
+    match expr {
+        Expr::Index(_) => true,
+        Expr::Field(field) => is_indexed(&field.base),
+        Expr::Paren(inner) => is_indexed(&inner.expr),
+        _ => false,
+    }
+}
+
+/// Whether `name` is spelled like a constant: capitals, digits and underscores, with a capital.
+fn is_constant_name(name: &str) -> bool {
+    name.chars().any(|c| c.is_ascii_uppercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
+}
+
+/// Whether `expr` is a literal (`2`, `-1`), perhaps in parentheses: its type comes from the
+/// cast itself.
+fn is_literal(expr: &Expr) -> bool {
+    match expr {
+        Expr::Lit(_) => true,
+        Expr::Paren(inner) => is_literal(&inner.expr),
+        Expr::Unary(unary) => is_literal(&unary.expr),
+        _ => false,
+    }
+}
+
+/// Whether the scalar offers the `f64` method `name` through a trait (`Float` or `Real`).
+fn is_trait_method(name: &str) -> bool {
+    real_method_entry(name).is_some_and(|entry| entry.owner != Owner::Value)
+}
+
+/// Whether the `f64` method `name` is called on the value (see [`Owner::Value`]).
+fn is_value_method(name: &str) -> bool {
+    real_method_entry(name).is_some_and(|entry| entry.owner == Owner::Value)
 }
 
 /// Whether an argument is a variable, a field or an element (or `-`/`*` of one): data whose
@@ -648,6 +756,7 @@ impl Fold for Translator {
     fn fold_expr(&mut self, expr: Expr) -> Expr {
         // Only a statement's whole value may inline offered `let`s, not its parts.
         let inline = std::mem::take(&mut self.inline);
+        let keep_constant = std::mem::take(&mut self.keep_constant);
         match expr {
             // Before: `2.5`. After: `<S as ::ad::Real>::from_f64(2.5)`.
             Expr::Lit(ExprLit {
@@ -674,9 +783,13 @@ impl Fold for Translator {
                 constant
             }
             Expr::Cast(cast) if is_f64(&cast.ty) => self.fold_cast(cast),
-            Expr::Path(path) => self.fold_f64_path(path),
-            Expr::Call(call) if is_real_method_path(&call.func, is_real_method) => {
+            Expr::Cast(cast) if is_other_number(&cast.ty) => self.fold_number_cast(cast),
+            Expr::Path(path) => self.fold_f64_path(path, keep_constant),
+            Expr::Call(call) if is_real_method_path(&call.func, is_trait_method) => {
                 self.fold_method_call(call)
+            }
+            Expr::Call(call) if is_real_method_path(&call.func, is_value_method) => {
+                self.fold_value_method_call(call)
             }
             Expr::Binary(binary) if is_compound_assignment(&binary.op) => {
                 self.fold_compound(binary, inline)
@@ -684,7 +797,7 @@ impl Fold for Translator {
             Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => self.fold_loop(expr),
             // `place = e`: `e` is the statement's value (it runs before the place is found).
             Expr::Assign(mut assign) if inline => {
-                *assign.left = self.fold_expr(*assign.left);
+                *assign.left = self.fold_keeping_constant(*assign.left);
                 self.inline = true;
                 *assign.right = self.fold_expr(*assign.right);
                 self.inline = false;
@@ -696,8 +809,7 @@ impl Fold for Translator {
                     Some(fused) => fused,
                     None => match expr {
                         Expr::MethodCall(call)
-                            if REAL_ARGUMENT_METHODS
-                                .contains(&call.method.to_string().as_str())
+                            if takes_real_arguments(&call.method.to_string())
                                 && call.turbofish.is_none() =>
                         {
                             self.fold_real_argument_call(call)
@@ -777,22 +889,26 @@ impl Fold for Translator {
         let by_item = ITEM_ADAPTORS.contains(&call.method.to_string().as_str())
             && call.args.len() == 1
             && matches!(&call.args[0], Expr::Closure(closure) if closure.inputs.len() == 1);
-        if !by_item {
-            return fold::fold_expr_method_call(self, call);
-        }
         // The closure's names bind from the receiver as written.
         let iter = (*call.receiver).clone();
-        let receiver = Box::new(self.fold_expr(*call.receiver));
+        let mut receiver = Box::new(self.fold_keeping_constant(*call.receiver));
+        // Before: `x.to_int_unchecked::<i32>()`. After: `cast_operand!(x).to_int_unchecked::<i32>()`:
+        // `f64`'s own method, on the value.
+        if is_value_method(&call.method.to_string()) {
+            let span = receiver.span();
+            receiver = Box::new(syn::parse_quote_spanned!(span=>
+                ::ad::__private::cast_operand!(#receiver)));
+        }
         let args = call
             .args
             .into_iter()
             .map(|arg| match arg {
-                Expr::Closure(closure) => {
+                Expr::Closure(closure) if by_item => {
                     Expr::Closure(self.fold_closure_binding(closure, |scopes, input| {
                         scopes.bind_loop(input, &iter)
                     }))
                 }
-                other => self.fold_expr(other),
+                other => self.fold_keeping_constant(other),
             })
             .collect();
         syn::ExprMethodCall {
@@ -802,6 +918,92 @@ impl Fold for Translator {
                 .map(|turbofish| self.fold_angle_bracketed_generic_arguments(turbofish)),
             args,
             ..call
+        }
+    }
+
+    // A named constant as a place or an argument stays as written (see
+    // [`Translator::fold_keeping_constant`]): `TABLE[i]`, `ORIGIN.x`, `&TABLE`, `COUNTER = 1`,
+    // `potential(d, STIFFNESS)`.
+    fn fold_expr_index(&mut self, index: syn::ExprIndex) -> syn::ExprIndex {
+        syn::ExprIndex {
+            expr: Box::new(self.fold_keeping_constant(*index.expr)),
+            index: Box::new(self.fold_expr(*index.index)),
+            ..index
+        }
+    }
+
+    fn fold_expr_field(&mut self, field: syn::ExprField) -> syn::ExprField {
+        syn::ExprField {
+            base: Box::new(self.fold_keeping_constant(*field.base)),
+            ..field
+        }
+    }
+
+    fn fold_expr_reference(&mut self, reference: syn::ExprReference) -> syn::ExprReference {
+        syn::ExprReference {
+            expr: Box::new(self.fold_keeping_constant(*reference.expr)),
+            ..reference
+        }
+    }
+
+    fn fold_expr_call(&mut self, call: syn::ExprCall) -> syn::ExprCall {
+        let func = Box::new(self.fold_keeping_constant(*call.func));
+        syn::ExprCall {
+            func,
+            args: call
+                .args
+                .into_iter()
+                .map(|arg| self.fold_keeping_constant(arg))
+                .collect(),
+            ..call
+        }
+    }
+
+    fn fold_expr_assign(&mut self, assign: syn::ExprAssign) -> syn::ExprAssign {
+        syn::ExprAssign {
+            left: Box::new(self.fold_keeping_constant(*assign.left)),
+            right: Box::new(self.fold_expr(*assign.right)),
+            ..assign
+        }
+    }
+
+    // Const contexts (an array's length, a const generic argument, a `const` block) are left as
+    // written: they hold constants only, and a call is not allowed there.
+    fn fold_expr_repeat(&mut self, repeat: syn::ExprRepeat) -> syn::ExprRepeat {
+        syn::ExprRepeat {
+            expr: Box::new(self.fold_expr(*repeat.expr)),
+            ..repeat
+        }
+    }
+
+    fn fold_type_array(&mut self, array: syn::TypeArray) -> syn::TypeArray {
+        syn::TypeArray {
+            elem: Box::new(self.fold_type(*array.elem)),
+            ..array
+        }
+    }
+
+    fn fold_generic_argument(&mut self, argument: syn::GenericArgument) -> syn::GenericArgument {
+        match argument {
+            syn::GenericArgument::Const(_) => argument,
+            other => fold::fold_generic_argument(self, other),
+        }
+    }
+
+    fn fold_expr_const(&mut self, block: syn::ExprConst) -> syn::ExprConst {
+        block
+    }
+
+    fn fold_expr_binary(&mut self, binary: syn::ExprBinary) -> syn::ExprBinary {
+        let left = if is_compound_assignment(&binary.op) {
+            self.fold_keeping_constant(*binary.left)
+        } else {
+            self.fold_expr(*binary.left)
+        };
+        syn::ExprBinary {
+            left: Box::new(left),
+            right: Box::new(self.fold_expr(*binary.right)),
+            ..binary
         }
     }
 

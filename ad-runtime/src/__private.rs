@@ -9,6 +9,7 @@ pub use crate::tape::{set_node_limit, Adjoints, PendingSum};
 use crate::{Differentiable, Dual, Lanes, Real, Tangent, Tape, Var};
 pub use num_traits::Float;
 use std::borrow::Cow;
+use std::marker::PhantomData;
 use std::ops::{AddAssign, Neg, SubAssign};
 
 /// What `f64` (and `&f64`) must offer with the scalar `S` on the right: `f64 + S`, `f64 * &S`...
@@ -107,6 +108,120 @@ impl IntoReal<Var> for Var {
         self
     }
 }
+
+/// The `f64` methods the scalar types offer (through `num_traits::Float` or `Real`), for the
+/// test that checks the macro knows the same ones.
+pub const REAL_METHODS: &[&str] = Var::F64_METHODS;
+
+/// The operand of `e as usize`, `e as u8`, `e as f32`... in a differentiated body, whose type
+/// the macro cannot see: a real gives its value ([`CastReal`], no derivative: the result is an
+/// integer or an `f32`), anything else (integers, `bool`, `char`, fieldless enums) itself, cast as
+/// written ([`CastOther`]). Method resolution tries the wrapper by value first, where only
+/// `CastReal` is implemented and only for a [`Real`]; then by reference, where `CastOther` is.
+pub struct CastOperand<T>(pub T);
+
+/// [`CastOperand`] of a real: its value.
+pub trait CastReal {
+    /// The value, to be cast.
+    fn cast_operand(self) -> f64;
+}
+
+impl<S: Real> CastReal for CastOperand<S> {
+    #[inline(always)]
+    fn cast_operand(self) -> f64 {
+        self.0.value()
+    }
+}
+
+/// [`CastOperand`] of anything but a real: itself.
+pub trait CastOther<T> {
+    /// The operand, to be cast.
+    fn cast_operand(self) -> T;
+}
+
+impl<T: Copy> CastOther<T> for &CastOperand<T> {
+    #[inline(always)]
+    fn cast_operand(self) -> T {
+        self.0
+    }
+}
+
+/// `e` as the operand of a cast to a number type other than `f64`: its value if it is a real,
+/// else `e` itself (see [`CastOperand`]). Before: `x.floor() as usize`. After:
+/// `cast_operand!(x.floor()) as usize`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __cast_operand {
+    ($operand:expr) => {{
+        #[allow(unused_imports)]
+        use $crate::__private::{CastOther as _, CastReal as _};
+        $crate::__private::CastOperand($operand).cast_operand()
+    }};
+}
+
+pub use crate::__cast_operand as cast_operand;
+
+/// A named constant (`PI` after `use std::f64::consts::PI`, a user's `const G: f64`, `N`,
+/// `Self::SCALE`) where a differentiated body uses it as a value, whose type the macro cannot
+/// see: an `f64` becomes a constant of the scalar type `S` ([`ConstantReal`]), anything else
+/// stays itself ([`ConstantOther`]). Method resolution tries the wrapper by value first, where
+/// only `ConstantReal` is implemented and only for `f64`; then by reference, where
+/// `ConstantOther` is. It holds a reference, so statics are not moved.
+pub struct Constant<'a, S, T> {
+    value: &'a T,
+    scalar: PhantomData<S>,
+}
+
+impl<'a, S, T> Constant<'a, S, T> {
+    /// Wraps the constant `value` of a body over the scalar type `S`.
+    #[inline(always)]
+    pub fn new(value: &'a T) -> Constant<'a, S, T> {
+        Constant {
+            value,
+            scalar: PhantomData,
+        }
+    }
+}
+
+/// [`Constant`] of an `f64`: a constant of the scalar type.
+pub trait ConstantReal<S> {
+    /// The constant as a scalar.
+    fn constant(self) -> S;
+}
+
+impl<S: Real> ConstantReal<S> for Constant<'_, S, f64> {
+    #[inline(always)]
+    fn constant(self) -> S {
+        S::from_f64(*self.value)
+    }
+}
+
+/// [`Constant`] of anything but an `f64`: itself (a copy, as each use of a `const` is).
+pub trait ConstantOther<T> {
+    /// The constant as written.
+    fn constant(self) -> T;
+}
+
+impl<S, T: Clone> ConstantOther<T> for &Constant<'_, S, T> {
+    #[inline(always)]
+    fn constant(self) -> T {
+        self.value.clone()
+    }
+}
+
+/// A named constant used as a value in a body over the scalar type `$scalar` (see
+/// [`Constant`]). Before: `PI`. After: `constant!(S, PI)`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __constant {
+    ($scalar:ty, $value:expr) => {{
+        #[allow(unused_imports)]
+        use $crate::__private::{ConstantOther as _, ConstantReal as _};
+        $crate::__private::Constant::<$scalar, _>::new(&$value).constant()
+    }};
+}
+
+pub use crate::__constant as constant;
 
 /// Records the scalars of an input as new tape inputs, in layout order.
 pub fn seed<T: Differentiable + ?Sized>(tape: &Tape, input: &T) -> T::With<Var> {

@@ -3,6 +3,7 @@
 use crate::__private::{Accumulate, Fuse, IntoReal, Matrices, Primitive};
 use crate::DualPart;
 use num_traits::Float;
+use std::cmp::Ordering;
 use std::fmt::{Debug, Display, LowerExp, UpperExp};
 use std::iter::{Product, Sum};
 use std::ops::{
@@ -45,8 +46,9 @@ impl<T, Rhs> AssignOps<Rhs> for T where
 /// offers what `f64` offers, with the same names and meanings, so the body compiles unchanged:
 /// arithmetic with `Self`, `&Self`, `f64` and `&f64` on either side (the left-hand `f64` forms
 /// are bounds the macro adds), compound assignment, comparisons with `Self` and `f64`, `Sum` and
-/// `Product`, and every `f64` method, through the supertrait [`num_traits::Float`]: `x.sin()`,
-/// `x.powi(3)`, `x.max(y)`, `S::epsilon()`. A function written against `num_traits::Float` (or
+/// `Product`, and every `f64` method: through the supertrait [`num_traits::Float`] (`x.sin()`,
+/// `x.powi(3)`, `x.max(y)`, `S::epsilon()`), or as `Real`'s own where `Float` has none
+/// (`x.rem_euclid(y)`, `x.total_cmp(&y)`, `x.to_bits()`). A function written against `num_traits::Float` (or
 /// `Num`, `Zero`, `NumCast`...) therefore runs on any `Real`, derivatives included.
 ///
 /// `Float`'s methods taking a second real take `Self`: in an annotated body the macro converts
@@ -108,6 +110,132 @@ pub trait Real:
 
     /// The value, without any derivative.
     fn value(self) -> f64;
+
+    // The `f64` methods that `num_traits::Float` lacks. Each is written once over the
+    // operations of `Real`, so `Var` and `Dual` (of any order) differentiate it; `f64` calls its
+    // own method.
+
+    /// `f64::rem_euclid`: `self % rhs` made non-negative, differentiated as `%` (1 and `-q`).
+    #[inline]
+    fn rem_euclid(self, rhs: Self) -> Self {
+        let r = self % rhs;
+        if r < 0.0 {
+            r + rhs.abs()
+        } else {
+            r
+        }
+    }
+
+    /// `f64::div_euclid`: an integer, piecewise constant (derivative 0, like `floor`).
+    #[inline]
+    fn div_euclid(self, rhs: Self) -> Self {
+        Self::from_f64(self.value().div_euclid(rhs.value()))
+    }
+
+    /// `f64::midpoint`: `(self + other) / 2`, scaled first where the sum would overflow;
+    /// partials ½ and ½.
+    #[inline]
+    fn midpoint(self, other: Self) -> Self {
+        const LO: f64 = f64::MIN_POSITIVE * 2.0;
+        const HI: f64 = f64::MAX / 2.0;
+        let (a, b) = (self.value().abs(), other.value().abs());
+        if a <= HI && b <= HI {
+            (self + other) / 2.0
+        } else if a < LO {
+            self + other / 2.0
+        } else if b < LO {
+            self / 2.0 + other
+        } else {
+            self / 2.0 + other / 2.0
+        }
+    }
+
+    /// `f64::round_ties_even`: an integer, piecewise constant (derivative 0, like `round`).
+    #[inline]
+    fn round_ties_even(self) -> Self {
+        Self::from_f64(self.value().round_ties_even())
+    }
+
+    /// `f64::next_up`: the next float up, derivative 1 (it moves by one unit in the last
+    /// place), or a constant where adding that unit does not give it exactly (at ±∞, to ±0).
+    #[inline]
+    fn next_up(self) -> Self {
+        let value = self.value();
+        moved_to(self, value.next_up())
+    }
+
+    /// `f64::next_down`: the next float down, derivative 1 (see [`Real::next_up`]).
+    #[inline]
+    fn next_down(self) -> Self {
+        let value = self.value();
+        moved_to(self, value.next_down())
+    }
+
+    /// `f64::to_bits` of the value.
+    #[inline]
+    fn to_bits(self) -> u64 {
+        self.value().to_bits()
+    }
+
+    /// `f64::to_be_bytes` of the value.
+    #[inline]
+    fn to_be_bytes(self) -> [u8; 8] {
+        self.value().to_be_bytes()
+    }
+
+    /// `f64::to_le_bytes` of the value.
+    #[inline]
+    fn to_le_bytes(self) -> [u8; 8] {
+        self.value().to_le_bytes()
+    }
+
+    /// `f64::to_ne_bytes` of the value.
+    #[inline]
+    fn to_ne_bytes(self) -> [u8; 8] {
+        self.value().to_ne_bytes()
+    }
+
+    /// `f64::total_cmp` of the values (`xs.sort_by(|a, b| a.total_cmp(b))`).
+    #[inline]
+    fn total_cmp(&self, other: &Self) -> Ordering {
+        self.value().total_cmp(&other.value())
+    }
+}
+
+/// `x` moved to the nearby float `to` with derivative 1, or the constant `to` where `x + (to -
+/// x)` is not exactly `to` (an infinite step, a zero of the other sign).
+#[inline]
+fn moved_to<S: Real>(x: S, to: f64) -> S {
+    let moved = x + (to - x.value());
+    if moved.value().to_bits() == to.to_bits() {
+        moved
+    } else {
+        S::from_f64(to)
+    }
+}
+
+/// `Real`'s methods for `f64`: its own.
+macro_rules! own_methods {
+    (unary: $($unary:ident)*; binary: $($binary:ident)*; value: $($value:ident -> $ret:ty),*) => {
+        $(
+            #[inline(always)]
+            fn $unary(self) -> f64 {
+                f64::$unary(self)
+            }
+        )*
+        $(
+            #[inline(always)]
+            fn $binary(self, other: f64) -> f64 {
+                f64::$binary(self, other)
+            }
+        )*
+        $(
+            #[inline(always)]
+            fn $value(self) -> $ret {
+                f64::$value(self)
+            }
+        )*
+    };
 }
 
 impl Real for f64 {
@@ -120,69 +248,120 @@ impl Real for f64 {
     fn value(self) -> f64 {
         self
     }
+
+    own_methods! {
+        unary: round_ties_even next_up next_down;
+        binary: rem_euclid div_euclid midpoint;
+        value: to_bits -> u64, to_be_bytes -> [u8; 8], to_le_bytes -> [u8; 8],
+            to_ne_bytes -> [u8; 8]
+    }
+
+    #[inline(always)]
+    fn total_cmp(&self, other: &f64) -> Ordering {
+        f64::total_cmp(self, other)
+    }
+}
+
+/// The runtime's table of `f64`'s methods: every method of stable `f64` that takes `self`,
+/// by the trait that gives it to the scalar (`num_traits::Float` or [`Real`]) and its shape.
+/// `to_int_unchecked` is not here: its target types are named by an unstable trait, so the
+/// macro reads the value and calls `f64`'s own. `ad-macro/src/names.rs` has the macro's table;
+/// `tests/f64_methods.rs` checks that the two name the same methods and calls each one.
+///
+/// Calls `$callback!` with the table after `$args`.
+macro_rules! with_real_methods {
+    ($callback:ident!($($args:tt)*)) => {
+        $callback! {
+            $($args)*
+            trait Float {
+                unary: abs signum sqrt cbrt exp exp2 exp_m1 ln log2 log10 ln_1p sin cos tan asin
+                    acos atan sinh cosh tanh asinh acosh atanh recip floor ceil round trunc fract
+                    to_degrees to_radians;
+                binary: log(base) powf(n) atan2(other) hypot(other) max(other) min(other)
+                    clamp(min, max) mul_add(a, b) copysign(sign) abs_sub(other);
+                other: powi(n: i32) -> Self; sin_cos() -> (Self, Self); is_nan() -> bool;
+                    is_finite() -> bool; is_infinite() -> bool; is_normal() -> bool;
+                    is_subnormal() -> bool; classify() -> std::num::FpCategory;
+                    is_sign_negative() -> bool; is_sign_positive() -> bool;
+            }
+            trait Real {
+                unary: round_ties_even next_up next_down;
+                binary: rem_euclid(rhs) div_euclid(rhs) midpoint(other);
+                other: to_bits() -> u64; to_be_bytes() -> [u8; 8]; to_le_bytes() -> [u8; 8];
+                    to_ne_bytes() -> [u8; 8];
+            }
+            by_reference: total_cmp;
+        }
+    };
 }
 
 /// Every `f64` method as an inherent method of a scalar type, forwarding to its
-/// [`num_traits::Float`] impl (where the derivatives are): code that holds a concrete [`Var`]
-/// or [`Dual`] calls `x.sin()` with no import, and the methods taking a second real accept
-/// `Self` or `f64` (`x.powf(2.5)`, `x.max(y)`), as they do on `f64`.
+/// [`num_traits::Float`] or [`Real`] impl (where the derivatives are): code that holds a
+/// concrete [`Var`] or [`Dual`] calls `x.sin()` with no import, and the methods taking a second
+/// real accept `Self` or `f64` (`x.powf(2.5)`, `x.max(y)`), as they do on `f64`.
 ///
 /// [`Var`]: crate::Var
 /// [`Dual`]: crate::Dual
 macro_rules! inherent_float_methods {
     (
         impl<$($param:ident: $bound:path),*> for $S:ty;
-        unary: $($unary:ident)*;
-        binary: $($binary:ident($($arg:ident),*))*;
-        other: $($other:ident($($other_arg:ident: $other_ty:ty),*) -> $other_ret:ty;)*
+        $(
+            trait $Trait:ident {
+                unary: $($unary:ident)*;
+                binary: $($binary:ident($($arg:ident),*))*;
+                other: $($other:ident($($other_arg:ident: $other_ty:ty),*) -> $other_ret:ty;)*
+            }
+        )*
+        by_reference: $($by_reference:ident)*;
     ) => {
-        /// `f64`'s methods, with their derivatives (see [`num_traits::Float`]).
+        /// `f64`'s methods, with their derivatives (see [`num_traits::Float`] and [`Real`]).
         impl<$($param: $bound),*> $S {
             $(
-                #[doc = concat!("`f64::", stringify!($unary), "`, differentiated.")]
-                #[inline]
-                pub fn $unary(self) -> Self {
-                    <Self as Float>::$unary(self)
-                }
+                $(
+                    #[doc = concat!("`f64::", stringify!($unary), "`, differentiated.")]
+                    #[inline]
+                    pub fn $unary(self) -> Self {
+                        <Self as $Trait>::$unary(self)
+                    }
+                )*
+                $(
+                    #[doc = concat!(
+                        "`f64::", stringify!($binary), "`, differentiated; the other operands ",
+                        "may be `f64` constants."
+                    )]
+                    #[inline]
+                    pub fn $binary(self, $($arg: impl Into<Self>),*) -> Self {
+                        <Self as $Trait>::$binary(self, $($arg.into()),*)
+                    }
+                )*
+                $(
+                    #[doc = concat!("`f64::", stringify!($other), "`.")]
+                    #[inline]
+                    pub fn $other(self, $($other_arg: $other_ty),*) -> $other_ret {
+                        <Self as $Trait>::$other(self, $($other_arg),*)
+                    }
+                )*
             )*
             $(
-                #[doc = concat!(
-                    "`f64::", stringify!($binary), "`, differentiated; the other operands may be ",
-                    "`f64` constants."
-                )]
+                #[doc = concat!("`f64::", stringify!($by_reference), "` of the values.")]
                 #[inline]
-                pub fn $binary(self, $($arg: impl Into<Self>),*) -> Self {
-                    <Self as Float>::$binary(self, $($arg.into()),*)
+                pub fn $by_reference(&self, other: &Self) -> Ordering {
+                    <Self as Real>::$by_reference(self, other)
                 }
             )*
-            $(
-                #[doc = concat!("`f64::", stringify!($other), "`.")]
-                #[inline]
-                pub fn $other(self, $($other_arg: $other_ty),*) -> $other_ret {
-                    <Self as Float>::$other(self, $($other_arg),*)
-                }
-            )*
+
+            /// The names of the methods above, for the test that checks the macro knows the
+            /// same ones.
+            #[doc(hidden)]
+            pub const F64_METHODS: &'static [&'static str] = &[
+                $($(stringify!($unary),)* $(stringify!($binary),)* $(stringify!($other),)*)*
+                $(stringify!($by_reference),)*
+            ];
         }
     };
 }
 
-macro_rules! inherent_float_methods_for {
-    ($(impl<$($param:ident: $bound:path),*> for $S:ty;)*) => {$(
-        inherent_float_methods! {
-            impl<$($param: $bound),*> for $S;
-            unary: abs signum sqrt cbrt exp exp2 exp_m1 ln log2 log10 ln_1p sin cos tan asin acos
-                atan sinh cosh tanh asinh acosh atanh recip floor ceil round trunc fract to_degrees
-                to_radians;
-            binary: log(base) powf(n) atan2(other) hypot(other) max(other) min(other)
-                clamp(min, max) mul_add(a, b) copysign(sign);
-            other: powi(n: i32) -> Self; sin_cos() -> (Self, Self); is_nan() -> bool;
-                is_finite() -> bool; is_infinite() -> bool; is_sign_negative() -> bool;
-                is_sign_positive() -> bool;
-        }
-    )*};
-}
-
-inherent_float_methods_for! {
-    impl<> for crate::Var;
+with_real_methods!(inherent_float_methods!(impl<> for crate::Var;));
+with_real_methods!(inherent_float_methods!(
     impl<F: crate::Real, T: crate::Tangent<F>> for crate::Dual<F, T>;
-}
+));

@@ -83,3 +83,20 @@ impl Drop for NodeLimit {
         ad::__private::set_node_limit(None);
     }
 }
+
+/// Tolerance for derivatives checked against central differences with `STEP` (truncation
+/// error about `h² f'''`, rounding about `ε f / h`).
+pub const FD_TOLERANCE: f64 = 1e-7;
+
+/// Checks a scalar function's `_grad` at `x`: the value is `f(x)` bit for bit and the
+/// derivative matches the central difference of `f`.
+#[track_caller]
+pub fn check_scalar(f: impl Fn(f64) -> f64, grad: impl Fn(f64) -> (f64, f64), x: f64) {
+    let (value, derivative) = grad(x);
+    assert_eq!(value.to_bits(), f(x).to_bits(), "value at {x}");
+    let expected = central_derivative(&f, x, STEP);
+    assert!(
+        (derivative - expected).abs() <= FD_TOLERANCE * expected.abs().max(1.0),
+        "at {x}: derivative {derivative}, central difference {expected}"
+    );
+}
