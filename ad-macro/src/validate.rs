@@ -173,6 +173,11 @@ pub fn check(function: &Function, errors: &mut Errors) {
             }
         }
     }
+    for param in &function.params {
+        if matches!(param.role, Role::Differentiable) {
+            check_array_view(&param.shape, errors);
+        }
+    }
     let has_differentiable = function
         .params
         .iter()
@@ -271,4 +276,26 @@ fn check_mut_references(ty: &Type, errors: &mut Errors) {
         }
     }
     MutFinder(errors).visit_type(ty);
+}
+
+/// An ndarray view (`ArrayView1<f64>`, `ArrayView<'a, f64, D>`, `CowArray`) as a differentiable
+/// parameter: its scalars are borrowed, so the companion has nowhere to put the seeded ones.
+fn check_array_view(shape: &Type, errors: &mut Errors) {
+    let Type::Path(path) = shape else {
+        return;
+    };
+    let Some(last) = path.path.segments.last() else {
+        return;
+    };
+    let name = last.ident.to_string();
+    if name.starts_with("ArrayView") || name == "CowArray" {
+        errors.push(Error::new_spanned(
+            shape,
+            format!(
+                "a differentiable parameter cannot be an ndarray view (`{name}`): take the array \
+                 by reference (`&Array1<f64>`, `&Array2<f64>`) and pass `&view.to_owned()`; \
+                 a view of constant data is fine with #[no_grad]"
+            ),
+        ));
+    }
 }

@@ -82,6 +82,22 @@ pub trait Matrices {}
 #[cfg(not(feature = "nalgebra"))]
 impl<T> Matrices for T {}
 
+/// What ndarray needs of a scalar inside a generic body (a supertrait of [`Real`]): with the
+/// feature `ndarray`, `ScalarOperand`, so `&a * x` and `&a + x` work for an array `a` and a
+/// scalar `x` of the body's scalar type; without it, nothing.
+#[cfg(feature = "ndarray")]
+pub trait Arrays: ndarray::ScalarOperand {}
+
+#[cfg(feature = "ndarray")]
+impl<T: ndarray::ScalarOperand> Arrays for T {}
+
+/// What ndarray needs of a scalar inside a generic body: nothing without the feature `ndarray`.
+#[cfg(not(feature = "ndarray"))]
+pub trait Arrays {}
+
+#[cfg(not(feature = "ndarray"))]
+impl<T> Arrays for T {}
+
 /// The target of `e as f64` in a differentiated body: numbers become constants, a real stays
 /// itself (keeping its derivative).
 pub trait IntoReal<S> {

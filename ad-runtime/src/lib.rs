@@ -28,6 +28,8 @@ pub mod linalg;
 mod linear;
 #[cfg(feature = "nalgebra")]
 mod nalgebra;
+#[cfg(feature = "ndarray")]
+mod ndarray;
 mod num;
 mod ops;
 mod primitives;

@@ -297,7 +297,7 @@ impl<F: Real> Drop for Linear<F> {
             if let Ok(mut open) = open.try_borrow_mut() {
                 open.retain(|tape| {
                     tape.downcast_ref::<Tape<F>>()
-                        .map_or(true, |tape| tape.tag != self.tag)
+                        .is_none_or(|tape| tape.tag != self.tag)
                 });
             }
         });

@@ -1,6 +1,6 @@
 //! The [`Real`] trait: what a `#[reverse_diff]` function may do with its scalars.
 
-use crate::__private::{Accumulate, Fuse, IntoReal, Matrices, Primitive};
+use crate::__private::{Accumulate, Arrays, Fuse, IntoReal, Matrices, Primitive};
 use crate::DualPart;
 use num_traits::Float;
 use std::cmp::Ordering;
@@ -100,6 +100,7 @@ pub trait Real:
     + Fuse
     + Accumulate
     + Matrices
+    + Arrays
     + DualPart
     + Send
     + Sync
