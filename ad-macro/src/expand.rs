@@ -17,6 +17,7 @@ use crate::model::{is_function_bound, FallibleKind, Function, Role};
 use crate::names::{is_no_grad, replace_f64, scalar_param};
 use crate::primitive;
 use crate::products::{self, SeededInputs};
+use crate::single;
 use crate::translate::Translator;
 use crate::validate::{self, Errors};
 
@@ -214,6 +215,9 @@ fn impl_block(args: TokenStream, mut block: ItemImpl) -> TokenStream {
 /// The whole expansion of `#[reverse_diff]`: the checks, then the generic function and its
 /// companions, or the original function and compile errors.
 fn reverse_diff(args: TokenStream, item: ItemFn, in_impl: bool) -> TokenStream {
+    if single::over_f32(&item) && !in_impl && item.sig.receiver().is_none() {
+        return single::expand(args, item, |args, twin| reverse_diff(args, twin, false));
+    }
     let mut errors = Errors::default();
     let options = attr::parse(args).unwrap_or_else(|error| {
         errors.push(error);

@@ -60,19 +60,25 @@ pub fn is_other_number(ty: &Type) -> bool {
 
 /// Whether `ty` mentions `f64` anywhere (`Vec<f64>`, `&[(f64, usize)]`, `Vec3<f64>`...).
 pub fn mentions_f64(ty: &Type) -> bool {
-    struct Finder(bool);
-    impl Visit<'_> for Finder {
+    mentions_float(ty, "f64")
+}
+
+/// Whether `ty` mentions the primitive type `float` (`"f64"` or `"f32"`) anywhere.
+pub fn mentions_float(ty: &Type, float: &str) -> bool {
+    struct Finder<'a>(&'a str, bool);
+    impl Visit<'_> for Finder<'_> {
         fn visit_type(&mut self, ty: &Type) {
-            if is_f64(ty) {
-                self.0 = true;
-            } else {
-                syn::visit::visit_type(self, ty);
+            match ty {
+                Type::Path(path) if path.qself.is_none() && path.path.is_ident(self.0) => {
+                    self.1 = true;
+                }
+                _ => syn::visit::visit_type(self, ty),
             }
         }
     }
-    let mut finder = Finder(false);
+    let mut finder = Finder(float, false);
     finder.visit_type(ty);
-    finder.0
+    finder.1
 }
 
 /// Whether an attribute is `#[no_grad]`.

@@ -3,6 +3,7 @@
 
 use crate::model::{Function, Role};
 use crate::names::{is_no_grad, mentions_f64};
+use crate::single;
 use syn::visit::Visit;
 use syn::{Error, FnArg, GenericParam, ItemFn, ReturnType, Type, TypeParamBound};
 
@@ -119,6 +120,17 @@ fn check_companion_calls(block: &syn::Block, errors: &mut Errors) {
 /// Checks the model: the signature's shape and the parameters' roles.
 pub fn check(function: &Function, errors: &mut Errors) {
     let sig = &function.item.sig;
+    if let Some(error) = single::mixed(&function.item) {
+        errors.push(error);
+    } else if single::over_f32(&function.item) {
+        // Only a method reaches here over f32 (a free function goes to `single::expand`).
+        errors.push(Error::new_spanned(
+            &sig.ident,
+            "#[reverse_diff] differentiates methods over f64 only: write this one over f64, or \
+             make it a free function over f32",
+        ));
+        return;
+    }
     if let Some(constness) = &sig.constness {
         errors.push(Error::new_spanned(
             constness,

@@ -843,3 +843,105 @@ pub fn hessian<G>(mut run: impl FnMut(usize) -> ((f64, G, G), usize)) -> (f64, G
     rows.extend((1..inputs).map(|unit| run(unit).0 .2));
     (value, gradient, rows)
 }
+
+/// An argument over `f32` as the same shape over `f64`, for the `f64` twin of a function over
+/// `f32` (`ad-macro/src/single.rs`): `f32`, slices, `Vec`s, arrays and tuples of these.
+pub trait Widen {
+    /// The same shape over `f64`.
+    type Wide;
+
+    /// Each `f32` converted to `f64` (exactly).
+    fn widen(&self) -> Self::Wide;
+}
+
+/// A result over `f64` rounded to the same shape over `f32`: what the `f32` companions return.
+pub trait Narrow {
+    /// The same shape over `f32`.
+    type Narrow;
+
+    /// Each `f64` rounded to the nearest `f32`.
+    fn narrow(self) -> Self::Narrow;
+}
+
+impl Widen for f32 {
+    type Wide = f64;
+    fn widen(&self) -> f64 {
+        f64::from(*self)
+    }
+}
+
+impl Narrow for f64 {
+    type Narrow = f32;
+    fn narrow(self) -> f32 {
+        self as f32
+    }
+}
+
+impl<T: Widen> Widen for [T] {
+    type Wide = Vec<T::Wide>;
+    fn widen(&self) -> Vec<T::Wide> {
+        self.iter().map(T::widen).collect()
+    }
+}
+
+impl<T: Widen> Widen for Vec<T> {
+    type Wide = Vec<T::Wide>;
+    fn widen(&self) -> Vec<T::Wide> {
+        self.as_slice().widen()
+    }
+}
+
+impl<T: Narrow> Narrow for Vec<T> {
+    type Narrow = Vec<T::Narrow>;
+    fn narrow(self) -> Vec<T::Narrow> {
+        self.into_iter().map(T::narrow).collect()
+    }
+}
+
+impl<T: Widen, const N: usize> Widen for [T; N] {
+    type Wide = [T::Wide; N];
+    fn widen(&self) -> [T::Wide; N] {
+        std::array::from_fn(|i| self[i].widen())
+    }
+}
+
+impl<T: Narrow, const N: usize> Narrow for [T; N] {
+    type Narrow = [T::Narrow; N];
+    fn narrow(self) -> [T::Narrow; N] {
+        self.map(T::narrow)
+    }
+}
+
+impl<T: Narrow> Narrow for Option<T> {
+    type Narrow = Option<T::Narrow>;
+    fn narrow(self) -> Option<T::Narrow> {
+        self.map(T::narrow)
+    }
+}
+
+impl<T: Narrow, E> Narrow for Result<T, E> {
+    type Narrow = Result<T::Narrow, E>;
+    fn narrow(self) -> Result<T::Narrow, E> {
+        self.map(T::narrow)
+    }
+}
+
+macro_rules! tuple_precision {
+    ($(($($T:ident $i:tt),+))*) => {$(
+        impl<$($T: Widen),+> Widen for ($($T,)+) {
+            type Wide = ($($T::Wide,)+);
+            fn widen(&self) -> Self::Wide {
+                ($(self.$i.widen(),)+)
+            }
+        }
+
+        impl<$($T: Narrow),+> Narrow for ($($T,)+) {
+            type Narrow = ($($T::Narrow,)+);
+            fn narrow(self) -> Self::Narrow {
+                ($(self.$i.narrow(),)+)
+            }
+        }
+    )*};
+}
+
+crate::differentiable::with_tuples!(tuple_precision);

@@ -291,16 +291,26 @@ macro_rules! tuples {
     )*};
 }
 
-tuples! {
-    (A 0)
-    (A 0, B 1)
-    (A 0, B 1, C 2)
-    (A 0, B 1, C 2, D 3)
-    (A 0, B 1, C 2, D 3, E 4)
-    (A 0, B 1, C 2, D 3, E 4, F 5)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
-    (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
+/// Calls the macro `$impls` with every tuple arity from 1 to 8, each as its type parameters and
+/// their field indices.
+macro_rules! with_tuples {
+    ($impls:ident) => {
+        $impls! {
+            (A 0)
+            (A 0, B 1)
+            (A 0, B 1, C 2)
+            (A 0, B 1, C 2, D 3)
+            (A 0, B 1, C 2, D 3, E 4)
+            (A 0, B 1, C 2, D 3, E 4, F 5)
+            (A 0, B 1, C 2, D 3, E 4, F 5, G 6)
+            (A 0, B 1, C 2, D 3, E 4, F 5, G 6, H 7)
+        }
+    };
 }
+
+pub(crate) use with_tuples;
+
+with_tuples!(tuples);
 
 impl<T: Differentiable> Differentiable for Box<T> {
     type With<S> = Box<T::With<S>>;
