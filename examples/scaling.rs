@@ -1,4 +1,4 @@
-//! Linear scaling and memory of the gradient (issue 5): for the sharing chain and extended
+//! Linear scaling and memory of the gradient: for the sharing chain and extended
 //! Rosenbrock of the benchmark suite, from 10³ to 10⁷ primal operations, the median time of the
 //! primal and of the gradient on the tape, the tape's node count, and the peak heap bytes of a
 //! gradient call; then `rosenbrock_grad` at n = 10⁶, and one chain of 10⁸ operations. The chain

@@ -1,5 +1,5 @@
-//! Once warm, a `_grad` call on a fixed-size problem performs no heap allocation (issue 2,
-//! point 6): the thread's tape keeps its buffers between sessions.
+//! Once warm, a `_grad` call on a fixed-size problem performs no heap allocation:
+//! the thread's tape keeps its buffers between sessions.
 //!
 //! A counting global allocator serves this whole test binary, which is why these tests live in
 //! their own file. It counts per thread, so the test harness and tests running in parallel on

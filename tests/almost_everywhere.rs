@@ -1,4 +1,4 @@
-//! The "almost everywhere" caveat (issue 7, point 3; seed 001, "Unsoundness"): a program with a
+//! The "almost everywhere" caveat (the lecture slides on AD in PCF, "Unsoundness"): a program with a
 //! branch or a kink can compute a smooth function and still get a derivative that is not that
 //! function's derivative at the branch point. `relu(x) - relu(-x)` is `x` everywhere, but its
 //! derivative at 0 is not 1: the tape differentiates the branch that ran (or the operand `max`

@@ -1,5 +1,5 @@
 //! Second derivatives: `f_hvp` (Hessian times directions, one reverse-over-forward run) and
-//! `f_hessian`, checked against the known values of issue 4, symmetry, and finite differences
+//! `f_hessian`, checked against known values, symmetry, and finite differences
 //! of `f_grad`.
 
 mod common;

@@ -1,4 +1,4 @@
-//! Huge tapes (issue 7, point 6): a gradient over 10⁸ recorded operations completes, is right,
+//! Huge tapes: a gradient over 10⁸ recorded operations completes, is right,
 //! and reports its peak memory. Ignored by default (it needs a few GB and is slow in debug
 //! builds); `.ci/run` runs it in release mode:
 //! `cargo test --release --test huge_tape -- --ignored --nocapture`.

@@ -236,7 +236,7 @@ mod counting {
 #[global_allocator]
 static ALLOCATOR: counting::Counting = counting::Counting;
 
-/// The figure of issue 4: a callee called 10⁶ times, fused and not. Tape lengths are exact;
+/// The fused-callee figure: a callee called 10⁶ times, fused and not. Tape lengths are exact;
 /// the peak memory is printed (run with `--nocapture`) and must shrink by the same factor
 /// roughly. Other tests of this binary may allocate at the same time, so the peaks are
 /// measured on a thread of its own after the others have run their short bodies.

@@ -8,7 +8,7 @@ use ad::{reverse_diff, Differentiable};
 use approx::assert_relative_eq;
 use common::{central_gradient, STEP};
 
-/// The example of issue 4: its Jacobian at (5, 3, 2) is [[54, 270, 135], [120, 100, 300]].
+/// The monomials example: its Jacobian at (5, 3, 2) is [[54, 270, 135], [120, 100, 300]].
 #[reverse_diff]
 fn monomials(x: f64, y: f64, z: f64) -> [f64; 2] {
     [x * y.powi(3) * z, x * x * y * z * z]

@@ -1,4 +1,4 @@
-//! Property tests (issue 7, point 1): random programs, differentiated through the tape and
+//! Property tests: random programs, differentiated through the tape and
 //! compared with central differences.
 //!
 //! A program is data ([`Program`]): 2 to 4 inputs and a list of operations, each naming earlier

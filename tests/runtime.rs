@@ -1,4 +1,4 @@
-//! The runtime's guarantees (issue 2, point 6): `Var` is small and `Copy`; one record per
+//! The runtime's guarantees: `Var` is small and `Copy`; one record per
 //! primitive operation and none for constants; `_grad` is safe to call from many threads; a panic
 //! in a differentiated function reaches the caller and leaves the thread's tape usable; a `Var`
 //! used on a tape that did not make it panics with a message naming the problem; tapes nest; a

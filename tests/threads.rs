@@ -1,4 +1,4 @@
-//! The per-thread tape under load and after unwinding (issue 7, points 4 and 5): 16 threads each
+//! The per-thread tape under load and after unwinding: 16 threads each
 //! make 100 000 `_grad` calls of different functions, every result checked against the analytic
 //! gradient; a panic inside a closure passed to a higher-order annotated function reaches the
 //! caller, and the next call on that thread is correct.

@@ -1,4 +1,4 @@
-//! `#[derive(Differentiable)]`: the polytypic helpers of seed 000 §9 for a user type generic in
+//! `#[derive(Differentiable)]`: the polytypic helpers of Krawiec et al., POPL 2022 §9 for a user type generic in
 //! its scalar (`struct Vec3<T> { x: T, y: T, z: T }`, `enum Shape<T> { .. }`).
 //!
 //! The impl is for the type at `f64` (`impl Differentiable for Vec3<f64>`, `With<S> = Vec3<S>`):

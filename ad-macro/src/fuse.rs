@@ -1,6 +1,6 @@
 //! Statement-level records: an arithmetic expression over the scalar becomes ONE tape record
 //! with its operands and partials, instead of one record per operation (the idea of Adept's and
-//! CoDiPack's expression templates; seed 000 §8.7 applied to expressions).
+//! CoDiPack's expression templates; Krawiec et al., POPL 2022 §8.7 applied to expressions).
 //!
 //! The macro sees each expression whole, so it differentiates it symbolically here. An
 //! expression is fused when every leaf has a type the macro can tell from the function alone:

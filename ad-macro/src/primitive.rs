@@ -1,5 +1,5 @@
 //! `#[reverse_diff(primitive = partials_fn)]` and `#[reverse_diff(fused)]`: a function that
-//! records one tape record per call, whatever its body does (seed 000 §8.2 and §8.7).
+//! records one tape record per call, whatever its body does (Krawiec et al., POPL 2022 §8.2 and §8.7).
 //!
 //! Both keep the generic signature and replace the generic body by a call to
 //! `ad::__private::Primitive`, which each scalar type implements: `f64` runs the plain body,

@@ -1,4 +1,4 @@
-//! Generates the derivative products beyond `f_grad` (issue 4; seed 000 §9, Fig. 16):
+//! Generates the derivative products beyond `f_grad` (Krawiec et al., POPL 2022 §9, Fig. 16):
 //! `f_vjp` and `f_jacobian` (reverse mode, any result), `f_jvp` (forward mode with
 //! `ad::Dual<f64>`), and for a scalar result `f_hvp` and `f_hessian` (reverse over forward with
 //! `ad::Dual<ad::Var>`). Each companion seeds the differentiable parameters with

@@ -1,5 +1,5 @@
 //! Rewrites a function over `f64` into one generic over a scalar `S: ::ad::Real` (the type
-//! translation of seed 000 §4–5: the identity everywhere except at the reals).
+//! translation of Krawiec et al., POPL 2022 §4–5: the identity everywhere except at the reals).
 //!
 //! One `Fold` that overrides only the nodes it changes:
 //! - types: `f64` becomes `S` wherever a type is written (`let`, closures, turbofish, casts);

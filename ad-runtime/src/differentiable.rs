@@ -1,5 +1,5 @@
 //! [`Differentiable`]: the shapes a differentiable parameter or result can have, and the
-//! polytypic helpers over them (seed 000 §9): rebuild with another scalar, visit the scalars in
+//! polytypic helpers over them (Krawiec et al., POPL 2022 §9): rebuild with another scalar, visit the scalars in
 //! layout order, read a gradient back with the same shape.
 //!
 //! The hidden methods `seed`, `read` and `recycle` (and their `_slice` forms) are what `_grad`

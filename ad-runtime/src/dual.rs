@@ -1,6 +1,6 @@
 //! [`Dual`]: forward mode. A dual number carries a value and a tangent (the directional
 //! derivative of the value along the input tangents); every operation applies the chain rule
-//! to the tangent as it computes the value (seed 001, dual numbers).
+//! to the tangent as it computes the value (the lecture slides on AD in PCF, dual numbers).
 //!
 //! `Dual<f64>` gives Jacobian–vector products. `Dual<Var>` records both parts on the tape:
 //! sweeping back from the tangent gives a Hessian–vector product (reverse over forward).

@@ -1,5 +1,5 @@
 //! The primitive operations of [`Var`] and their partial derivatives: one line per operation,
-//! value and partials side by side (seed 000, Fig. 14 and §8.2).
+//! value and partials side by side (Krawiec et al., POPL 2022, Fig. 14 and §8.2).
 //!
 //! Where a derivative does not exist, one convention holds (README, "Correctness"):
 //! - `abs` at 0, `copysign` at 0: 0 (the smallest subgradient);
