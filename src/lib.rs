@@ -166,7 +166,9 @@
 /// is), and the call needs no other change.
 pub use ad_macro::reverse_diff;
 
-pub use ad_runtime::{num_traits, Differentiable, Dual, DualPart, Lanes, Real, Tangent, Tape, Var};
+pub use ad_runtime::{
+    num_traits, Differentiable, Dual, DualPart, Lanes, Pullback, Real, Tangent, Tape, Var,
+};
 
 /// Derives [`Differentiable`] for a struct or enum generic in its scalar, so it can be a
 /// parameter of a `#[reverse_diff]` function and its gradient comes back with its own shape.

@@ -5,7 +5,7 @@ pub use crate::real::{ArithOps, AssignOps};
 pub use crate::rules;
 use crate::tape::{record_fused, record_nary};
 pub use crate::tape::{set_node_limit, Adjoints, PendingSum};
-use crate::{Differentiable, Dual, DualPart, Lanes, Real, Tangent, Tape, Var};
+use crate::{Differentiable, Dual, DualPart, Lanes, Pullback, Real, Tangent, Tape, Var};
 pub use num_traits::Float;
 use std::borrow::Cow;
 use std::ops::{AddAssign, Neg, SubAssign};
@@ -452,12 +452,22 @@ pub fn jacobian_rows<T: Differentiable + ?Sized, G>(
         .collect()
 }
 
-fn check_same_count(what: &str, of: &str, got: usize, expected: usize) {
+pub(crate) fn check_same_count(what: &str, of: &str, got: usize, expected: usize) {
     if got != expected {
         panic!(
             "ad: the {what} has {got} scalars but the {of} has {expected}: give it the same shape"
         );
     }
+}
+
+/// Keeps a finished forward pass for [`Pullback::pull`]: `outputs` are the result's scalars,
+/// and `read` reads the gradient from the seeded inputs it owns.
+pub fn pullback<R: Differentiable + ?Sized, G>(
+    tape: Tape,
+    outputs: Vec<Var>,
+    read: impl Fn(&Adjoints<'_>) -> G + 'static,
+) -> Pullback<R, G> {
+    Pullback::new(tape, outputs, read)
 }
 
 /// Pairs each scalar of `primal` with the scalar of `tangent` at the same place.

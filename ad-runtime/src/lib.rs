@@ -30,6 +30,7 @@ mod nalgebra;
 mod num;
 mod ops;
 mod primitives;
+mod pullback;
 mod real;
 #[doc(hidden)]
 pub mod rules;
@@ -47,6 +48,7 @@ pub mod __private;
 pub use differentiable::Differentiable;
 pub use dual::{Dual, DualPart, Tangent};
 pub use lanes::Lanes;
+pub use pullback::Pullback;
 pub use real::Real;
 pub use tape::Tape;
 pub use var::Var;

@@ -648,9 +648,7 @@ impl Drop for Tape {
                 // SAFETY: this recording came from `Box::leak` in `Tape::new`, and nothing
                 // points at it any more: it is no longer active, and tapes nested in it have
                 // already been dropped (they restored it on their way out).
-                let mut recording = unsafe { Box::from_raw(self.recording.as_ptr()) };
-                recording.tag = 0;
-                let _ = SPARE.try_with(|spare| spare.borrow_mut().push(recording));
+                retire(unsafe { Box::from_raw(self.recording.as_ptr()) });
             } else {
                 // Dropped out of order (an inner tape still lives, and will restore this
                 // recording as active when it ends). End the session so its Vars are rejected,
@@ -659,6 +657,79 @@ impl Drop for Tape {
                 unsafe { (*self.recording.as_ptr()).tag = 0 };
             }
         });
+    }
+}
+
+/// Ends a recording's session, so its `Var`s are rejected, and keeps its buffers for the next
+/// session on this thread.
+fn retire(mut recording: Box<Recording>) {
+    recording.tag = 0;
+    let _ = SPARE.try_with(|spare| spare.borrow_mut().push(recording));
+}
+
+/// A finished recording taken off this thread's stack of tapes (see [`Tape::detach`]): it
+/// records nothing more, so other tapes and `_grad` calls on the thread run as if it were not
+/// there, and it can be swept any number of times from any seeds. It ends its session when
+/// dropped. Not `Send`: its sweeps may use the thread's tape state.
+pub(crate) struct Detached {
+    recording: RefCell<std::mem::ManuallyDrop<Box<Recording>>>,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Tape {
+    /// Ends recording on this tape but keeps what it recorded, for sweeps later (a retained
+    /// pullback). The tape must be the innermost one recording on this thread.
+    pub(crate) fn detach(self) -> Detached {
+        let tape = std::mem::ManuallyDrop::new(self);
+        if ACTIVE.with(Cell::get) != tape.recording.as_ptr() {
+            drop(std::mem::ManuallyDrop::into_inner(tape));
+            not_innermost();
+        }
+        ACTIVE.with(|active| active.set(tape.outer));
+        // SAFETY: the recording came from `Box::leak` in `Tape::new`, it is no longer active,
+        // and no tape is nested in it (it was the innermost); `tape` is not dropped, so this
+        // box is now its only owner.
+        let recording = unsafe { Box::from_raw(tape.recording.as_ptr()) };
+        Detached {
+            recording: RefCell::new(std::mem::ManuallyDrop::new(recording)),
+            _not_send: PhantomData,
+        }
+    }
+}
+
+impl Detached {
+    /// Sweeps the whole recording from the given adjoints of output values (constants are
+    /// skipped), then lends the adjoints to `read`.
+    pub(crate) fn pull<R>(
+        &self,
+        seeds: impl IntoIterator<Item = (Var, f64)>,
+        read: impl FnOnce(&Adjoints<'_>) -> R,
+    ) -> R {
+        let mut recording = self.recording.borrow_mut();
+        recording.reset_adjoints();
+        for (output, seed) in seeds {
+            if !output.is_constant() {
+                recording.check(output);
+                recording.adjoints[output.index as usize] += seed;
+            }
+        }
+        recording.sweep();
+        read(&Adjoints {
+            adjoints: &recording.adjoints,
+            tag: recording.tag,
+        })
+    }
+
+    /// How many nodes were recorded.
+    pub(crate) fn len(&self) -> usize {
+        self.recording.borrow().ends.len()
+    }
+}
+
+impl Drop for Detached {
+    fn drop(&mut self) {
+        // SAFETY: the recording is taken once, here, and not used again.
+        retire(unsafe { std::mem::ManuallyDrop::take(self.recording.get_mut()) });
     }
 }
 
