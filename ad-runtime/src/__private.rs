@@ -1,6 +1,7 @@
 //! Support items for the code `#[reverse_diff]` generates. Not part of the public API: names
 //! and signatures here change without notice.
 
+pub use crate::checkpoint::Schedule;
 pub use crate::real::{ArithOps, AssignOps};
 pub use crate::rules;
 use crate::tape::{record_fused, record_nary};
@@ -301,6 +302,33 @@ impl Accumulate for Var {
     #[inline(always)]
     fn finish(sum: PendingSum) -> Var {
         sum.finish()
+    }
+}
+
+/// How each scalar type runs a checkpointed loop ([`crate::checkpoint`]): a supertrait of
+/// [`Real`]. `Var` keeps snapshots and replays segments during the sweep; every other scalar
+/// runs the loop as written.
+pub trait Checkpoint: Sized {
+    /// `for i in 0..steps { state = step(&state, i) }`, by `schedule` on the tape.
+    fn checkpoint<F>(schedule: Schedule, steps: usize, state: Vec<Self>, step: F) -> Vec<Self>
+    where
+        F: Fn(&[Self], usize) -> Vec<Self> + 'static,
+    {
+        let _ = schedule;
+        (0..steps).fold(state, |state, i| step(&state, i))
+    }
+}
+
+impl Checkpoint for f64 {}
+
+impl<F, T> Checkpoint for Dual<F, T> {}
+
+impl Checkpoint for Var {
+    fn checkpoint<F>(schedule: Schedule, steps: usize, state: Vec<Var>, step: F) -> Vec<Var>
+    where
+        F: Fn(&[Var], usize) -> Vec<Var> + 'static,
+    {
+        crate::checkpoint::on_tape(schedule, steps, state, std::rc::Rc::new(step))
     }
 }
 

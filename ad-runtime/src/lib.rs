@@ -20,6 +20,7 @@
 //! assert_eq!(tape.adjoint(y), 1.5);
 //! ```
 
+pub mod checkpoint;
 mod differentiable;
 mod dual;
 mod lanes;

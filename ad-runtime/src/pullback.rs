@@ -17,19 +17,7 @@ use std::marker::PhantomData;
 /// arguments; it is neither `Send` nor `Sync` (it belongs to the thread that recorded it), and
 /// dropping it gives the buffers back for the next call on the thread.
 ///
-/// ```
-/// #[ad::reverse_diff]
-/// fn polar(r: f64, theta: f64) -> [f64; 2] {
-///     [r * theta.cos(), r * theta.sin()]
-/// }
-///
-/// let (value, pullback) = polar_pullback(2.0, 0.5);
-/// assert_eq!(value, [2.0 * 0.5f64.cos(), 2.0 * 0.5f64.sin()]);
-/// // Row 0 of the Jacobian: ∂x/∂r = cos θ, ∂x/∂θ = −r sin θ.
-/// assert_eq!(pullback.pull(&[1.0, 0.0]), (0.5f64.cos(), -2.0 * 0.5f64.sin()));
-/// // Row 1: ∂y/∂r = sin θ, ∂y/∂θ = r cos θ.
-/// assert_eq!(pullback.pull(&[0.0, 1.0]), (0.5f64.sin(), 2.0 * 0.5f64.cos()));
-/// ```
+/// (`ad::Pullback` has an example.)
 pub struct Pullback<R: ?Sized, G> {
     recording: Detached,
     /// The result's scalars on the recording, in layout order.

@@ -1,6 +1,6 @@
 //! The [`Real`] trait: what a `#[reverse_diff]` function may do with its scalars.
 
-use crate::__private::{Accumulate, Fuse, IntoReal, Matrices, Primitive};
+use crate::__private::{Accumulate, Checkpoint, Fuse, IntoReal, Matrices, Primitive};
 use num_traits::Float;
 use std::fmt::{Debug, Display, LowerExp, UpperExp};
 use std::iter::{Product, Sum};
@@ -96,6 +96,7 @@ pub trait Real:
     + Primitive
     + Fuse
     + Accumulate
+    + Checkpoint
     + Matrices
     + Send
     + Sync
