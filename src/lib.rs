@@ -106,8 +106,9 @@
 ///   8 scalars by their types, it runs in forward mode on [`Dual`]`<f64, `[`Lanes`]`<K>>`
 ///   (one pass, a tangent lane per input scalar) instead of on the tape.
 /// - Every other derivative product is generated too: `name_vjp`, `name_jacobian` and
-///   `name_jvp` (forward mode, on [`Dual`]) for any result, `name_hvp` and `name_hessian` for
-///   an `f64` result; `#[reverse_diff(primitive = partials)]` and `#[reverse_diff(fused)]`
+///   `name_jvp` (forward mode, on [`Dual`]) for any result, `name_pullback` (a [`Pullback`]
+///   kept for any number of cotangents) for any result, `name_hvp` and `name_hessian` for an
+///   `f64` result (forward over forward for at most 8 input scalars); `#[reverse_diff(primitive = partials)]` and `#[reverse_diff(fused)]`
 ///   make a function one tape record (README, "Every derivative").
 ///
 /// # Inside the body

@@ -1,7 +1,7 @@
 //! Generates the derivative products beyond `f_grad` (issue 4; seed 000 §9, Fig. 16):
 //! `f_vjp`, `f_pullback` and `f_jacobian` (reverse mode, any result), `f_jvp` (forward mode with
 //! `ad::Dual<f64>`), and for a scalar result `f_hvp` and `f_hessian` (reverse over forward with
-//! `ad::Dual<ad::Var>`). Each companion seeds the differentiable parameters with
+//! `ad::Dual<ad::Var>`, or forward over forward with lanes for few input scalars). Each companion seeds the differentiable parameters with
 //! [`seeded_inputs`] (shared with `f_grad`), calls the generic function once per run, and
 //! leaves the shape work to `ad::__private` helpers driven by `ad::Differentiable`.
 
@@ -231,11 +231,36 @@ pub fn tape_inputs(function: &Function) -> SeededInputs {
 ///         `(lanes_gradient::<[f64; 4], 7>(&__seeded_q, &__output.tangent, 0), ..(.., 4))`
 pub fn lane_inputs(function: &Function, lanes: usize) -> SeededInputs {
     let output = local("__output");
+    lane_inputs_with(
+        function,
+        lanes,
+        |param, source, lanes, first| {
+            let shape = &param.shape;
+            quote!(::ad::__private::lanes_input::<#shape, #lanes>(#source, #first))
+        },
+        &quote!(#output.tangent),
+    )
+}
+
+/// The seeds of a forward mode with a lane per input scalar: `seed(param, source, lanes,
+/// first)` seeds a parameter whose scalars start at lane `first`, and the gradient is read from
+/// the lanes `tangent`.
+fn lane_inputs_with(
+    function: &Function,
+    lanes: usize,
+    mut seed: impl FnMut(
+        &Param,
+        TokenStream,
+        &proc_macro2::Literal,
+        &proc_macro2::Literal,
+    ) -> TokenStream,
+    tangent: &TokenStream,
+) -> SeededInputs {
     let lanes = proc_macro2::Literal::usize_unsuffixed(lanes);
     let offsets = |mut next: usize| {
         move |shape: &Type| {
             let first = proc_macro2::Literal::usize_unsuffixed(next);
-            next += scalar_count(shape).expect("f_grad runs in forward mode on counted inputs");
+            next += scalar_count(shape).expect("forward mode with lanes runs on counted inputs");
             first
         }
     };
@@ -243,16 +268,58 @@ pub fn lane_inputs(function: &Function, lanes: usize) -> SeededInputs {
     seeded_inputs(
         function,
         |param, source| {
-            let shape = &param.shape;
-            let first = seed_offset(shape);
-            quote!(::ad::__private::lanes_input::<#shape, #lanes>(#source, #first))
+            let first = seed_offset(&param.shape);
+            seed(param, source, &lanes, &first)
         },
         |shape, seeded| {
             let first = read_offset(shape);
-            quote!(::ad::__private::lanes_gradient::<#shape, #lanes>(
-                &#seeded, &#output.tangent, #first))
+            quote!(::ad::__private::lanes_gradient::<#shape, _, #lanes>(
+                &#seeded, &#tangent, #first))
         },
     )
+}
+
+/// How many lanes the second-order companions run forward over forward with: the number of
+/// input scalars, when their types give it and it is at most
+/// [`MAX_FORWARD_LANES`](crate::expand::MAX_FORWARD_LANES) (as for `f_grad`).
+fn second_order_lanes(function: &Function) -> Option<usize> {
+    function
+        .input_scalars()
+        .filter(|scalars| (1..=crate::expand::MAX_FORWARD_LANES).contains(scalars))
+}
+
+/// The seeds and the run of forward over forward with `lanes` lanes, shared by `f_hvp` and
+/// `f_hessian` of few scalars: `seed(param, source, lanes, first)` builds a
+/// `SecondLanes<lanes>` input. One pass, no tape: the inner lanes of the result give the
+/// gradient, the lanes of its outer tangent the Hessian times the direction.
+///
+/// Before: `fn f(x: f64, y: [f64; 2]) -> f64`
+/// After:  `let __seeded_x = second_lanes_input::<f64, 3>(&x, &x_direction, 0); ..(.., 1);
+///          let __output: SecondLanes<3> = f(..);
+///          (__output.value.value, <gradient from __output.value.tangent>,
+///           <gradient from __output.tangent.tangent>)`
+fn forward_second_order_run(
+    function: &Function,
+    lanes: usize,
+    seed: impl FnMut(&Param, TokenStream, &proc_macro2::Literal, &proc_macro2::Literal) -> TokenStream,
+) -> (TokenStream, TokenStream) {
+    let (output, tangent) = (local("__output"), local("__lanes"));
+    let SeededInputs {
+        seeds,
+        call,
+        reads,
+        gradient_type,
+        ..
+    } = lane_inputs_with(function, lanes, seed, &quote!(*#tangent));
+    let lanes = proc_macro2::Literal::usize_unsuffixed(lanes);
+    let run = quote! {
+        #(#seeds)*
+        let #output: ::ad::__private::SecondLanes<#lanes> = #call;
+        let __gradient = { let #tangent = &#output.value.tangent; #reads };
+        let __product = { let #tangent = &#output.tangent.tangent; #reads };
+        (#output.value.value, __gradient, __product)
+    };
+    (run, gradient_type)
 }
 
 /// A bound that lets a companion compile for a result type that may not implement
@@ -528,15 +595,24 @@ fn second_order_run(
 }
 
 /// `f_hvp(args.., directions..) -> (f64, G, G)`: the value, the gradient and the Hessian
-/// times the directions, from one run on `Dual<Var>` and two sweeps over its tape.
+/// times the directions, from one run on `Dual<Var>` and two sweeps over its tape, or for at
+/// most `MAX_FORWARD_LANES` input scalars one run forward over forward with a lane per scalar.
 fn hvp(function: &Function) -> TokenStream {
     let directions = per_parameter(function, "direction");
-    let (run, gradient_type) = second_order_run(function, |param, source| {
-        let shape = &param.shape;
-        let direction = extra_source(function, &directions, param);
-        let tape = local("__tape");
-        quote!(::ad::__private::direction_input::<#shape>(&#tape, #source, #direction))
-    });
+    let (run, gradient_type) = match second_order_lanes(function) {
+        Some(lanes) => forward_second_order_run(function, lanes, |param, source, lanes, first| {
+            let shape = &param.shape;
+            let direction = extra_source(function, &directions, param);
+            quote!(::ad::__private::second_lanes_input::<#shape, #lanes>(
+                #source, #direction, #first))
+        }),
+        None => second_order_run(function, |param, source| {
+            let shape = &param.shape;
+            let direction = extra_source(function, &directions, param);
+            let tape = local("__tape");
+            quote!(::ad::__private::direction_input::<#shape>(&#tape, #source, #direction))
+        }),
+    };
     let extra: Vec<TokenStream> = directions.into_iter().map(|(_, decl)| decl).collect();
     companion(
         function,
@@ -550,20 +626,36 @@ fn hvp(function: &Function) -> TokenStream {
     )
 }
 
-/// `f_hessian(args..) -> (f64, G, Vec<G>)`: one reverse-over-forward run per input scalar,
-/// along each unit direction; row `i` is the derivative of the gradient by input scalar `i`.
+/// `f_hessian(args..) -> (f64, G, Vec<G>)`: one reverse-over-forward run per input scalar
+/// (forward over forward for at most `MAX_FORWARD_LANES` of them), along each unit direction;
+/// row `i` is the derivative of the gradient by input scalar `i`.
 fn hessian(function: &Function) -> TokenStream {
     let (tape, index, unit) = (local("__tape"), local("__index"), local("__unit"));
-    let (run, gradient_type) = second_order_run(function, |param, source| {
-        let shape = &param.shape;
-        quote!(::ad::__private::unit_input::<#shape>(&#tape, #source, &mut #index, #unit))
-    });
-    let body = quote! {
-        ::ad::__private::hessian(|#unit| {
-            let mut #index = 0usize;
-            let __run = { #run };
-            (__run, #index)
-        })
+    let (body, gradient_type) = match second_order_lanes(function) {
+        Some(lanes) => {
+            let (run, gradient_type) =
+                forward_second_order_run(function, lanes, |param, source, lanes, first| {
+                    let shape = &param.shape;
+                    quote!(::ad::__private::unit_lanes_input::<#shape, #lanes>(
+                        #source, #first, #unit))
+                });
+            let body = quote!(::ad::__private::hessian(|#unit| ({ #run }, #lanes)));
+            (body, gradient_type)
+        }
+        None => {
+            let (run, gradient_type) = second_order_run(function, |param, source| {
+                let shape = &param.shape;
+                quote!(::ad::__private::unit_input::<#shape>(&#tape, #source, &mut #index, #unit))
+            });
+            let body = quote! {
+                ::ad::__private::hessian(|#unit| {
+                    let mut #index = 0usize;
+                    let __run = { #run };
+                    (__run, #index)
+                })
+            };
+            (body, gradient_type)
+        }
     };
     companion(
         function,

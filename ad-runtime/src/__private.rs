@@ -543,10 +543,10 @@ pub fn lanes_input<T: Differentiable + ?Sized, const K: usize>(
     })
 }
 
-/// The gradient of a forward-mode input seeded by [`lanes_input`] from lane `first`: lane
-/// `first + i` of the result's tangent for its scalar `i`, in its shape.
-pub fn lanes_gradient<T: Differentiable + ?Sized, const K: usize>(
-    seeded: &T::With<Dual<f64, Lanes<K>>>,
+/// The gradient of a forward-mode input seeded by [`lanes_input`] (or [`second_lanes_input`])
+/// from lane `first`: lane `first + i` of `tangent` for its scalar `i`, in its shape.
+pub fn lanes_gradient<T: Differentiable + ?Sized, S, const K: usize>(
+    seeded: &T::With<S>,
     tangent: &Lanes<K>,
     first: usize,
 ) -> T::Gradient {
@@ -555,6 +555,45 @@ pub fn lanes_gradient<T: Differentiable + ?Sized, const K: usize>(
         let derivative = tangent.0[lane];
         lane += 1;
         derivative
+    })
+}
+
+/// The scalar of forward over forward with lanes: the inner lanes carry the gradient, the outer
+/// tangent a direction (and then the Hessian times it in its lanes).
+pub type SecondLanes<const K: usize> = Dual<Dual<f64, Lanes<K>>>;
+
+/// A forward-over-forward input seeded from lane `first`: scalar `i` of `primal` moves lane
+/// `first + i` alone, and its outer tangent is scalar `i` of `direction`.
+pub fn second_lanes_input<T: Differentiable + ?Sized, const K: usize>(
+    primal: &T,
+    direction: &T,
+    first: usize,
+) -> T::With<SecondLanes<K>> {
+    let mut lane = first;
+    zip_scalars(primal, direction, |x, u| {
+        lane += 1;
+        second_lane(x, lane - 1, u)
+    })
+}
+
+/// Scalar `x` moving lane `lane` alone, with the outer tangent `direction`.
+fn second_lane<const K: usize>(x: f64, lane: usize, direction: f64) -> SecondLanes<K> {
+    Dual::new(
+        Dual::new(x, Lanes::unit(lane)),
+        Dual::new(direction, Lanes::default()),
+    )
+}
+
+/// [`second_lanes_input`] along the unit direction of lane `unit`.
+pub fn unit_lanes_input<T: Differentiable + ?Sized, const K: usize>(
+    primal: &T,
+    first: usize,
+    unit: usize,
+) -> T::With<SecondLanes<K>> {
+    let mut lane = first;
+    primal.map_scalars(&mut |x| {
+        lane += 1;
+        second_lane(x, lane - 1, if lane - 1 == unit { 1.0 } else { 0.0 })
     })
 }
 

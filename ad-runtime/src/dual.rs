@@ -17,6 +17,7 @@ use crate::primitives::{
 };
 use crate::real::Real;
 use crate::var::Var;
+use crate::Lanes;
 use num_traits::Float;
 use std::cmp::Ordering;
 use std::f64::consts::{LN_10, LN_2};
@@ -93,6 +94,17 @@ impl<F: DualPart> DualPart for Dual<F> {
     #[inline(always)]
     fn is_constant_zero(self) -> bool {
         self.value.is_constant_zero() && self.tangent.is_constant_zero()
+    }
+}
+
+/// The inner part of forward over forward with lanes (`f_hvp` and `f_hessian` of few scalars):
+/// its lanes carry the gradient, and the outer tangent's lanes the Hessian times a direction.
+impl<const K: usize> DualPart for Dual<f64, Lanes<K>> {
+    const CARRIES_DERIVATIVE: bool = true;
+
+    #[inline(always)]
+    fn is_constant_zero(self) -> bool {
+        self.value == 0.0 && self.tangent.0.iter().all(|&lane| lane == 0.0)
     }
 }
 
