@@ -383,6 +383,44 @@ impl Fold for ReplaceF64<'_> {
     }
 }
 
+/// What the reverse-mode companions of any result share: the forward pass on a new tape.
+struct TapeRun {
+    /// `let __tape = Tape::new(); <seeds>; let __output = f(..);`
+    forward: TokenStream,
+    /// The gradient read back from `__adjoints`.
+    reads: TokenStream,
+    /// The gradient's type `G`.
+    gradient_type: TokenStream,
+    /// Hands the seeded inputs' buffers back.
+    recycle: TokenStream,
+    /// The bound that keeps the companion compiling for a result that may not be
+    /// `Differentiable` ([`result_bound`]).
+    bound: Option<TokenStream>,
+}
+
+/// The forward pass on a new tape for a companion of a function with result `result`.
+fn tape_run(function: &Function, result: &Type) -> TapeRun {
+    let SeededInputs {
+        seeds,
+        call,
+        reads,
+        gradient_type,
+        recycle,
+    } = tape_inputs(function);
+    let (tape, output) = (local("__tape"), local("__output"));
+    TapeRun {
+        forward: quote! {
+            let #tape = ::ad::Tape::new();
+            #(#seeds)*
+            let #output = #call;
+        },
+        reads,
+        gradient_type,
+        recycle,
+        bound: result_bound(result, &syn::parse_quote!(::ad::Var)),
+    }
+}
+
 /// `f_vjp(args.., cotangent: &T) -> (T, G)`: one forward pass, one backward sweep seeded with
 /// the cotangent.
 ///
@@ -392,16 +430,15 @@ impl Fold for ReplaceF64<'_> {
 ///              __tape.backward_seeded(cotangent_seeds::<[f64; 2]>(&__output, cotangent));
 ///              (output_values::<[f64; 2], Var>(&__output), <read the gradient>) }`
 fn vjp(function: &Function, result: &Type) -> TokenStream {
-    let SeededInputs {
-        seeds,
-        call,
+    let TapeRun {
+        forward,
         reads,
         gradient_type,
         recycle,
-    } = tape_inputs(function);
+        bound,
+    } = tape_run(function, result);
     let (tape, adjoints, output) = (local("__tape"), local("__adjoints"), local("__output"));
     let cotangent = local("cotangent");
-    let bound = result_bound(result, &syn::parse_quote!(::ad::Var));
     // A scalar result is its own seed: no buffer of (scalar, cotangent) pairs to allocate.
     let seeds_of_output = if function.returns_scalar {
         quote!(::core::iter::once((#output, *#cotangent)))
@@ -409,9 +446,7 @@ fn vjp(function: &Function, result: &Type) -> TokenStream {
         quote!(::ad::__private::cotangent_seeds::<#result>(&#output, #cotangent))
     };
     let body = quote! {
-        let #tape = ::ad::Tape::new();
-        #(#seeds)*
-        let #output = #call;
+        #forward
         #tape.backward_seeded(#seeds_of_output);
         let __gradient = #tape.with_adjoints(|#adjoints| #reads);
         #recycle
@@ -439,19 +474,16 @@ fn vjp(function: &Function, result: &Type) -> TokenStream {
 ///               pullback(__tape, output_vars::<[f64; 2]>(&__output),
 ///                        move |__adjoints| <read the gradient>)) }`
 fn pullback(function: &Function, result: &Type) -> TokenStream {
-    let SeededInputs {
-        seeds,
-        call,
+    let TapeRun {
+        forward,
         reads,
         gradient_type,
+        bound,
         ..
-    } = tape_inputs(function);
+    } = tape_run(function, result);
     let (tape, adjoints, output) = (local("__tape"), local("__adjoints"), local("__output"));
-    let bound = result_bound(result, &syn::parse_quote!(::ad::Var));
     let body = quote! {
-        let #tape = ::ad::Tape::new();
-        #(#seeds)*
-        let #output = #call;
+        #forward
         let __value = ::ad::__private::output_values::<#result, ::ad::Var>(&#output);
         let __outputs = ::ad::__private::output_vars::<#result>(&#output);
         (__value, ::ad::__private::pullback::<#result, _>(#tape, __outputs, move |#adjoints| #reads))
@@ -471,19 +503,16 @@ fn pullback(function: &Function, result: &Type) -> TokenStream {
 /// `f_jacobian(args..) -> (T, Vec<G>)`: one forward pass, one backward sweep per scalar of the
 /// result over the same tape; row `i` is the gradient of result scalar `i`.
 fn jacobian(function: &Function, result: &Type) -> TokenStream {
-    let SeededInputs {
-        seeds,
-        call,
+    let TapeRun {
+        forward,
         reads,
         gradient_type,
         recycle,
-    } = tape_inputs(function);
+        bound,
+    } = tape_run(function, result);
     let (tape, adjoints, output) = (local("__tape"), local("__adjoints"), local("__output"));
-    let bound = result_bound(result, &syn::parse_quote!(::ad::Var));
     let body = quote! {
-        let #tape = ::ad::Tape::new();
-        #(#seeds)*
-        let #output = #call;
+        #forward
         let __rows = ::ad::__private::jacobian_rows::<#result, _>(&#tape, &#output,
             |#adjoints| #reads);
         #recycle
