@@ -133,14 +133,15 @@ fn recorded(
 /// The most steps `snapshots` snapshots reverse with `repetitions` repetitions: the binomial
 /// coefficient `C(snapshots + repetitions, snapshots)`, saturating.
 fn reversible(snapshots: usize, repetitions: usize) -> usize {
-    (1..=snapshots as u128)
+    // C(s + t, s) = C(s + t, t): a product over the smaller of the two.
+    let (large, small) = (snapshots.max(repetitions), snapshots.min(repetitions));
+    (1..=small as u128)
         .try_fold(1u128, |count, i| {
-            // C(t + i, i) = C(t + i − 1, i − 1) · (t + i) / i, exact at each step.
-            count.checked_mul(repetitions as u128 + i).map(|c| c / i)
+            // C(l + i, i) = C(l + i − 1, i − 1) · (l + i) / i, exact at each step.
+            let next = count.checked_mul(large as u128 + i)? / i;
+            (next <= usize::MAX as u128).then_some(next)
         })
-        .map_or(usize::MAX, |count| {
-            usize::try_from(count).unwrap_or(usize::MAX)
-        })
+        .map_or(usize::MAX, |count| count as usize)
 }
 
 /// The fewest repetitions with which `snapshots` (at least 1) snapshots reverse `steps` steps.
@@ -170,5 +171,7 @@ mod tests {
         }
         assert_eq!(repetitions(1_000_000, 100), 4); // C(103, 3) = 176 851 < 10⁶ ≤ C(104, 4)
         assert_eq!(reversible(usize::MAX / 2, 3), usize::MAX);
+        assert_eq!(reversible(3, usize::MAX / 2), usize::MAX);
+        assert_eq!(repetitions(1_000_000, 1_000_000), 1);
     }
 }
