@@ -3,22 +3,27 @@
 //! and `ad`'s speed-up over each peer, with the machine and the date, and the list of
 //! (tool, function) pairs the suite leaves out, with the reason. Three optional inputs add their
 //! sections when their files exist: JAX's times (`benches/jax/run.sh`), the scaling and memory
-//! table (`examples/scaling.rs`) and the ADBench table (`examples/adbench.rs`).
+//! table (`examples/scaling.rs`), the ADBench table (`examples/adbench.rs`), the
+//! checkpointing table (`examples/checkpointing.rs`) and the Hessian table
+//! (`examples/hessians.rs`).
 //!
 //! ```sh
 //! cargo bench --bench suite && cargo bench -p ad-peer-bench
 //! bash benches/jax/run.sh                                  # optional: JAX's columns
 //! cargo run --release --example scaling                    # optional: scaling and memory
 //! cargo run --release --example adbench                    # optional: ADBench's objectives
+//! cargo run --release --example checkpointing              # optional: 10⁶ RK4 steps, 80 s, 6 GB
+//! cargo run --release --example hessians                   # optional: Hessians of 4 scalars
 //! cargo run --release --example bench_report              # writes BENCHMARKS.md
 //! cargo run --release --example bench_report -- DIR OUT   # criterion directory, output file
 //! cargo run --release --example bench_report -- --jax FILE.csv --scaling FILE.md --adbench FILE.md
+//!     --checkpointing FILE.md --hessians FILE.md
 //! ```
 //!
 //! Criterion's directory is `$CARGO_TARGET_DIR/criterion` (or `target/criterion`) unless given.
 //! The report reads each benchmark's `new/benchmark.json` (its id) and `new/estimates.json`
 //! (the median's point estimate, in nanoseconds). JAX's file is `jax/results.csv` and the
-//! tables `scaling.md` and `adbench.md` beside criterion's directory unless given.
+//! tables `scaling.md`, `adbench.md`, `checkpointing.md` and `hessians.md` beside criterion's directory unless given.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -141,22 +146,28 @@ struct Paths {
     jax: PathBuf,
     scaling: PathBuf,
     adbench: PathBuf,
+    checkpointing: PathBuf,
+    hessians: PathBuf,
 }
 
-/// `[DIR [OUT]] [--jax FILE] [--scaling FILE] [--adbench FILE]`, with the defaults of the
+/// `[DIR [OUT]] [--jax FILE] [--scaling FILE] [--adbench FILE] [--checkpointing FILE]
+/// [--hessians FILE]`, with the defaults of the
 /// module docs.
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Paths, String> {
     let mut positional = Vec::new();
     let (mut jax, mut scaling, mut adbench) = (None, None, None);
+    let (mut checkpointing, mut hessians) = (None, None);
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--jax" | "--scaling" | "--adbench" => {
+            "--jax" | "--scaling" | "--adbench" | "--checkpointing" | "--hessians" => {
                 let value = args.next().ok_or_else(|| format!("{arg} needs a file"))?;
                 let slot = match arg.as_str() {
                     "--jax" => &mut jax,
                     "--scaling" => &mut scaling,
-                    _ => &mut adbench,
+                    "--adbench" => &mut adbench,
+                    "--checkpointing" => &mut checkpointing,
+                    _ => &mut hessians,
                 };
                 *slot = Some(PathBuf::from(value));
             }
@@ -180,6 +191,8 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Paths, String> {
         jax: jax.unwrap_or_else(|| target.join("jax").join("results.csv")),
         scaling: scaling.unwrap_or_else(|| target.join("scaling.md")),
         adbench: adbench.unwrap_or_else(|| target.join("adbench.md")),
+        checkpointing: checkpointing.unwrap_or_else(|| target.join("checkpointing.md")),
+        hessians: hessians.unwrap_or_else(|| target.join("hessians.md")),
         criterion,
         output,
     })
@@ -191,7 +204,8 @@ fn main() -> ExitCode {
         Err(error) => {
             eprintln!(
                 "error: {error}\nusage: bench_report [CRITERION_DIR [OUTPUT]] [--jax FILE.csv] \
-                 [--scaling FILE.md] [--adbench FILE.md]"
+                 [--scaling FILE.md] [--adbench FILE.md] [--checkpointing FILE.md] \
+                 [--hessians FILE.md]"
             );
             return ExitCode::FAILURE;
         }
@@ -234,9 +248,18 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let (scaling, adbench) = match (optional_file(&paths.scaling), optional_file(&paths.adbench)) {
-        (Ok(scaling), Ok(adbench)) => (scaling, adbench),
-        (Err(error), _) | (_, Err(error)) => {
+    let included = [
+        &paths.scaling,
+        &paths.adbench,
+        &paths.checkpointing,
+        &paths.hessians,
+    ]
+    .map(|path| optional_file(path));
+    let [scaling, adbench, checkpointing, hessians] = match included {
+        [Ok(scaling), Ok(adbench), Ok(checkpointing), Ok(hessians)] => {
+            [scaling, adbench, checkpointing, hessians]
+        }
+        [Err(error), ..] | [_, Err(error), ..] | [_, _, Err(error), _] | [.., Err(error)] => {
             eprintln!("error: {error}");
             return ExitCode::FAILURE;
         }
@@ -257,6 +280,18 @@ fn main() -> ExitCode {
                 command: "adbench",
                 file: "adbench.md",
             },
+            Included {
+                text: checkpointing.as_deref(),
+                heading: "Checkpointing",
+                command: "checkpointing",
+                file: "checkpointing.md",
+            },
+            Included {
+                text: hessians.as_deref(),
+                heading: "Hessians of few inputs",
+                command: "hessians",
+                file: "hessians.md",
+            },
         ],
     );
     if let Err(error) = std::fs::write(&paths.output, report) {
@@ -271,13 +306,15 @@ fn main() -> ExitCode {
         }
     };
     println!(
-        "wrote {} ({} functions, from {}; {}; {}; {})",
+        "wrote {} ({} functions, from {}; {}; {}; {}; {}; {})",
         paths.output.display(),
         medians.len(),
         criterion_dir.display(),
         with(jax.is_some(), &paths.jax),
         with(scaling.is_some(), &paths.scaling),
         with(adbench.is_some(), &paths.adbench),
+        with(checkpointing.is_some(), &paths.checkpointing),
+        with(hessians.is_some(), &paths.hessians),
     );
     ExitCode::SUCCESS
 }
@@ -562,8 +599,10 @@ fn render(medians: &Medians, jax: Option<&Jax>, included: &[Included]) -> String
         "Generated by `cargo run --release --example bench_report` from the criterion output of \
          `cargo bench --bench suite && cargo bench -p ad-peer-bench` (`benches/suite`, \
          `benches/suite_easy_ml_ad_trait`), with JAX's times from `bash benches/jax/run.sh`, \
-         the scaling table from `cargo run --release --example scaling` and the ADBench table \
-         from `cargo run --release --example adbench` when those were run first. Every Rust time is criterion's median; every tool's \
+         the scaling table from `cargo run --release --example scaling`, the ADBench table \
+         from `cargo run --release --example adbench`, the checkpointing table from `cargo \
+         run --release --example checkpointing` and the Hessian table from `cargo run \
+         --release --example hessians` when those were run first. Every Rust time is criterion's median; every tool's \
          gradient was checked against `ad`'s before it was measured (and `ad`'s against central \
          differences), so each row compares the same computation. Regenerate after a run; do \
          not edit by hand.\n"
@@ -910,7 +949,8 @@ fn render_jax(out: &mut String, medians: &Medians, jax: Option<&Jax>) {
     }
 }
 
-/// A table another program writes for the report (`examples/scaling.rs`, `examples/adbench.rs`).
+/// A table another program writes for the report (`examples/scaling.rs`, `examples/adbench.rs`,
+/// `examples/checkpointing.rs`, `examples/hessians.rs`).
 struct Included<'a> {
     /// The file's text, if it was found.
     text: Option<&'a str>,

@@ -106,8 +106,9 @@
 ///   8 scalars by their types, it runs in forward mode on [`Dual`]`<f64, `[`Lanes`]`<K>>`
 ///   (one pass, a tangent lane per input scalar) instead of on the tape.
 /// - Every other derivative product is generated too: `name_vjp`, `name_jacobian` and
-///   `name_jvp` (forward mode, on [`Dual`]) for any result, `name_hvp` and `name_hessian` for
-///   an `f64` result; `#[reverse_diff(primitive = partials)]` and `#[reverse_diff(fused)]`
+///   `name_jvp` (forward mode, on [`Dual`]) for any result, `name_pullback` (a [`Pullback`]
+///   kept for any number of cotangents) for any result, `name_hvp` and `name_hessian` for an
+///   `f64` result (forward over forward for at most 8 input scalars); `#[reverse_diff(primitive = partials)]` and `#[reverse_diff(fused)]`
 ///   make a function one tape record (README, "Every derivative").
 ///
 /// # Inside the body
@@ -170,6 +171,54 @@
 pub use ad_macro::reverse_diff;
 
 pub use ad_runtime::{num_traits, Differentiable, Dual, DualPart, Lanes, Real, Tangent, Tape, Var};
+
+/// The pullback that `f_pullback` returns:
+///
+/// ```
+/// #[ad::reverse_diff]
+/// fn polar(r: f64, theta: f64) -> [f64; 2] {
+///     [r * theta.cos(), r * theta.sin()]
+/// }
+///
+/// let (value, pullback) = polar_pullback(2.0, 0.5);
+/// assert_eq!(value, [2.0 * 0.5f64.cos(), 2.0 * 0.5f64.sin()]);
+/// // Row 0 of the Jacobian: ∂x/∂r = cos θ, ∂x/∂θ = −r sin θ.
+/// assert_eq!(pullback.pull(&[1.0, 0.0]), (0.5f64.cos(), -2.0 * 0.5f64.sin()));
+/// // Row 1: ∂y/∂r = sin θ, ∂y/∂θ = r cos θ.
+/// assert_eq!(pullback.pull(&[0.0, 1.0]), (0.5f64.sin(), 2.0 * 0.5f64.cos()));
+/// ```
+pub use ad_runtime::Pullback;
+
+/// Checkpointed loops: [`every`](checkpoint::every) and [`revolve`](checkpoint::revolve) run
+/// `for i in 0..steps { state = step(&state, i) }` inside a `#[reverse_diff]` function while the
+/// tape keeps only some states, recomputing the steps between them during the backward sweep.
+/// At `f64` and in forward mode they are the plain loop.
+///
+/// ```
+/// /// One explicit Euler step of y' = −k·y for each of the state's scalars.
+/// #[ad::reverse_diff]
+/// fn euler(y: &[f64], k: f64, h: f64) -> Vec<f64> {
+///     y.iter().map(|yi| yi - h * k * yi).collect()
+/// }
+///
+/// #[ad::reverse_diff]
+/// fn decay(k: f64, y0: &[f64]) -> f64 {
+///     let h = 1e-3;
+///     // 1000 steps, a snapshot every 30; the closure owns what it captures (`move`).
+///     let y = ad::checkpoint::every(1000, 30, y0.to_vec(), move |y, _| euler(y, k, h));
+///     y.iter().sum::<f64>()
+/// }
+///
+/// let (value, (dk, dy0)) = decay_grad(0.5, &[1.0, 2.0]);
+/// // y(1000) = (1 − hk)^1000 · y0, so ∂/∂k = −1000·h·(1 − hk)^999 · Σ y0.
+/// let factor: f64 = 1.0 - 1e-3 * 0.5;
+/// assert!((value - 3.0 * factor.powi(1000)).abs() < 1e-12);
+/// assert!((dk - (-3.0 * factor.powi(999))).abs() < 1e-12);
+/// assert!((dy0[0] - factor.powi(1000)).abs() < 1e-12);
+/// ```
+pub mod checkpoint {
+    pub use ad_runtime::checkpoint::{every, revolve};
+}
 
 /// Derives [`Differentiable`] for a struct or enum generic in its scalar, so it can be a
 /// parameter of a `#[reverse_diff]` function and its gradient comes back with its own shape.

@@ -4,9 +4,20 @@
 
 mod common;
 
+#[path = "../examples/common/rosenbrock.rs"]
+mod rosenbrock;
+#[path = "../examples/common/rosenbrock4.rs"]
+mod rosenbrock4;
+
 use ad::reverse_diff;
 use approx::assert_relative_eq;
 use common::central_gradient;
+use rosenbrock::{
+    rosenbrock_hessian as rosenbrock_slice_hessian, rosenbrock_hvp as rosenbrock_slice_hvp,
+};
+use rosenbrock4::{
+    hessian_by_hand, rosenbrock_array, rosenbrock_array_hessian, rosenbrock_array_hvp,
+};
 
 /// √(x² + y²): at (4, 3) its Hessian is [[0.072, −0.096], [−0.096, 0.128]] (y²/r³, −xy/r³, x²/r³).
 #[reverse_diff]
@@ -126,4 +137,32 @@ fn hessian_of_an_empty_input_has_no_rows() {
     assert_eq!(gradient, (vec![], 0.0));
     // The weight is the one input scalar left: d²/dw² of an empty sum is 0.
     assert_eq!(rows, vec![(vec![], 0.0)]);
+}
+
+/// Over `[f64; 4]` forward over forward; over `&[f64]` (`rosenbrock`) reverse over forward.
+#[test]
+fn forward_over_forward_hessian_matches_the_analytic_one_and_the_tape() {
+    let x = [-1.2, 1.0, 0.7, 0.3];
+    let (value, gradient, rows) = rosenbrock_array_hessian(x);
+    let (tape_value, tape_gradient, tape_rows) = rosenbrock_slice_hessian(&x);
+    assert_eq!(value, rosenbrock_array(x));
+    assert_eq!(value, tape_value);
+    let expected = hessian_by_hand(&x);
+    for i in 0..4 {
+        assert_relative_eq!(gradient[i], tape_gradient[i], epsilon = 1e-12);
+        for j in 0..4 {
+            assert_relative_eq!(rows[i][j], expected[i][j], epsilon = 1e-12);
+            assert_relative_eq!(rows[i][j], tape_rows[i][j], epsilon = 1e-12);
+        }
+    }
+    // f_hvp along u is the Hessian times u, from both paths.
+    let u = [0.5, -1.0, 2.0, 0.25];
+    let (_, hvp_gradient, product) = rosenbrock_array_hvp(x, u);
+    let (_, _, tape_product) = rosenbrock_slice_hvp(&x, &u);
+    assert_eq!(hvp_gradient, gradient);
+    for i in 0..4 {
+        let by_hand: f64 = (0..4).map(|j| expected[i][j] * u[j]).sum();
+        assert_relative_eq!(product[i], by_hand, epsilon = 1e-12);
+        assert_relative_eq!(product[i], tape_product[i], epsilon = 1e-12);
+    }
 }

@@ -504,7 +504,7 @@ impl<'a, I: Iterator<Item = &'a FnArg>> ZipParams<'a> for I {}
 /// The most scalars `f_grad` differentiates in forward mode: up to this many, one pass over
 /// `Dual<f64, Lanes<K>>` costs less than recording a tape and sweeping it back (no tape, no
 /// per-thread state, and the `K` tangents of each operation are a few vector instructions).
-const MAX_FORWARD_LANES: usize = 8;
+pub const MAX_FORWARD_LANES: usize = 8;
 
 /// `f_grad(args) -> (f64, G)`. When the differentiable parameters hold at most
 /// [`MAX_FORWARD_LANES`] scalars by their types alone (`f64`, `[f64; 3]`, tuples of these), in

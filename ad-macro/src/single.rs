@@ -72,7 +72,8 @@ pub fn expand(
                 Item::Fn(companion) => {
                     let ident = companion.sig.ident.to_string();
                     let suffix = ident.strip_prefix(&prefix)?;
-                    Some(wrapper(&item, companion, suffix))
+                    // A pullback keeps its `f64` tape for later pulls: none over `f32`.
+                    (suffix != "pullback").then(|| wrapper(&item, companion, suffix))
                 }
                 _ => None,
             })

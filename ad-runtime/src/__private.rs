@@ -1,12 +1,13 @@
 //! Support items for the code `#[reverse_diff]` generates. Not part of the public API: names
 //! and signatures here change without notice.
 
+pub use crate::checkpoint::Schedule;
 pub use crate::linear::{Adjoints as LinearAdjoints, Linear, Node, Reverse};
 pub use crate::real::{ArithOps, AssignOps};
 pub use crate::rules;
 use crate::tape::{record_fused, record_nary};
 pub use crate::tape::{set_node_limit, Adjoints, PendingSum};
-use crate::{Differentiable, Dual, Lanes, Real, Tangent, Tape, Var};
+use crate::{Differentiable, Dual, Lanes, Pullback, Real, Tangent, Tape, Var};
 pub use num_traits::Float;
 use std::borrow::Cow;
 use std::marker::PhantomData;
@@ -436,6 +437,33 @@ impl Accumulate for Var {
     }
 }
 
+/// How each scalar type runs a checkpointed loop ([`crate::checkpoint`]): a supertrait of
+/// [`Real`]. `Var` keeps snapshots and replays segments during the sweep; every other scalar
+/// runs the loop as written.
+pub trait Checkpoint: Sized {
+    /// `for i in 0..steps { state = step(&state, i) }`, by `schedule` on the tape.
+    fn checkpoint<F>(schedule: Schedule, steps: usize, state: Vec<Self>, step: F) -> Vec<Self>
+    where
+        F: Fn(&[Self], usize) -> Vec<Self> + 'static,
+    {
+        let _ = schedule;
+        (0..steps).fold(state, |state, i| step(&state, i))
+    }
+}
+
+impl Checkpoint for f64 {}
+
+impl<F, T> Checkpoint for Dual<F, T> {}
+
+impl Checkpoint for Var {
+    fn checkpoint<F>(schedule: Schedule, steps: usize, state: Vec<Var>, step: F) -> Vec<Var>
+    where
+        F: Fn(&[Var], usize) -> Vec<Var> + 'static,
+    {
+        crate::checkpoint::on_tape(schedule, steps, state, std::rc::Rc::new(step))
+    }
+}
+
 /// How each scalar type evaluates a user primitive (`#[reverse_diff(primitive = ..)]`) and a
 /// fused callee (`#[reverse_diff(fused)]`): a supertrait of [`Real`], so generated code over
 /// `S: Real` can call it. The arguments are closures so that plain `f64` calls pay for nothing
@@ -584,12 +612,22 @@ pub fn jacobian_rows<T: Differentiable + ?Sized, G>(
         .collect()
 }
 
-fn check_same_count(what: &str, of: &str, got: usize, expected: usize) {
+pub(crate) fn check_same_count(what: &str, of: &str, got: usize, expected: usize) {
     if got != expected {
         panic!(
             "ad: the {what} has {got} scalars but the {of} has {expected}: give it the same shape"
         );
     }
+}
+
+/// Keeps a finished forward pass for [`Pullback::pull`]: `outputs` are the result's scalars,
+/// and `read` reads the gradient from the seeded inputs it owns.
+pub fn pullback<R: Differentiable + ?Sized, G>(
+    tape: Tape,
+    outputs: Vec<Var>,
+    read: impl Fn(&Adjoints<'_>) -> G + 'static,
+) -> Pullback<R, G> {
+    Pullback::new(tape, outputs, read)
 }
 
 /// Pairs each scalar of `primal` with the scalar of `tangent` at the same place.
@@ -769,10 +807,10 @@ pub fn lanes_input<T: Differentiable + ?Sized, const K: usize>(
     })
 }
 
-/// The gradient of a forward-mode input seeded by [`lanes_input`] from lane `first`: lane
-/// `first + i` of the result's tangent for its scalar `i`, in its shape.
-pub fn lanes_gradient<T: Differentiable + ?Sized, const K: usize>(
-    seeded: &T::With<Dual<f64, Lanes<K>>>,
+/// The gradient of a forward-mode input seeded by [`lanes_input`] (or [`second_lanes_input`])
+/// from lane `first`: lane `first + i` of `tangent` for its scalar `i`, in its shape.
+pub fn lanes_gradient<T: Differentiable + ?Sized, S, const K: usize>(
+    seeded: &T::With<S>,
     tangent: &Lanes<K>,
     first: usize,
 ) -> T::Gradient {
@@ -781,6 +819,45 @@ pub fn lanes_gradient<T: Differentiable + ?Sized, const K: usize>(
         let derivative = tangent.0[lane];
         lane += 1;
         derivative
+    })
+}
+
+/// The scalar of forward over forward with lanes: the inner lanes carry the gradient, the outer
+/// tangent a direction (and then the Hessian times it in its lanes).
+pub type SecondLanes<const K: usize> = Dual<Dual<f64, Lanes<K>>>;
+
+/// A forward-over-forward input seeded from lane `first`: scalar `i` of `primal` moves lane
+/// `first + i` alone, and its outer tangent is scalar `i` of `direction`.
+pub fn second_lanes_input<T: Differentiable + ?Sized, const K: usize>(
+    primal: &T,
+    direction: &T,
+    first: usize,
+) -> T::With<SecondLanes<K>> {
+    let mut lane = first;
+    zip_scalars(primal, direction, |x, u| {
+        lane += 1;
+        second_lane(x, lane - 1, u)
+    })
+}
+
+/// Scalar `x` moving lane `lane` alone, with the outer tangent `direction`.
+fn second_lane<const K: usize>(x: f64, lane: usize, direction: f64) -> SecondLanes<K> {
+    Dual::new(
+        Dual::new(x, Lanes::unit(lane)),
+        Dual::new(direction, Lanes::default()),
+    )
+}
+
+/// [`second_lanes_input`] along the unit direction of lane `unit`.
+pub fn unit_lanes_input<T: Differentiable + ?Sized, const K: usize>(
+    primal: &T,
+    first: usize,
+    unit: usize,
+) -> T::With<SecondLanes<K>> {
+    let mut lane = first;
+    primal.map_scalars(&mut |x| {
+        lane += 1;
+        second_lane(x, lane - 1, if lane - 1 == unit { 1.0 } else { 0.0 })
     })
 }
 

@@ -100,7 +100,7 @@ impl<F: Real, T: Tangent<F>> DualPart for Dual<F, T> {
 
     #[inline(always)]
     fn is_constant_zero(self) -> bool {
-        self.value.is_constant_zero() && self.tangent.is_zero_tangent()
+        self.value.is_constant_zero() && self.tangent.is_all_zero()
     }
 }
 
@@ -134,6 +134,15 @@ pub trait Tangent<F>:
 
     /// Whether the tangent is a constant zero, so the term it would give can be skipped.
     fn is_zero_tangent(self) -> bool;
+
+    /// Whether every direction of the tangent is zero: a `Dual` with a zero value and such a
+    /// tangent is a constant zero as a part of a higher-order `Dual` (forward over forward with
+    /// lanes, `f_hvp` of few scalars), whose terms it multiplies are then skipped.
+    /// [`is_zero_tangent`](Tangent::is_zero_tangent) may say `false` where testing costs more
+    /// than the term.
+    fn is_all_zero(self) -> bool {
+        self.is_zero_tangent()
+    }
 }
 
 impl<F: Real> Tangent<F> for F {

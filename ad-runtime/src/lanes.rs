@@ -116,6 +116,11 @@ impl<const K: usize> Tangent<f64> for Lanes<K> {
     }
 
     #[inline(always)]
+    fn is_all_zero(self) -> bool {
+        self.0.iter().all(|&lane| lane == 0.0)
+    }
+
+    #[inline(always)]
     fn times(self, partial: f64) -> Lanes<K> {
         self * partial
     }

@@ -20,6 +20,7 @@
 //! assert_eq!(tape.adjoint(y), 1.5);
 //! ```
 
+pub mod checkpoint;
 mod differentiable;
 mod dual;
 mod lanes;
@@ -33,6 +34,7 @@ mod ndarray;
 mod num;
 mod ops;
 mod primitives;
+mod pullback;
 mod real;
 #[doc(hidden)]
 pub mod rules;
@@ -50,6 +52,7 @@ pub mod __private;
 pub use differentiable::Differentiable;
 pub use dual::{Dual, DualPart, Tangent};
 pub use lanes::Lanes;
+pub use pullback::Pullback;
 pub use real::Real;
 pub use tape::Tape;
 pub use var::Var;

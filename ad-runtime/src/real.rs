@@ -1,6 +1,6 @@
 //! The [`Real`] trait: what a `#[reverse_diff]` function may do with its scalars.
 
-use crate::__private::{Accumulate, Arrays, Fuse, IntoReal, Matrices, Primitive};
+use crate::__private::{Accumulate, Arrays, Checkpoint, Fuse, IntoReal, Matrices, Primitive};
 use crate::DualPart;
 use num_traits::Float;
 use std::cmp::Ordering;
@@ -99,6 +99,7 @@ pub trait Real:
     + Primitive
     + Fuse
     + Accumulate
+    + Checkpoint
     + Matrices
     + Arrays
     + DualPart

@@ -10,6 +10,7 @@ use crate::var::Var;
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
 use std::ptr::{self, NonNull};
+use std::rc::Rc;
 use std::sync::atomic::{AtomicU32, Ordering};
 
 /// The largest number of nodes a tape holds: node indices are 32-bit.
@@ -43,7 +44,26 @@ pub(crate) struct Recording {
     sums: Vec<(u32, Vec<Slot>)>,
     /// Emptied buffers of earlier sessions' sums, for the next [`PendingSum`]s on this thread.
     spare_sums: Vec<Vec<Slot>>,
+    /// The checkpointed segments of this session ([`record_checkpoint`]), in node order.
+    checkpoints: Vec<Checkpoint>,
 }
+
+/// A segment of a computation whose operations are not kept: its outputs are nodes with no
+/// operand slots, and the sweep reaching them replays the segment from its inputs on the same
+/// recording, sweeps what the replay recorded, and drops it again.
+struct Checkpoint {
+    /// The first of the segment's output nodes, which follow each other.
+    first: u32,
+    /// How many output nodes.
+    outputs: u32,
+    /// The segment's inputs, recorded before its outputs.
+    inputs: Vec<Var>,
+    /// Records the segment again from `inputs` and returns its outputs.
+    replay: Replay,
+}
+
+/// What a [`Checkpoint`] runs to record its segment again.
+pub(crate) type Replay = Rc<dyn Fn(&[Var]) -> Vec<Var>>;
 
 impl Recording {
     const fn new() -> Recording {
@@ -56,6 +76,7 @@ impl Recording {
             adjoints: Vec::new(),
             sums: Vec::new(),
             spare_sums: Vec::new(),
+            checkpoints: Vec::new(),
         }
     }
 
@@ -67,6 +88,31 @@ impl Recording {
         for (_, slots) in self.sums.drain(..) {
             keep_spare(&mut self.spare_sums, slots);
         }
+        self.checkpoints.clear();
+    }
+
+    /// Drops every node from `nodes` on, and returns the checkpoints among them, for the caller
+    /// to drop once it no longer borrows the recording (their replays hold user closures).
+    #[must_use]
+    fn truncate(&mut self, nodes: usize) -> Vec<Checkpoint> {
+        if nodes >= self.ends.len() {
+            return Vec::new();
+        }
+        let slots = nodes
+            .checked_sub(1)
+            .map_or(0, |last| self.ends[last] as usize);
+        self.ends.truncate(nodes);
+        self.operands.truncate(slots);
+        self.partials.truncate(slots);
+        self.adjoints.truncate(nodes);
+        while self.sums.last().is_some_and(|sum| sum.0 as usize >= nodes) {
+            let (_, slots) = self.sums.pop().expect("checked non-empty");
+            keep_spare(&mut self.spare_sums, slots);
+        }
+        let kept = self
+            .checkpoints
+            .partition_point(|checkpoint| (checkpoint.first as usize) < nodes);
+        self.checkpoints.split_off(kept)
     }
 
     #[inline(always)]
@@ -104,7 +150,9 @@ impl Recording {
         self.adjoints.resize(self.ends.len(), 0.0);
     }
 
-    fn sweep(&mut self) {
+    /// Sweeps the nodes `low..high`, from the top: each passes its adjoint back to its
+    /// operands. Checkpoints are the caller's ([`sweep_recording`]).
+    fn sweep_nodes(&mut self, low: usize, high: usize) {
         let Recording {
             ends,
             operands,
@@ -116,6 +164,10 @@ impl Recording {
         let nodes = ends.len();
         assert!(adjoints.len() == nodes && partials.len() == operands.len());
         assert!(ends.last().map_or(0, |&end| end as usize) == operands.len());
+        assert!(low <= high && high <= nodes);
+        if low == high {
+            return;
+        }
         // SAFETY (the unchecked reads below): `ends` rises from 0 to `operands.len()` (asserted
         // above for its last entry; `push_node` appends the operand count so far), so each
         // node's `start..end` lies within `operands` and `partials`, which have the same length;
@@ -125,12 +177,14 @@ impl Recording {
         // The sums not yet swept are `sums[..unswept]`; the node of the last of them is next
         // (`usize::MAX`, no node, once there are none).
         let node_of = |sum: &(u32, Vec<Slot>)| sum.0 as usize;
-        let mut unswept = sums.len();
-        let mut next_sum = sums.last().map_or(usize::MAX, node_of);
-        let mut end = operands.len();
+        let mut unswept = sums.partition_point(|sum| node_of(sum) < high);
+        let mut next_sum = unswept
+            .checked_sub(1)
+            .map_or(usize::MAX, |last| node_of(&sums[last]));
+        let mut end = ends[high - 1] as usize;
         // One past the node to sweep next.
-        let mut above = nodes;
-        while above > 1 {
+        let mut above = high;
+        while above > low.max(1) {
             let node = above - 1;
             let start = unsafe { *ends.get_unchecked(node - 1) } as usize;
             above = node;
@@ -155,10 +209,117 @@ impl Recording {
                 };
             }
         }
-        if nodes > 0 {
+        if low == 0 {
             unsafe { pass_back(0, 0..end, operands, partials, adjoints) };
         }
     }
+}
+
+/// Sweeps the nodes `low..high` of `recording` from the top, replaying each checkpoint among
+/// them when the sweep reaches it: its segment is recorded again above the top from its
+/// inputs, the adjoints of its outputs seed the replayed outputs, the replay is swept (down to
+/// the checkpoint's inputs, below it) and dropped. With `truncating` (inside a replay), the
+/// nodes above a checkpoint are dropped before it replays, so nested replays do not pile up.
+///
+/// # Safety
+///
+/// `recording` is the active recording of this thread (replays record on it through
+/// `ACTIVE`), and the caller holds no reference into it.
+unsafe fn sweep_recording(
+    recording: *mut Recording,
+    low: usize,
+    mut high: usize,
+    truncating: bool,
+) {
+    loop {
+        // The highest checkpoint below `high`, its inputs and replay copied out, and the nodes
+        // above it swept; no reference into the recording outlives this block.
+        let (first, outputs, inputs, replay, dropped) = {
+            let r = &mut *recording;
+            let below = r
+                .checkpoints
+                .partition_point(|checkpoint| (checkpoint.first as usize) < high);
+            let Some(checkpoint) = below
+                .checked_sub(1)
+                .map(|last| &r.checkpoints[last])
+                .filter(|checkpoint| checkpoint.first as usize >= low)
+            else {
+                r.sweep_nodes(low, high);
+                return;
+            };
+            let (first, outputs) = (checkpoint.first as usize, checkpoint.outputs as usize);
+            let (inputs, replay) = (checkpoint.inputs.clone(), Rc::clone(&checkpoint.replay));
+            r.sweep_nodes(first + outputs, high);
+            let dropped = if truncating {
+                r.truncate(first + outputs)
+            } else {
+                Vec::new()
+            };
+            (first, outputs, inputs, replay, dropped)
+        };
+        drop(dropped);
+        let base = (*recording).ends.len();
+        let replayed = replay(&inputs);
+        if replayed.len() != outputs {
+            panic!(
+                "ad: a checkpointed segment gave {} scalars when replayed and {outputs} the first \
+                 time: the step must be a function of its state and step index alone",
+                replayed.len()
+            );
+        }
+        let top = {
+            let r = &mut *recording;
+            let top = r.ends.len();
+            r.adjoints.resize(top, 0.0);
+            for (offset, output) in replayed.into_iter().enumerate() {
+                if !output.is_constant() {
+                    r.check(output);
+                    let adjoint = r.adjoints[first + offset];
+                    r.adjoints[output.index as usize] += adjoint;
+                }
+            }
+            top
+        };
+        sweep_recording(recording, base, top, true);
+        drop((*recording).truncate(base));
+        high = first;
+    }
+}
+
+/// Records a checkpointed segment on the active recording: new nodes with the values
+/// `outputs`, which the sweep reaches by running `replay` on `inputs` (see [`sweep_recording`]).
+/// With no active recording, the outputs are constants.
+pub(crate) fn record_checkpoint(inputs: Vec<Var>, outputs: &[f64], replay: Replay) -> Vec<Var> {
+    with_active_recording(|r| {
+        if (r.limit as usize).saturating_sub(r.ends.len()) < outputs.len() {
+            tape_full(r.limit);
+        }
+        for input in &inputs {
+            if !input.is_constant() {
+                r.check(*input);
+            }
+        }
+        let first = r.ends.len() as u32;
+        let vars = outputs.iter().map(|&value| r.push_node(value)).collect();
+        r.checkpoints.push(Checkpoint {
+            first,
+            outputs: outputs.len() as u32,
+            inputs,
+            replay,
+        });
+        vars
+    })
+    .unwrap_or_else(|| outputs.iter().copied().map(Var::constant).collect())
+}
+
+/// How many nodes the active recording holds (`None` with no tape recording on this thread).
+pub(crate) fn recorded_len() -> Option<usize> {
+    with_active_recording(|r| r.ends.len())
+}
+
+/// Drops the nodes the active recording holds from `nodes` on.
+pub(crate) fn truncate_recording(nodes: usize) {
+    drop(with_active_recording(|r| r.truncate(nodes)));
 }
 
 /// Adds `adjoint(node) · partial` to the adjoint of each operand in `slots`.
@@ -586,8 +747,16 @@ impl Tape {
                 r.check(output);
                 r.adjoints[output.index as usize] = 1.0;
             }
-            r.sweep();
         });
+        self.sweep();
+    }
+
+    /// Sweeps the whole recording, replaying its checkpoints.
+    fn sweep(&self) {
+        let nodes = self.with_active(|r| r.ends.len());
+        // SAFETY: the recording is this thread's active one (checked above), and no reference
+        // into it is held.
+        unsafe { sweep_recording(self.recording.as_ptr(), 0, nodes, false) };
     }
 
     /// Sweeps the tape once from the end, starting from the given adjoints of output values:
@@ -604,7 +773,7 @@ impl Tape {
                 });
             }
         }
-        self.with_active(Recording::sweep);
+        self.sweep();
     }
 
     /// The derivative of the output of the last [`Tape::backward`] with respect to `var`
@@ -648,9 +817,7 @@ impl Drop for Tape {
                 // SAFETY: this recording came from `Box::leak` in `Tape::new`, and nothing
                 // points at it any more: it is no longer active, and tapes nested in it have
                 // already been dropped (they restored it on their way out).
-                let mut recording = unsafe { Box::from_raw(self.recording.as_ptr()) };
-                recording.tag = 0;
-                let _ = SPARE.try_with(|spare| spare.borrow_mut().push(recording));
+                retire(unsafe { Box::from_raw(self.recording.as_ptr()) });
             } else {
                 // Dropped out of order (an inner tape still lives, and will restore this
                 // recording as active when it ends). End the session so its Vars are rejected,
@@ -659,6 +826,101 @@ impl Drop for Tape {
                 unsafe { (*self.recording.as_ptr()).tag = 0 };
             }
         });
+    }
+}
+
+/// Ends a recording's session, so its `Var`s are rejected, and keeps its buffers for the next
+/// session on this thread.
+fn retire(mut recording: Box<Recording>) {
+    recording.tag = 0;
+    recording.checkpoints.clear();
+    let _ = SPARE.try_with(|spare| spare.borrow_mut().push(recording));
+}
+
+/// A finished recording taken off this thread's stack of tapes (see [`Tape::detach`]): it
+/// records nothing more, so other tapes and `_grad` calls on the thread run as if it were not
+/// there, and it can be swept any number of times from any seeds. It ends its session when
+/// dropped. Not `Send`: its sweeps may use the thread's tape state.
+pub(crate) struct Detached {
+    recording: RefCell<std::mem::ManuallyDrop<Box<Recording>>>,
+    /// The nodes recorded by the forward pass (a sweep interrupted by a panic in a replay may
+    /// leave more above them).
+    nodes: usize,
+    _not_send: PhantomData<*const ()>,
+}
+
+impl Tape {
+    /// Ends recording on this tape but keeps what it recorded, for sweeps later (a retained
+    /// pullback). The tape must be the innermost one recording on this thread.
+    pub(crate) fn detach(self) -> Detached {
+        let tape = std::mem::ManuallyDrop::new(self);
+        if ACTIVE.with(Cell::get) != tape.recording.as_ptr() {
+            drop(std::mem::ManuallyDrop::into_inner(tape));
+            not_innermost();
+        }
+        ACTIVE.with(|active| active.set(tape.outer));
+        // SAFETY: the recording came from `Box::leak` in `Tape::new`, it is no longer active,
+        // and no tape is nested in it (it was the innermost); `tape` is not dropped, so this
+        // box is now its only owner.
+        let recording = unsafe { Box::from_raw(tape.recording.as_ptr()) };
+        Detached {
+            nodes: recording.ends.len(),
+            recording: RefCell::new(std::mem::ManuallyDrop::new(recording)),
+            _not_send: PhantomData,
+        }
+    }
+}
+
+impl Detached {
+    /// Sweeps the whole recording from the given adjoints of output values (constants are
+    /// skipped), then lends the adjoints to `read`.
+    pub(crate) fn pull<R>(
+        &self,
+        seeds: impl IntoIterator<Item = (Var, f64)>,
+        read: impl FnOnce(&Adjoints<'_>) -> R,
+    ) -> R {
+        // Held for the whole pull, so a pull cannot start inside another.
+        let mut borrowed = self.recording.borrow_mut();
+        let recording: *mut Recording = &mut ***borrowed;
+        // SAFETY (the dereferences of `recording`): the box is alive while `borrowed` is, and
+        // the only other accesses are through `ACTIVE` by the replays of checkpoints, while no
+        // reference from here is held.
+        drop(unsafe { (*recording).truncate(self.nodes) });
+        unsafe { (*recording).reset_adjoints() };
+        for (output, seed) in seeds {
+            if !output.is_constant() {
+                let r = unsafe { &mut *recording };
+                r.check(output);
+                r.adjoints[output.index as usize] += seed;
+            }
+        }
+        // Active while it sweeps, since replays of checkpoints record on it; the tape that was
+        // active before is restored afterwards, also when a replay panics.
+        struct Restore(*mut Recording);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                let _ = ACTIVE.try_with(|active| active.set(self.0));
+            }
+        }
+        let _restore = Restore(ACTIVE.with(|active| active.replace(recording)));
+        unsafe { sweep_recording(recording, 0, self.nodes, false) };
+        let r = unsafe { &*recording };
+        read(&Adjoints {
+            adjoints: &r.adjoints,
+            tag: r.tag,
+        })
+    }
+
+    /// How many nodes were recorded.
+    pub(crate) fn len(&self) -> usize {
+        self.nodes
+    }
+}
+
+impl Drop for Detached {
+    fn drop(&mut self) {
+        // SAFETY: the recording is taken once, here, and not used again.
+        retire(unsafe { std::mem::ManuallyDrop::take(self.recording.get_mut()) });
     }
 }
 
