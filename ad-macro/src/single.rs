@@ -88,7 +88,9 @@ pub fn expand(
             typed.attrs.retain(|attr| !crate::names::is_no_grad(attr));
         }
     }
+    // Used or not, as a function over `f64` whose companions call it would be.
     quote! {
+        #[allow(dead_code)]
         #original
         #[allow(dead_code)]
         #expanded
