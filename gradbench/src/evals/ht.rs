@@ -6,9 +6,9 @@
 //!
 //! The Jacobian has 3 rows per point and few columns: 26 for θ, and in the complicated variant
 //! 2 more, since a point's error depends on its own `u` only (the column `∂/∂u₀` holds, in the
-//! rows of point `i`, the derivative by `u₀` of point `i`). So it comes from forward mode, one
-//! `ht_objective_jvp` per column, each tangent moving one parameter of θ, or the `u₀` (or `u₁`)
-//! of every point at once.
+//! rows of point `i`, the derivative by `u₀` of point `i`). So it comes from forward mode, in one
+//! pass whose tangent has a lane per column, each lane moving one parameter of θ, or the `u₀`
+//! (or `u₁`) of every point at once.
 
 use super::{check, flatten, parse, unknown_function};
 use crate::protocol::{Evaluation, Runs};
@@ -259,38 +259,46 @@ pub fn ht_objective(
 }
 
 /// The Jacobian, one row per error: `∂/∂u₀`, `∂/∂u₁` of the row's point (complicated variant
-/// only), then `∂/∂θ`. Each column is one forward pass.
+/// only), then `∂/∂θ`. One forward pass carries every column at once, as the lanes of
+/// `ad::Dual<f64, ad::Lanes<K>>` (28 columns, or 26 in the simple variant).
 pub fn ht_jacobian(
     theta: &[f64],
     us: &[f64],
     model: &HandModel,
     observations: &Observations,
 ) -> Vec<Vec<f64>> {
-    let u_columns = if us.is_empty() { 0 } else { 2 };
-    let rows = 3 * observations.points.len();
-    let mut jacobian = vec![vec![0.0; u_columns + THETA]; rows];
-    let mut fill = |column: usize, theta_tangent: &[f64], us_tangent: &[f64]| {
-        let (_, derivatives) =
-            ht_objective_jvp(theta, us, model, observations, theta_tangent, us_tangent);
-        for (row, derivative) in jacobian.iter_mut().zip(derivatives) {
-            row[column] = derivative;
-        }
-    };
-    let still_theta = vec![0.0; THETA];
-    for k in 0..u_columns {
-        // Every point's u_k at once: each error depends on its own point's u only.
-        let us_tangent: Vec<f64> = (0..us.len())
-            .map(|i| if i % 2 == k { 1.0 } else { 0.0 })
-            .collect();
-        fill(k, &still_theta, &us_tangent);
+    if us.is_empty() {
+        jacobian_by_lanes::<THETA>(theta, us, model, observations, 0)
+    } else {
+        jacobian_by_lanes::<{ THETA + 2 }>(theta, us, model, observations, 2)
     }
-    let still_us = vec![0.0; us.len()];
-    for k in 0..THETA {
-        let mut theta_tangent = vec![0.0; THETA];
-        theta_tangent[k] = 1.0;
-        fill(u_columns + k, &theta_tangent, &still_us);
-    }
-    jacobian
+}
+
+/// [`ht_jacobian`] with `K = u_columns + 26` lanes: lane `k < u_columns` moves every point's
+/// `u_k` at once (each error depends on its own point's `u` only), lane `u_columns + j` moves
+/// `θ_j`.
+fn jacobian_by_lanes<const K: usize>(
+    theta: &[f64],
+    us: &[f64],
+    model: &HandModel,
+    observations: &Observations,
+    u_columns: usize,
+) -> Vec<Vec<f64>> {
+    type Column<const K: usize> = ad::Dual<f64, ad::Lanes<K>>;
+    let theta: Vec<Column<K>> = theta
+        .iter()
+        .enumerate()
+        .map(|(j, &value)| ad::Dual::new(value, ad::Lanes::unit(u_columns + j)))
+        .collect();
+    let us: Vec<Column<K>> = us
+        .iter()
+        .enumerate()
+        .map(|(i, &value)| ad::Dual::new(value, ad::Lanes::unit(i % 2)))
+        .collect();
+    ht_objective::<Column<K>>(&theta, &us, model, observations)
+        .into_iter()
+        .map(|error| error.tangent.0.to_vec())
+        .collect()
 }
 
 /// A 4 × 4 matrix given as rows.
