@@ -1,24 +1,28 @@
 //! Turns the criterion output of the benchmark suite into `BENCHMARKS.md`: for each function and
 //! size, the median time of the primal and of each tool's gradient, the ratio gradient/primal,
 //! and `ad`'s speed-up over each peer, with the machine and the date, and the list of
-//! (tool, function) pairs the suite leaves out, with the reason. Three optional inputs add their
+//! (tool, function) pairs the suite leaves out, with the reason. Four optional inputs add their
 //! sections when their files exist: JAX's times (`benches/jax/run.sh`), the scaling and memory
-//! table (`examples/scaling.rs`) and the ADBench table (`examples/adbench.rs`).
+//! table (`examples/scaling.rs`), the ADBench table (`examples/adbench.rs`) and the gradbench
+//! table (`gradbench/run-all.sh`).
 //!
 //! ```sh
 //! cargo bench --bench suite && cargo bench -p ad-peer-bench
 //! bash benches/jax/run.sh                                  # optional: JAX's columns
 //! cargo run --release --example scaling                    # optional: scaling and memory
 //! cargo run --release --example adbench                    # optional: ADBench's objectives
+//! gradbench/run-all.sh                                     # optional: gradbench's evals
 //! cargo run --release --example bench_report              # writes BENCHMARKS.md
 //! cargo run --release --example bench_report -- DIR OUT   # criterion directory, output file
-//! cargo run --release --example bench_report -- --jax FILE.csv --scaling FILE.md --adbench FILE.md
+//! cargo run --release --example bench_report -- --jax FILE.csv --scaling FILE.md --adbench FILE.md \
+//!     --gradbench FILE.md
 //! ```
 //!
 //! Criterion's directory is `$CARGO_TARGET_DIR/criterion` (or `target/criterion`) unless given.
 //! The report reads each benchmark's `new/benchmark.json` (its id) and `new/estimates.json`
 //! (the median's point estimate, in nanoseconds). JAX's file is `jax/results.csv` and the
-//! tables `scaling.md` and `adbench.md` beside criterion's directory unless given.
+//! tables `scaling.md`, `adbench.md` and `gradbench.md` beside criterion's directory unless
+//! given.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -141,22 +145,24 @@ struct Paths {
     jax: PathBuf,
     scaling: PathBuf,
     adbench: PathBuf,
+    gradbench: PathBuf,
 }
 
-/// `[DIR [OUT]] [--jax FILE] [--scaling FILE] [--adbench FILE]`, with the defaults of the
-/// module docs.
+/// `[DIR [OUT]] [--jax FILE] [--scaling FILE] [--adbench FILE] [--gradbench FILE]`, with the
+/// defaults of the module docs.
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Paths, String> {
     let mut positional = Vec::new();
-    let (mut jax, mut scaling, mut adbench) = (None, None, None);
+    let (mut jax, mut scaling, mut adbench, mut gradbench) = (None, None, None, None);
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--jax" | "--scaling" | "--adbench" => {
+            "--jax" | "--scaling" | "--adbench" | "--gradbench" => {
                 let value = args.next().ok_or_else(|| format!("{arg} needs a file"))?;
                 let slot = match arg.as_str() {
                     "--jax" => &mut jax,
                     "--scaling" => &mut scaling,
-                    _ => &mut adbench,
+                    "--adbench" => &mut adbench,
+                    _ => &mut gradbench,
                 };
                 *slot = Some(PathBuf::from(value));
             }
@@ -180,6 +186,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Paths, String> {
         jax: jax.unwrap_or_else(|| target.join("jax").join("results.csv")),
         scaling: scaling.unwrap_or_else(|| target.join("scaling.md")),
         adbench: adbench.unwrap_or_else(|| target.join("adbench.md")),
+        gradbench: gradbench.unwrap_or_else(|| target.join("gradbench.md")),
         criterion,
         output,
     })
@@ -191,7 +198,7 @@ fn main() -> ExitCode {
         Err(error) => {
             eprintln!(
                 "error: {error}\nusage: bench_report [CRITERION_DIR [OUTPUT]] [--jax FILE.csv] \
-                 [--scaling FILE.md] [--adbench FILE.md]"
+                 [--scaling FILE.md] [--adbench FILE.md] [--gradbench FILE.md]"
             );
             return ExitCode::FAILURE;
         }
@@ -234,9 +241,10 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let (scaling, adbench) = match (optional_file(&paths.scaling), optional_file(&paths.adbench)) {
-        (Ok(scaling), Ok(adbench)) => (scaling, adbench),
-        (Err(error), _) | (_, Err(error)) => {
+    let tables = [&paths.scaling, &paths.adbench, &paths.gradbench].map(|path| optional_file(path));
+    let [scaling, adbench, gradbench] = match tables {
+        [Ok(scaling), Ok(adbench), Ok(gradbench)] => [scaling, adbench, gradbench],
+        [Err(error), _, _] | [_, Err(error), _] | [_, _, Err(error)] => {
             eprintln!("error: {error}");
             return ExitCode::FAILURE;
         }
@@ -248,14 +256,20 @@ fn main() -> ExitCode {
             Included {
                 text: scaling.as_deref(),
                 heading: "Scaling and memory",
-                command: "scaling",
+                command: "cargo run --release --example scaling",
                 file: "scaling.md",
             },
             Included {
                 text: adbench.as_deref(),
                 heading: "ADBench",
-                command: "adbench",
+                command: "cargo run --release --example adbench",
                 file: "adbench.md",
+            },
+            Included {
+                text: gradbench.as_deref(),
+                heading: "gradbench",
+                command: "gradbench/run-all.sh",
+                file: "gradbench.md",
             },
         ],
     );
@@ -271,13 +285,14 @@ fn main() -> ExitCode {
         }
     };
     println!(
-        "wrote {} ({} functions, from {}; {}; {}; {})",
+        "wrote {} ({} functions, from {}; {}; {}; {}; {})",
         paths.output.display(),
         medians.len(),
         criterion_dir.display(),
         with(jax.is_some(), &paths.jax),
         with(scaling.is_some(), &paths.scaling),
         with(adbench.is_some(), &paths.adbench),
+        with(gradbench.is_some(), &paths.gradbench),
     );
     ExitCode::SUCCESS
 }
@@ -915,7 +930,7 @@ struct Included<'a> {
     /// The file's text, if it was found.
     text: Option<&'a str>,
     heading: &'a str,
-    /// The example that writes it.
+    /// The command that writes it.
     command: &'a str,
     /// Its name under the target directory.
     file: &'a str,
@@ -930,8 +945,8 @@ fn render_included(out: &mut String, included: &Included) {
         None => {
             let _ = writeln!(
                 out,
-                "## {}\n\nNot in this report: run `cargo run --release --example {}` (it writes \
-                 `target/{}`), then this program again.\n",
+                "## {}\n\nNot in this report: run `{}` (it writes `target/{}`), then this \
+                 program again.\n",
                 included.heading, included.command, included.file
             );
         }
