@@ -35,7 +35,7 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
             let shape = Shape::new(&data.fields, &scalar);
             let pattern = shape.pattern(quote!(#name));
             let mapped = shape.build(quote!(#name), &Field::map);
-            let gradient = shape.build(quote!(#name), &Field::gradient);
+            let mapped_with = shape.build(quote!(#name), &Field::map_with);
             Bodies {
                 map_scalars: quote!(let #pattern = self; #mapped),
                 for_each_scalar: {
@@ -46,7 +46,7 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                     let visits = shape.fields.iter().filter_map(Field::visit_with);
                     quote!(let #pattern = with; #(#visits)*)
                 },
-                gradient_from: quote!(let #pattern = with; #gradient),
+                map_with: quote!(let #pattern = with; #mapped_with),
             }
         }
         Data::Enum(data) => {
@@ -73,12 +73,12 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                 let visits = shape.fields.iter().filter_map(Field::visit_with);
                 quote!(#(#visits)*)
             });
-            let gradient_arms = arms(&|shape, path| shape.build(path, &Field::gradient));
+            let map_with_arms = arms(&|shape, path| shape.build(path, &Field::map_with));
             Bodies {
                 map_scalars: quote!(match self { #map_arms }),
                 for_each_scalar: quote!(match self { #scalar_arms }),
                 for_each_with: quote!(match with { #with_arms }),
-                gradient_from: quote!(match with { #gradient_arms }),
+                map_with: quote!(match with { #map_with_arms }),
             }
         }
         Data::Union(data) => return Err(union_error(data)),
@@ -87,7 +87,7 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
         map_scalars,
         for_each_scalar,
         for_each_with,
-        gradient_from,
+        map_with,
     } = bodies;
     Ok(quote! {
         #[automatically_derived]
@@ -112,7 +112,14 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                 with: &#name<__S>,
                 f: &mut impl ::core::ops::FnMut(&__S) -> f64,
             ) -> #name<f64> {
-                #gradient_from
+                Self::map_with(with, f)
+            }
+
+            fn map_with<__A, __B>(
+                with: &#name<__A>,
+                f: &mut impl ::core::ops::FnMut(&__A) -> __B,
+            ) -> #name<__B> {
+                #map_with
             }
         }
     })
@@ -131,7 +138,7 @@ struct Bodies {
     map_scalars: TokenStream,
     for_each_scalar: TokenStream,
     for_each_with: TokenStream,
-    gradient_from: TokenStream,
+    map_with: TokenStream,
 }
 
 /// The single type parameter that stands for the scalar.
@@ -266,10 +273,10 @@ impl Field {
         }
     }
 
-    fn gradient(&self) -> TokenStream {
+    fn map_with(&self) -> TokenStream {
         let binding = &self.binding;
         match &self.differentiable {
-            Some(ty) => quote!(<#ty as ::ad::Differentiable>::gradient_from(#binding, f)),
+            Some(ty) => quote!(<#ty as ::ad::Differentiable>::map_with(#binding, f)),
             None => quote!(::core::clone::Clone::clone(#binding)),
         }
     }

@@ -1,6 +1,7 @@
 //! Names the generated code uses, and recognisers for the user's `f64`.
 
 use proc_macro2::Span;
+use syn::fold::Fold;
 use syn::visit::Visit;
 use syn::{Ident, Type};
 
@@ -17,6 +18,23 @@ pub fn is_f64(ty: &Type) -> bool {
         Type::Group(inner) => is_f64(&inner.elem),
         _ => false,
     }
+}
+
+/// `ty` with every `f64` replaced by `by`.
+///
+/// Before: `&[f64]`, `Vec3<f64>`. After (`by` = `__S`): `&[__S]`, `Vec3<__S>`.
+pub fn replace_f64(ty: &Type, by: &Type) -> Type {
+    struct ReplaceF64<'a>(&'a Type);
+    impl Fold for ReplaceF64<'_> {
+        fn fold_type(&mut self, ty: Type) -> Type {
+            if is_f64(&ty) {
+                self.0.clone()
+            } else {
+                syn::fold::fold_type(self, ty)
+            }
+        }
+    }
+    ReplaceF64(by).fold_type(ty.clone())
 }
 
 /// Whether `ty` mentions `f64` anywhere (`Vec<f64>`, `&[(f64, usize)]`, `Vec3<f64>`...).

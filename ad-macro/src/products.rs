@@ -6,8 +6,7 @@
 //! leaves the shape work to `ad::__private` helpers driven by `ad::Differentiable`.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
-use syn::fold::Fold;
+use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{Ident, ReturnType, Type};
 
@@ -15,7 +14,7 @@ use crate::expand::{
     companion_attributes, companion_signature_with, gradient_type, tuple_or_single,
 };
 use crate::model::{scalar_count, Function, Param, Passing, Role};
-use crate::names::is_f64;
+use crate::names::{is_f64, replace_f64};
 
 /// The differentiable parameters seeded for one run of the generic function.
 pub struct SeededInputs {
@@ -164,19 +163,21 @@ fn is_primitive(ty: &Type) -> bool {
 }
 
 /// The pieces every companion shares: attributes, documentation, visibility, signature.
+#[allow(clippy::too_many_arguments)]
 fn companion(
     function: &Function,
     suffix: &str,
     extra: &[TokenStream],
     output: TokenStream,
     where_clause: Option<TokenStream>,
+    scalar: Option<&Type>,
     doc: &str,
     body: TokenStream,
 ) -> TokenStream {
     let item = &function.item;
     let vis = &item.vis;
     let attrs = companion_attributes(item);
-    let signature = companion_signature_with(function, suffix, extra, output, where_clause);
+    let signature = companion_signature_with(function, suffix, extra, output, where_clause, scalar);
     // The second-order companions are `#[inline]`: rustc then builds them only where they are
     // called, so a library whose function calls a first-order primitive still builds, and only
     // a call of its `f_hvp` or `f_hessian` reports that the primitive has no second derivative.
@@ -216,6 +217,111 @@ pub fn tape_inputs(function: &Function) -> SeededInputs {
         },
         |shape, seeded| quote!(::ad::__private::read_gradient::<#shape>(&#seeded, #adjoints)),
     )
+}
+
+/// The body of `f_grad` (no `cotangent`) or `f_vjp` over the caller's scalar `__S`. At `f64` (a
+/// call from plain code) it is the `top_level` body, on the arguments handed over as `f64`. Over
+/// another scalar (a call from a differentiated function) the function runs once on
+/// `Reverse<__S>` and the linear tape is swept back in `__S` arithmetic from the result, seeded
+/// with 1 or the cotangent, so the caller differentiates the gradient too.
+///
+/// Before: the top-level body of `fn f_grad(x: f64, ys: &[f64])`
+/// After:  `if <__S as DualPart>::IS_F64 {
+///              let x: f64 = to_f64::<f64, __S>(x); let ys: &[f64] = to_f64_slice::<f64, __S>(ys);
+///              let (__value, __gradient) = { <top-level body> };
+///              (from_f64::<f64, __S>(__value), (from_f64::<f64, __S>(__gradient.0), ..))
+///          } else {
+///              let __linear = Linear::<__S>::begin();
+///              let __seeded_x = nested_input::<f64, __S>(&__linear, &x); ..
+///              let __output = f(..);
+///              let __adjoints = __linear.backward(once((__output, 1)));
+///              (nested_values::<f64, __S>(&__output),
+///               (nested_gradient::<f64, __S>(&__seeded_x, &__adjoints), ..))
+///          }`
+pub fn over_scalar(
+    function: &Function,
+    scalar: &Type,
+    top_level: TokenStream,
+    result: &Type,
+    cotangent: Option<&Ident>,
+) -> TokenStream {
+    let differentiable: Vec<&Param> = function
+        .params
+        .iter()
+        .filter(|param| matches!(param.role, Role::Differentiable))
+        .collect();
+    let mut casts: Vec<TokenStream> = differentiable
+        .iter()
+        .map(|param| {
+            let (name, ty, shape) = (&param.name, &param.ty, &param.shape);
+            let cast = match (&param.passing, shape) {
+                (Passing::ByRef, Type::Slice(slice)) => {
+                    let item = &slice.elem;
+                    quote!(::ad::__private::to_f64_slice::<#item, #scalar>(#name))
+                }
+                (Passing::ByRef, _) => {
+                    quote!(::ad::__private::to_f64_ref::<#shape, #scalar>(#name))
+                }
+                (Passing::ByValue, _) => quote!(::ad::__private::to_f64::<#shape, #scalar>(#name)),
+            };
+            quote!(let #name: #ty = #cast;)
+        })
+        .collect();
+    if let Some(cotangent) = cotangent {
+        casts.push(quote! {
+            let #cotangent: &#result = ::ad::__private::to_f64_ref::<#result, #scalar>(#cotangent);
+        });
+    }
+    let (value, gradient) = (local("__value"), local("__gradient"));
+    let entries: Vec<TokenStream> = differentiable
+        .iter()
+        .enumerate()
+        .map(|(position, param)| {
+            let shape = &param.shape;
+            let entry = if differentiable.len() == 1 {
+                quote!(#gradient)
+            } else {
+                let position = syn::Index::from(position);
+                quote!(#gradient.#position)
+            };
+            quote!(::ad::__private::from_f64::<#shape, #scalar>(#entry))
+        })
+        .collect();
+    let gradient_back = tuple_or_single(&entries);
+    let (linear, adjoints, output) = (local("__linear"), local("__adjoints"), local("__output"));
+    let SeededInputs {
+        seeds, call, reads, ..
+    } = seeded_inputs(
+        function,
+        |param, source| match &param.shape {
+            Type::Slice(slice) => {
+                let item = &slice.elem;
+                quote!(::ad::__private::nested_input_slice::<#item, #scalar>(&#linear, #source))
+            }
+            shape => quote!(::ad::__private::nested_input::<#shape, #scalar>(&#linear, #source)),
+        },
+        |shape, seeded| quote!(::ad::__private::nested_gradient::<#shape, #scalar>(&#seeded, &#adjoints)),
+    );
+    let seeds_of_output = match cotangent {
+        None => quote!(::core::iter::once((#output, <#scalar as ::ad::Real>::from_f64(1.0)))),
+        Some(cotangent) => {
+            quote!(::ad::__private::nested_outputs::<#result, #scalar>(&#output, #cotangent))
+        }
+    };
+    quote! {
+        if <#scalar as ::ad::DualPart>::IS_F64 {
+            #(#casts)*
+            let (#value, #gradient) = { #top_level };
+            (::ad::__private::from_f64::<#result, #scalar>(#value), #gradient_back)
+        } else {
+            let #linear = ::ad::__private::Linear::<#scalar>::begin();
+            #(#seeds)*
+            #[allow(deprecated)]
+            let #output = #call;
+            let #adjoints = #linear.backward(#seeds_of_output);
+            (::ad::__private::nested_values::<#result, #scalar>(&#output), #reads)
+        }
+    }
 }
 
 /// The seeds of forward mode for `f_grad`: scalar `i` of the differentiable parameters (in
@@ -263,7 +369,7 @@ fn result_bound(result: &Type, scalar: &Type) -> Option<TokenStream> {
     if is_structural(result) {
         return None;
     }
-    let over_scalar = ReplaceF64(scalar).fold_type(result.clone());
+    let over_scalar = replace_f64(result, scalar);
     Some(quote! {
         for<'__a> #result: ::ad::Differentiable<With<#scalar> = #over_scalar, Gradient = #result>
     })
@@ -299,21 +405,9 @@ fn is_structural(ty: &Type) -> bool {
     }
 }
 
-/// Replaces every `f64` in a type by another type.
-struct ReplaceF64<'a>(&'a Type);
-
-impl Fold for ReplaceF64<'_> {
-    fn fold_type(&mut self, ty: Type) -> Type {
-        if is_f64(&ty) {
-            self.0.clone()
-        } else {
-            syn::fold::fold_type(self, ty)
-        }
-    }
-}
-
 /// `f_vjp(args.., cotangent: &T) -> (T, G)`: one forward pass, one backward sweep seeded with
-/// the cotangent.
+/// the cotangent. For a result built from `f64`, generic over the caller's scalar as `f_grad`
+/// is ([`over_scalar`]); for a user type as the result, over `f64` only.
 ///
 /// Before: `fn f(x: f64, ys: &[f64]) -> [f64; 2]`
 /// After:  `fn f_vjp(x: f64, ys: &[f64], cotangent: &[f64; 2]) -> ([f64; 2], (f64, Vec<f64>)) {
@@ -337,7 +431,7 @@ fn vjp(function: &Function, result: &Type) -> TokenStream {
     } else {
         quote!(::ad::__private::cotangent_seeds::<#result>(&#output, #cotangent))
     };
-    let body = quote! {
+    let top_level = quote! {
         let #tape = ::ad::Tape::new();
         #(#seeds)*
         let #output = #call;
@@ -346,12 +440,28 @@ fn vjp(function: &Function, result: &Type) -> TokenStream {
         #recycle
         (::ad::__private::output_values::<#result, ::ad::Var>(&#output), __gradient)
     };
+    let scalar: Type = syn::parse_quote!(__S);
+    let nested = is_structural(result);
+    let (output_type, body) = if nested {
+        let over = |ty: TokenStream| replace_f64(&syn::parse_quote!(#ty), &scalar);
+        let output_type = over(quote!((#result, #gradient_type)));
+        let body = over_scalar(function, &scalar, top_level, result, Some(&cotangent));
+        (output_type.into_token_stream(), body)
+    } else {
+        (quote!((#result, #gradient_type)), top_level)
+    };
+    let cotangent_type = if nested {
+        replace_f64(result, &scalar)
+    } else {
+        result.clone()
+    };
     companion(
         function,
         "vjp",
-        &[quote!(#cotangent: &#result)],
-        quote!((#result, #gradient_type)),
+        &[quote!(#cotangent: &#cotangent_type)],
+        output_type,
         bound,
+        nested.then_some(&scalar),
         "The value and the cotangent pulled back to each differentiable parameter (a \
          vector–Jacobian product)",
         body,
@@ -385,21 +495,22 @@ fn jacobian(function: &Function, result: &Type) -> TokenStream {
         &[],
         quote!((#result, ::std::vec::Vec<#gradient_type>)),
         bound,
+        None,
         "The value and the Jacobian, one gradient per scalar of the result in layout order",
         body,
     )
 }
 
-/// One extra parameter per differentiable parameter, with its type: `x_tangent: f64`,
-/// `ys_tangent: &[f64]`.
-fn per_parameter(function: &Function, suffix: &str) -> Vec<(Ident, TokenStream)> {
+/// One extra parameter per differentiable parameter, with its type over `scalar`:
+/// `x_tangent: f64`, `ys_tangent: &[f64]` (or `x_tangent: __S`, `ys_tangent: &[__S]`).
+fn per_parameter(function: &Function, suffix: &str, scalar: &Type) -> Vec<(Ident, TokenStream)> {
     function
         .params
         .iter()
         .filter(|param| matches!(param.role, Role::Differentiable))
         .map(|param| {
             let name = format_ident!("{}_{}", param.name, suffix, span = Span::mixed_site());
-            let ty = &param.ty;
+            let ty = replace_f64(&param.ty, scalar);
             let declaration = quote!(#name: #ty);
             (name, declaration)
         })
@@ -421,36 +532,57 @@ fn extra_source(
     reference_to(param, &extras[position].0)
 }
 
-/// `f_jvp(args.., tangents..) -> (T, T)`: forward mode, the body run once on `Dual<f64>`.
+/// `f_jvp(args.., tangents..) -> (T, T)`: forward mode, the body run once on `Dual<S>`. For a
+/// result built from `f64` (tuples, arrays, `Vec`...), `S` is the caller's scalar: `f64` from
+/// plain code, or the scalar of a differentiated function that calls `f_jvp` (the product is then
+/// differentiated too). For a user type as the result, `S` is `f64`.
 ///
 /// Before: `fn f(x: f64, ys: &[f64]) -> Vec<f64>`
-/// After:  `fn f_jvp(x: f64, ys: &[f64], x_tangent: f64, ys_tangent: &[f64]) -> (Vec<f64>, Vec<f64>)
-///          { let __seeded_x = dual_input::<f64>(&x, &x_tangent); ..; dual_output::<Vec<f64>>(&f(..)) }`
+/// After:  `fn f_jvp<__S: Real>(x: __S, ys: &[__S], x_tangent: __S, ys_tangent: &[__S])
+///          -> (Vec<__S>, Vec<__S>) { let __seeded_x = dual_input::<f64, __S>(&x, &x_tangent);
+///          let __seeded_ys = dual_input_slice::<f64, __S>(ys, ys_tangent);
+///          dual_output::<Vec<f64>, __S>(&f(..)) }`
 fn jvp(function: &Function, result: &Type) -> TokenStream {
-    let tangents = per_parameter(function, "tangent");
+    let nested = is_structural(result);
+    let scalar: Type = if nested {
+        syn::parse_quote!(__S)
+    } else {
+        syn::parse_quote!(f64)
+    };
+    let tangents = per_parameter(function, "tangent", &scalar);
     let SeededInputs { seeds, call, .. } = seeded_inputs(
         function,
         |param, source| {
-            let shape = &param.shape;
             let tangent = extra_source(function, &tangents, param);
-            quote!(::ad::__private::dual_input::<#shape>(#source, #tangent))
+            match &param.shape {
+                Type::Slice(slice) => {
+                    let item = &slice.elem;
+                    quote!(::ad::__private::dual_input_slice::<#item, #scalar>(#source, #tangent))
+                }
+                shape => quote!(::ad::__private::dual_input::<#shape, #scalar>(#source, #tangent)),
+            }
         },
         |_, _| quote!(),
     );
-    let bound = result_bound(result, &syn::parse_quote!(::ad::Dual<f64>));
+    // Before: `Gradient = Stats<f64>` (see `result_bound`). After: also `With<f64> = Stats<f64>`,
+    // the shape `dual_output` gives back.
+    let bound = result_bound(result, &syn::parse_quote!(::ad::Dual<f64>))
+        .map(|bound| quote!(#bound + ::ad::Differentiable<With<f64> = #result>));
     let output = local("__output");
     let body = quote! {
         #(#seeds)*
         let #output = #call;
-        ::ad::__private::dual_output::<#result>(&#output)
+        ::ad::__private::dual_output::<#result, #scalar>(&#output)
     };
     let extra: Vec<TokenStream> = tangents.into_iter().map(|(_, decl)| decl).collect();
+    let result_over = replace_f64(result, &scalar);
     companion(
         function,
         "jvp",
         &extra,
-        quote!((#result, #result)),
+        quote!((#result_over, #result_over)),
         bound,
+        nested.then_some(&scalar),
         "The value and its derivative along the given tangents, one per differentiable \
          parameter (a Jacobian–vector product, in forward mode)",
         body,
@@ -487,7 +619,7 @@ fn second_order_run(
 /// `f_hvp(args.., directions..) -> (f64, G, G)`: the value, the gradient and the Hessian
 /// times the directions, from one run on `Dual<Var>` and two sweeps over its tape.
 fn hvp(function: &Function) -> TokenStream {
-    let directions = per_parameter(function, "direction");
+    let directions = per_parameter(function, "direction", &syn::parse_quote!(f64));
     let (run, gradient_type) = second_order_run(function, |param, source| {
         let shape = &param.shape;
         let direction = extra_source(function, &directions, param);
@@ -500,6 +632,7 @@ fn hvp(function: &Function) -> TokenStream {
         "hvp",
         &extra,
         quote!((f64, #gradient_type, #gradient_type)),
+        None,
         None,
         "The value, the gradient, and the Hessian times the given directions (one per \
          differentiable parameter)",
@@ -527,6 +660,7 @@ fn hessian(function: &Function) -> TokenStream {
         "hessian",
         &[],
         quote!((f64, #gradient_type, ::std::vec::Vec<#gradient_type>)),
+        None,
         None,
         "The value, the gradient, and the Hessian, one row per input scalar",
         body,

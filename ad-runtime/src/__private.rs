@@ -1,11 +1,12 @@
 //! Support items for the code `#[reverse_diff]` generates. Not part of the public API: names
 //! and signatures here change without notice.
 
+pub use crate::linear::{Adjoints as LinearAdjoints, Linear, Node, Reverse};
 pub use crate::real::{ArithOps, AssignOps};
 pub use crate::rules;
 use crate::tape::{record_fused, record_nary};
 pub use crate::tape::{set_node_limit, Adjoints, PendingSum};
-use crate::{Differentiable, Dual, DualPart, Lanes, Real, Tangent, Tape, Var};
+use crate::{Differentiable, Dual, Lanes, Real, Tangent, Tape, Var};
 pub use num_traits::Float;
 use std::borrow::Cow;
 use std::ops::{AddAssign, Neg, SubAssign};
@@ -43,7 +44,7 @@ macro_rules! scalar_ops_impls {
 
 scalar_ops_impls! {
     impl<> for Var;
-    impl<F: DualPart, T: Tangent<F>> for Dual<F, T>;
+    impl<F: Real, T: Tangent<F>> for Dual<F, T>;
 }
 
 // f64 itself: `&f64` is both the left-hand constant and the reference to the scalar.
@@ -267,7 +268,7 @@ macro_rules! accumulate_as_written {
 
 accumulate_as_written! {
     impl<> for f64;
-    impl<F: DualPart, T: Tangent<F>> for Dual<F, T>;
+    impl<F: Real, T: Tangent<F>> for Dual<F, T>;
 }
 
 impl Accumulate for Var {
@@ -477,19 +478,151 @@ fn zip_scalars<T: Differentiable + ?Sized, S>(
     zipped
 }
 
-/// A forward-mode input: each scalar with its tangent.
-pub fn dual_input<T: Differentiable + ?Sized>(primal: &T, tangent: &T) -> T::With<Dual<f64>> {
-    zip_scalars(primal, tangent, Dual::new)
+/// A forward-mode input over the caller's scalar `S` (`f64` at the top level): each scalar with
+/// its tangent.
+pub fn dual_input<T: Differentiable + ?Sized, S: Real>(
+    primal: &T::With<S>,
+    tangent: &T::With<S>,
+) -> T::With<Dual<S>> {
+    let mut tangents = Vec::new();
+    T::for_each_with(tangent, &mut |t: &S| tangents.push(*t));
+    let mut count = 0;
+    let zipped = T::map_with(primal, &mut |x: &S| {
+        let t = tangents
+            .get(count)
+            .copied()
+            .unwrap_or_else(|| S::from_f64(f64::NAN));
+        count += 1;
+        Dual::new(*x, t)
+    });
+    check_same_count("tangent or direction", "parameter", tangents.len(), count);
+    zipped
+}
+
+/// [`dual_input`] of a slice parameter, item by item.
+pub fn dual_input_slice<T: Differentiable, S: Real>(
+    primal: &[T::With<S>],
+    tangent: &[T::With<S>],
+) -> Vec<T::With<Dual<S>>> {
+    check_same_count(
+        "tangent or direction",
+        "parameter",
+        tangent.len(),
+        primal.len(),
+    );
+    primal
+        .iter()
+        .zip(tangent)
+        .map(|(primal, tangent)| dual_input::<T, S>(primal, tangent))
+        .collect()
 }
 
 /// The value and the tangent of a forward-mode result, each with the result's shape.
-pub fn dual_output<T: Differentiable + ?Sized>(
-    output: &T::With<Dual<f64>>,
-) -> (T::Gradient, T::Gradient) {
+pub fn dual_output<T: Differentiable + ?Sized, S: Real>(
+    output: &T::With<Dual<S>>,
+) -> (T::With<S>, T::With<S>) {
     (
-        T::gradient_from(output, &mut |x: &Dual<f64>| x.value),
-        T::gradient_from(output, &mut |x: &Dual<f64>| x.tangent),
+        T::map_with(output, &mut |x: &Dual<S>| x.value),
+        T::map_with(output, &mut |x: &Dual<S>| x.tangent),
     )
+}
+
+/// A value over `S` as the same value over `f64`, when `S` is `f64`: a companion over the
+/// caller's scalar hands its arguments to its `f64` path with this. Panics if `S` is not `f64`.
+#[inline(always)]
+pub fn to_f64<T: Differentiable + ?Sized, S: 'static>(value: T::With<S>) -> T::With<f64> {
+    // SAFETY: `S` is `f64`, so `T::With<S>` is `T::With<f64>`.
+    unsafe { same_type::<S, _, _>(value) }
+}
+
+/// [`to_f64`] of a reference.
+#[inline(always)]
+pub fn to_f64_ref<T: Differentiable + ?Sized, S: 'static>(value: &T::With<S>) -> &T::With<f64> {
+    // SAFETY: `S` is `f64`, so the referents are one type.
+    unsafe { same_type::<S, _, _>(value) }
+}
+
+/// [`to_f64`] of a slice.
+#[inline(always)]
+pub fn to_f64_slice<T: Differentiable, S: 'static>(value: &[T::With<S>]) -> &[T::With<f64>] {
+    // SAFETY: `S` is `f64`, so the items are one type.
+    unsafe { same_type::<S, _, _>(value) }
+}
+
+/// A value over `f64` as the same value over `S`, when `S` is `f64`: the `f64` path's result
+/// handed back. Panics if `S` is not `f64`.
+#[inline(always)]
+pub fn from_f64<T: Differentiable + ?Sized, S: 'static>(value: T::With<f64>) -> T::With<S> {
+    // SAFETY: `S` is `f64`, so `T::With<f64>` is `T::With<S>`.
+    unsafe { same_type::<S, _, _>(value) }
+}
+
+/// Reinterprets `value` as a `B`.
+///
+/// # Safety
+///
+/// `A` and `B` are one type once `S` is `f64` (this checks that `S` is `f64`).
+#[inline(always)]
+unsafe fn same_type<S: 'static, A, B>(value: A) -> B {
+    assert!(
+        std::any::TypeId::of::<S>() == std::any::TypeId::of::<f64>()
+            && std::mem::size_of::<A>() == std::mem::size_of::<B>(),
+        "ad: the f64 path of a companion was taken over another scalar"
+    );
+    let value = std::mem::ManuallyDrop::new(value);
+    // SAFETY: `A` and `B` are one type (the caller's contract), and `value` is not dropped.
+    unsafe { std::ptr::read(&*value as *const A as *const B) }
+}
+
+/// An input of a nested `_grad` over the caller's scalar `S`: each scalar a new input of the
+/// linear tape.
+pub fn nested_input<T: Differentiable + ?Sized, S: Real>(
+    linear: &Linear<S>,
+    value: &T::With<S>,
+) -> T::With<Reverse<S>> {
+    T::map_with(value, &mut |x: &S| linear.input(*x))
+}
+
+/// [`nested_input`] of a slice parameter, item by item.
+pub fn nested_input_slice<T: Differentiable, S: Real>(
+    linear: &Linear<S>,
+    items: &[T::With<S>],
+) -> Vec<T::With<Reverse<S>>> {
+    items
+        .iter()
+        .map(|item| nested_input::<T, S>(linear, item))
+        .collect()
+}
+
+/// The values of a nested call's result, over the caller's scalar.
+pub fn nested_values<T: Differentiable + ?Sized, S: Real>(
+    output: &T::With<Reverse<S>>,
+) -> T::With<S> {
+    T::map_with(output, &mut |x: &Reverse<S>| x.value)
+}
+
+/// Each scalar of a nested `_vjp`'s result with its cotangent, in layout order.
+pub fn nested_outputs<T: Differentiable + ?Sized, S: Real>(
+    output: &T::With<Reverse<S>>,
+    cotangent: &T::With<S>,
+) -> Vec<(Reverse<S>, S)> {
+    let mut weights = Vec::new();
+    T::for_each_with(cotangent, &mut |c: &S| weights.push(*c));
+    let mut pairs = Vec::with_capacity(weights.len());
+    T::for_each_with(output, &mut |x: &Reverse<S>| {
+        let weight = weights.get(pairs.len()).copied();
+        pairs.push((*x, weight.unwrap_or_else(|| S::from_f64(f64::NAN))))
+    });
+    check_same_count("cotangent", "result", weights.len(), pairs.len());
+    pairs
+}
+
+/// The gradient of an input of a nested `_grad`, in its shape over the caller's scalar.
+pub fn nested_gradient<T: Differentiable + ?Sized, S: Real>(
+    seeded: &T::With<Reverse<S>>,
+    adjoints: &LinearAdjoints<S>,
+) -> T::With<S> {
+    T::map_with(seeded, &mut |x| adjoints.get(x))
 }
 
 /// A forward-mode gradient's input: scalar `i` of `primal` moves lane `first + i` alone.

@@ -35,6 +35,11 @@ pub trait Differentiable {
     /// Builds a gradient from the shape over `S`, mapping each scalar by `f`.
     fn gradient_from<S>(with: &Self::With<S>, f: &mut impl FnMut(&S) -> f64) -> Self::Gradient;
 
+    /// Rebuilds the shape over `A` as the same shape over `B`, mapping each scalar by `f` in
+    /// layout order (a `_grad` or `_jvp` called inside a differentiated function seeds and reads
+    /// its parameters over the caller's scalar with it).
+    fn map_with<A, B>(with: &Self::With<A>, f: &mut impl FnMut(&A) -> B) -> Self::With<B>;
+
     /// Records each scalar as a new input of `tape`, in layout order.
     #[doc(hidden)]
     fn seed(&self, tape: &Tape) -> Self::With<Var> {
@@ -125,6 +130,11 @@ impl Differentiable for f64 {
         f(with)
     }
 
+    #[inline]
+    fn map_with<A, B>(with: &A, f: &mut impl FnMut(&A) -> B) -> B {
+        f(with)
+    }
+
     fn seed_slice(items: &[f64], tape: &Tape) -> Vec<Var> {
         tape.vars(items)
     }
@@ -158,6 +168,10 @@ impl<T: Differentiable> Differentiable for [T] {
         with.iter().map(|item| T::gradient_from(item, f)).collect()
     }
 
+    fn map_with<A, B>(with: &Self::With<A>, f: &mut impl FnMut(&A) -> B) -> Self::With<B> {
+        with.iter().map(|item| T::map_with(item, f)).collect()
+    }
+
     delegate_to_slice!(T);
 }
 
@@ -179,6 +193,10 @@ impl<T: Differentiable> Differentiable for Vec<T> {
 
     fn gradient_from<S>(with: &Self::With<S>, f: &mut impl FnMut(&S) -> f64) -> Self::Gradient {
         <[T]>::gradient_from(with, f)
+    }
+
+    fn map_with<A, B>(with: &Self::With<A>, f: &mut impl FnMut(&A) -> B) -> Self::With<B> {
+        <[T]>::map_with(with, f)
     }
 
     delegate_to_slice!(T);
@@ -204,6 +222,11 @@ impl<T: Differentiable, const N: usize> Differentiable for [T; N] {
     fn gradient_from<S>(with: &Self::With<S>, f: &mut impl FnMut(&S) -> f64) -> Self::Gradient {
         let mut items = with.iter();
         std::array::from_fn(|_| T::gradient_from(items.next().expect("N items"), f))
+    }
+
+    fn map_with<A, B>(with: &Self::With<A>, f: &mut impl FnMut(&A) -> B) -> Self::With<B> {
+        let mut items = with.iter();
+        std::array::from_fn(|_| T::map_with(items.next().expect("N items"), f))
     }
 
     fn seed(&self, tape: &Tape) -> Self::With<Var> {
@@ -244,6 +267,13 @@ macro_rules! tuples {
                 f: &mut impl FnMut(&S) -> f64,
             ) -> Self::Gradient {
                 ($($T::gradient_from(&with.$i, f),)+)
+            }
+
+            fn map_with<X, Y>(
+                with: &Self::With<X>,
+                f: &mut impl FnMut(&X) -> Y,
+            ) -> Self::With<Y> {
+                ($($T::map_with(&with.$i, f),)+)
             }
 
             fn seed(&self, tape: &Tape) -> Self::With<Var> {
@@ -292,6 +322,10 @@ impl<T: Differentiable> Differentiable for Box<T> {
         Box::new(T::gradient_from(with, f))
     }
 
+    fn map_with<A, B>(with: &Self::With<A>, f: &mut impl FnMut(&A) -> B) -> Self::With<B> {
+        Box::new(T::map_with(with, f))
+    }
+
     fn seed(&self, tape: &Tape) -> Self::With<Var> {
         Box::new((**self).seed(tape))
     }
@@ -328,6 +362,10 @@ impl<T: Differentiable> Differentiable for Option<T> {
 
     fn gradient_from<S>(with: &Self::With<S>, f: &mut impl FnMut(&S) -> f64) -> Self::Gradient {
         with.as_ref().map(|item| T::gradient_from(item, f))
+    }
+
+    fn map_with<A, B>(with: &Self::With<A>, f: &mut impl FnMut(&A) -> B) -> Self::With<B> {
+        with.as_ref().map(|item| T::map_with(item, f))
     }
 
     fn seed(&self, tape: &Tape) -> Self::With<Var> {

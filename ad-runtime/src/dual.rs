@@ -58,11 +58,18 @@ impl<F, T> Dual<F, T> {
     }
 }
 
-/// The part types a [`Dual`] is built from: `f64`, [`Var`] and `Dual` of these.
-pub trait DualPart: Real {
+/// What a [`Dual`] needs of its part type, which every [`Real`] offers (a supertrait of
+/// `Real`): `f64`, [`Var`] and `Dual` of these.
+pub trait DualPart: Copy {
     /// Whether the part carries a derivative of its own (`Var`, `Dual`), so a rule that knows
     /// only first derivatives (a user primitive) cannot serve it.
     const CARRIES_DERIVATIVE: bool;
+
+    /// Whether this is `f64` itself: a companion called with `f64` (from plain code) takes its
+    /// top-level path, and with any other scalar (from a differentiated function) its nested
+    /// one. A constant, so each instance of a companion keeps one path.
+    #[doc(hidden)]
+    const IS_F64: bool = false;
 
     /// Whether this is a zero that depends on nothing: multiplying a partial by it can be
     /// skipped. For `f64`, any zero; for `Var`, a constant zero.
@@ -71,6 +78,7 @@ pub trait DualPart: Real {
 
 impl DualPart for f64 {
     const CARRIES_DERIVATIVE: bool = false;
+    const IS_F64: bool = true;
 
     #[inline(always)]
     fn is_constant_zero(self) -> bool {
@@ -87,17 +95,17 @@ impl DualPart for Var {
     }
 }
 
-impl<F: DualPart> DualPart for Dual<F> {
+impl<F: Real, T: Tangent<F>> DualPart for Dual<F, T> {
     const CARRIES_DERIVATIVE: bool = true;
 
     #[inline(always)]
     fn is_constant_zero(self) -> bool {
-        self.value.is_constant_zero() && self.tangent.is_constant_zero()
+        self.value.is_constant_zero() && self.tangent.is_zero_tangent()
     }
 }
 
 #[inline(always)]
-fn zero<F: DualPart>() -> F {
+fn zero<F: Real>() -> F {
     F::from_f64(0.0)
 }
 
@@ -113,7 +121,6 @@ pub trait Tangent<F>:
     + Neg<Output = Self>
     + Mul<F, Output = Self>
     + Div<F, Output = Self>
-    + Mul<f64, Output = Self>
     + Send
     + Sync
     + 'static
@@ -121,11 +128,15 @@ pub trait Tangent<F>:
     /// The tangent of a constant.
     fn zero_tangent() -> Self;
 
+    /// The tangent times a constant partial. (A method, not a `Mul<f64>` bound: for the
+    /// tangent `Node<f64>` that bound and `Mul<F>` would be one impl written twice.)
+    fn times(self, partial: f64) -> Self;
+
     /// Whether the tangent is a constant zero, so the term it would give can be skipped.
     fn is_zero_tangent(self) -> bool;
 }
 
-impl<F: DualPart> Tangent<F> for F {
+impl<F: Real> Tangent<F> for F {
     #[inline(always)]
     fn zero_tangent() -> F {
         zero()
@@ -134,6 +145,11 @@ impl<F: DualPart> Tangent<F> for F {
     #[inline(always)]
     fn is_zero_tangent(self) -> bool {
         self.is_constant_zero()
+    }
+
+    #[inline(always)]
+    fn times(self, partial: f64) -> F {
+        self * partial
     }
 }
 
@@ -150,7 +166,7 @@ fn chain1<F, T: Tangent<F>>(t: T, term: impl FnOnce(T) -> T) -> T {
 /// The tangent of a two-operand operation: the sum of the operands' terms, skipping constant
 /// zero tangents.
 #[inline(always)]
-fn chain2<F: DualPart, T: Tangent<F>>(
+fn chain2<F: Real, T: Tangent<F>>(
     ta: T,
     term_a: impl FnOnce(T) -> T,
     tb: T,
@@ -190,7 +206,7 @@ trait Operand<F, T> {
     fn operand(self) -> Dual<F, T>;
 }
 
-impl<F: DualPart, T: Tangent<F>> Operand<F, T> for Dual<F, T> {
+impl<F: Real, T: Tangent<F>> Operand<F, T> for Dual<F, T> {
     const CONSTANT: bool = false;
 
     #[inline(always)]
@@ -199,7 +215,7 @@ impl<F: DualPart, T: Tangent<F>> Operand<F, T> for Dual<F, T> {
     }
 }
 
-impl<F: DualPart, T: Tangent<F>> Operand<F, T> for &Dual<F, T> {
+impl<F: Real, T: Tangent<F>> Operand<F, T> for &Dual<F, T> {
     const CONSTANT: bool = false;
 
     #[inline(always)]
@@ -208,7 +224,7 @@ impl<F: DualPart, T: Tangent<F>> Operand<F, T> for &Dual<F, T> {
     }
 }
 
-impl<F: DualPart, T: Tangent<F>> Operand<F, T> for f64 {
+impl<F: Real, T: Tangent<F>> Operand<F, T> for f64 {
     const CONSTANT: bool = true;
 
     #[inline(always)]
@@ -217,7 +233,7 @@ impl<F: DualPart, T: Tangent<F>> Operand<F, T> for f64 {
     }
 }
 
-impl<F: DualPart, T: Tangent<F>> Operand<F, T> for &f64 {
+impl<F: Real, T: Tangent<F>> Operand<F, T> for &f64 {
     const CONSTANT: bool = true;
 
     #[inline(always)]
@@ -228,7 +244,7 @@ impl<F: DualPart, T: Tangent<F>> Operand<F, T> for &f64 {
 
 // The rules: value, then the tangent as the sum of each operand's tangent times its partial.
 #[inline(always)]
-fn add<F: DualPart, T: Tangent<F>, A: Operand<F, T>, B: Operand<F, T>>(a: A, b: B) -> Dual<F, T> {
+fn add<F: Real, T: Tangent<F>, A: Operand<F, T>, B: Operand<F, T>>(a: A, b: B) -> Dual<F, T> {
     let (a, b) = (a.operand(), b.operand());
     Dual::new(
         a.value + b.value,
@@ -237,7 +253,7 @@ fn add<F: DualPart, T: Tangent<F>, A: Operand<F, T>, B: Operand<F, T>>(a: A, b: 
 }
 
 #[inline(always)]
-fn sub<F: DualPart, T: Tangent<F>, A: Operand<F, T>, B: Operand<F, T>>(a: A, b: B) -> Dual<F, T> {
+fn sub<F: Real, T: Tangent<F>, A: Operand<F, T>, B: Operand<F, T>>(a: A, b: B) -> Dual<F, T> {
     let (a, b) = (a.operand(), b.operand());
     Dual::new(
         a.value - b.value,
@@ -246,7 +262,7 @@ fn sub<F: DualPart, T: Tangent<F>, A: Operand<F, T>, B: Operand<F, T>>(a: A, b: 
 }
 
 #[inline(always)]
-fn mul<F: DualPart, T: Tangent<F>, A: Operand<F, T>, B: Operand<F, T>>(a: A, b: B) -> Dual<F, T> {
+fn mul<F: Real, T: Tangent<F>, A: Operand<F, T>, B: Operand<F, T>>(a: A, b: B) -> Dual<F, T> {
     let (a, b) = (a.operand(), b.operand());
     let (x, y) = (a.value, b.value);
     let tangent = chain_operands::<F, T, A, B>(a.tangent, |t| t * y, b.tangent, |t| t * x);
@@ -254,7 +270,7 @@ fn mul<F: DualPart, T: Tangent<F>, A: Operand<F, T>, B: Operand<F, T>>(a: A, b: 
 }
 
 #[inline(always)]
-fn div<F: DualPart, T: Tangent<F>, A: Operand<F, T>, B: Operand<F, T>>(a: A, b: B) -> Dual<F, T> {
+fn div<F: Real, T: Tangent<F>, A: Operand<F, T>, B: Operand<F, T>>(a: A, b: B) -> Dual<F, T> {
     let (a, b) = (a.operand(), b.operand());
     let (x, y) = (a.value, b.value);
     let v = x / y;
@@ -263,7 +279,7 @@ fn div<F: DualPart, T: Tangent<F>, A: Operand<F, T>, B: Operand<F, T>>(a: A, b: 
 }
 
 #[inline(always)]
-fn rem<F: DualPart, T: Tangent<F>, A: Operand<F, T>, B: Operand<F, T>>(a: A, b: B) -> Dual<F, T> {
+fn rem<F: Real, T: Tangent<F>, A: Operand<F, T>, B: Operand<F, T>>(a: A, b: B) -> Dual<F, T> {
     let (a, b) = (a.operand(), b.operand());
     // a % b = a - q * b, with q the quotient `%` used.
     let quotient = F::from_f64(rem_quotient(a.value.value(), b.value.value()));
@@ -283,7 +299,7 @@ macro_rules! binary_ops {
         binary_ops!(@assign $AssignTrait $assign $rule; Dual<F, T>, &'a Dual<F, T>, f64, &'a f64);
     )*};
     (@pairs $Trait:ident $method:ident $rule:ident; $([$L:ty, $R:ty])*) => {$(
-        impl<'a, 'b, F: DualPart, T: Tangent<F>> $Trait<$R> for $L {
+        impl<'a, 'b, F: Real, T: Tangent<F>> $Trait<$R> for $L {
             type Output = Dual<F, T>;
             #[inline(always)]
             fn $method(self, rhs: $R) -> Dual<F, T> {
@@ -292,7 +308,7 @@ macro_rules! binary_ops {
         }
     )*};
     (@assign $AssignTrait:ident $assign:ident $rule:ident; $($R:ty),*) => {$(
-        impl<'a, F: DualPart, T: Tangent<F>> $AssignTrait<$R> for Dual<F, T> {
+        impl<'a, F: Real, T: Tangent<F>> $AssignTrait<$R> for Dual<F, T> {
             #[inline(always)]
             fn $assign(&mut self, rhs: $R) {
                 *self = $rule::<F, T, _, _>(*self, rhs);
@@ -309,7 +325,7 @@ binary_ops! {
     Rem rem RemAssign rem_assign => rem;
 }
 
-impl<F: DualPart, T: Tangent<F>> Neg for Dual<F, T> {
+impl<F: Real, T: Tangent<F>> Neg for Dual<F, T> {
     type Output = Dual<F, T>;
     #[inline]
     fn neg(self) -> Dual<F, T> {
@@ -317,7 +333,7 @@ impl<F: DualPart, T: Tangent<F>> Neg for Dual<F, T> {
     }
 }
 
-impl<F: DualPart, T: Tangent<F>> Neg for &Dual<F, T> {
+impl<F: Real, T: Tangent<F>> Neg for &Dual<F, T> {
     type Output = Dual<F, T>;
     #[inline]
     fn neg(self) -> Dual<F, T> {
@@ -329,13 +345,13 @@ impl<F: DualPart, T: Tangent<F>> Neg for &Dual<F, T> {
 /// the value is bit for bit `f64`'s.
 macro_rules! folds {
     ($($T:ty)*) => {$(
-        impl<'a, F: DualPart, T: Tangent<F>> Sum<$T> for Dual<F, T> {
+        impl<'a, F: Real, T: Tangent<F>> Sum<$T> for Dual<F, T> {
             fn sum<I: Iterator<Item = $T>>(iter: I) -> Dual<F, T> {
                 let neutral: f64 = std::iter::empty::<f64>().sum();
                 iter.fold(Dual::from_f64(neutral), |acc, x| add::<F, T, _, _>(acc, x))
             }
         }
-        impl<'a, F: DualPart, T: Tangent<F>> Product<$T> for Dual<F, T> {
+        impl<'a, F: Real, T: Tangent<F>> Product<$T> for Dual<F, T> {
             fn product<I: Iterator<Item = $T>>(mut iter: I) -> Dual<F, T> {
                 match iter.next() {
                     None => Dual::from_f64(1.0),
@@ -349,56 +365,56 @@ macro_rules! folds {
 folds!(Dual<F, T> &'a Dual<F, T> f64 &'a f64);
 
 // Comparisons look at values only, like `Var`'s.
-impl<F: DualPart, T: Tangent<F>> PartialEq for Dual<F, T> {
+impl<F: Real, T: Tangent<F>> PartialEq for Dual<F, T> {
     #[inline]
     fn eq(&self, other: &Dual<F, T>) -> bool {
         self.value == other.value
     }
 }
 
-impl<F: DualPart, T: Tangent<F>> PartialEq<f64> for Dual<F, T> {
+impl<F: Real, T: Tangent<F>> PartialEq<f64> for Dual<F, T> {
     #[inline]
     fn eq(&self, other: &f64) -> bool {
         self.value == *other
     }
 }
 
-impl<F: DualPart, T: Tangent<F>> PartialEq<Dual<F, T>> for f64 {
+impl<F: Real, T: Tangent<F>> PartialEq<Dual<F, T>> for f64 {
     #[inline]
     fn eq(&self, other: &Dual<F, T>) -> bool {
         other.value == *self
     }
 }
 
-impl<F: DualPart, T: Tangent<F>> PartialOrd for Dual<F, T> {
+impl<F: Real, T: Tangent<F>> PartialOrd for Dual<F, T> {
     #[inline]
     fn partial_cmp(&self, other: &Dual<F, T>) -> Option<Ordering> {
         self.value.partial_cmp(&other.value)
     }
 }
 
-impl<F: DualPart, T: Tangent<F>> PartialOrd<f64> for Dual<F, T> {
+impl<F: Real, T: Tangent<F>> PartialOrd<f64> for Dual<F, T> {
     #[inline]
     fn partial_cmp(&self, other: &f64) -> Option<Ordering> {
         self.value.partial_cmp(other)
     }
 }
 
-impl<F: DualPart, T: Tangent<F>> PartialOrd<Dual<F, T>> for f64 {
+impl<F: Real, T: Tangent<F>> PartialOrd<Dual<F, T>> for f64 {
     #[inline]
     fn partial_cmp(&self, other: &Dual<F, T>) -> Option<Ordering> {
         other.value.partial_cmp(self).map(Ordering::reverse)
     }
 }
 
-impl<F: DualPart, T: Tangent<F>> From<f64> for Dual<F, T> {
+impl<F: Real, T: Tangent<F>> From<f64> for Dual<F, T> {
     #[inline]
     fn from(value: f64) -> Dual<F, T> {
         Dual::from_f64(value)
     }
 }
 
-impl<F: DualPart, T: Tangent<F>> IntoReal<Dual<F, T>> for Dual<F, T> {
+impl<F: Real, T: Tangent<F>> IntoReal<Dual<F, T>> for Dual<F, T> {
     #[inline(always)]
     fn into_real(self) -> Dual<F, T> {
         self
@@ -409,7 +425,7 @@ impl<F: DualPart, T: Tangent<F>> IntoReal<Dual<F, T>> for Dual<F, T> {
 /// prints the same text for every scalar (read `.tangent` to see the derivative).
 macro_rules! format_value {
     ($($Trait:ident)*) => {$(
-        impl<F: DualPart, T: Tangent<F>> fmt::$Trait for Dual<F, T> {
+        impl<F: Real, T: Tangent<F>> fmt::$Trait for Dual<F, T> {
             fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 fmt::$Trait::fmt(&self.value, f)
             }
@@ -442,7 +458,7 @@ macro_rules! piecewise_constant {
     )*};
 }
 
-impl<F: DualPart, T: Tangent<F>> Real for Dual<F, T> {
+impl<F: Real, T: Tangent<F>> Real for Dual<F, T> {
     #[inline]
     fn from_f64(value: f64) -> Dual<F, T> {
         Dual::new(F::from_f64(value), T::zero_tangent())
@@ -456,7 +472,7 @@ impl<F: DualPart, T: Tangent<F>> Real for Dual<F, T> {
 
 /// Every `f64` method (through `num_traits::Float`, a supertrait of [`Real`]), with the same
 /// conventions at non-differentiable points as [`Var`] (see `primitives.rs`).
-impl<F: DualPart, T: Tangent<F>> Float for Dual<F, T> {
+impl<F: Real, T: Tangent<F>> Float for Dual<F, T> {
     float_constants!();
 
     unary! {
@@ -512,8 +528,8 @@ impl<F: DualPart, T: Tangent<F>> Float for Dual<F, T> {
         let partial = |t: T| match n {
             0 => T::zero_tangent(),
             // n - 1 does not fit in an i32: x^(n-1) = x^n / x.
-            i32::MIN => t * (x.powi(n) / x) * f64::from(n),
-            _ => t * x.powi(n - 1) * f64::from(n),
+            i32::MIN => (t * (x.powi(n) / x)).times(f64::from(n)),
+            _ => (t * x.powi(n - 1)).times(f64::from(n)),
         };
         Dual::new(x.powi(n), chain1(self.tangent, partial))
     }
@@ -648,7 +664,7 @@ impl<F: DualPart, T: Tangent<F>> Float for Dual<F, T> {
         };
         Dual::new(
             self.value.copysign(F::from_f64(s)),
-            chain1(self.tangent, |t| t * partial),
+            chain1(self.tangent, |t| t.times(partial)),
         )
     }
 }
@@ -659,7 +675,7 @@ trait FirstOrderOnly {
     const CHECK: ();
 }
 
-impl<F: DualPart, T: Tangent<F>> FirstOrderOnly for Dual<F, T> {
+impl<F: Real, T: Tangent<F>> FirstOrderOnly for Dual<F, T> {
     const CHECK: () = assert!(
         !F::CARRIES_DERIVATIVE,
         "ad: a primitive declared with #[reverse_diff(primitive = ..)] has first derivatives \
@@ -668,7 +684,7 @@ impl<F: DualPart, T: Tangent<F>> FirstOrderOnly for Dual<F, T> {
     );
 }
 
-impl<F: DualPart, T: Tangent<F>> Primitive for Dual<F, T> {
+impl<F: Real, T: Tangent<F>> Primitive for Dual<F, T> {
     fn values(scalars: &[Self]) -> std::borrow::Cow<'_, [f64]> {
         std::borrow::Cow::Owned(scalars.iter().map(|x| x.value()).collect())
     }
@@ -684,7 +700,7 @@ impl<F: DualPart, T: Tangent<F>> Primitive for Dual<F, T> {
         let partials = crate::__private::checked_partials(inputs.len(), partials());
         let mut tangent = T::zero_tangent();
         for (input, &partial) in inputs.iter().zip(&partials) {
-            tangent = chain2(tangent, |t| t, input.tangent, |t| t * partial);
+            tangent = chain2(tangent, |t| t, input.tangent, |t| t.times(partial));
         }
         let values = inputs.iter().map(|input| input.value).collect();
         Dual::new(F::primitive(value, || values, || partials), tangent)

@@ -114,4 +114,9 @@ impl<const K: usize> Tangent<f64> for Lanes<K> {
     fn is_zero_tangent(self) -> bool {
         false
     }
+
+    #[inline(always)]
+    fn times(self, partial: f64) -> Lanes<K> {
+        self * partial
+    }
 }

@@ -25,6 +25,7 @@ mod dual;
 mod lanes;
 #[cfg(feature = "nalgebra")]
 pub mod linalg;
+mod linear;
 #[cfg(feature = "nalgebra")]
 mod nalgebra;
 mod num;

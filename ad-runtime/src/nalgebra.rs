@@ -10,7 +10,7 @@
 
 use crate::__private::Matrices;
 use crate::differentiable::Differentiable;
-use crate::dual::{Dual, DualPart, Tangent};
+use crate::dual::{Dual, Tangent};
 use crate::real::Real;
 use crate::var::Var;
 use approx::{AbsDiffEq, RelativeEq, UlpsEq};
@@ -341,7 +341,7 @@ macro_rules! nalgebra_scalar {
 
 nalgebra_scalar! {
     impl<> for Var;
-    impl<F: DualPart, T: Tangent<F>> for Dual<F, T>;
+    impl<F: Real, T: Tangent<F>> for Dual<F, T>;
 }
 
 /// Each scalar type is its own `RealField`: the conversions of [`crate::linalg`] are identities.
@@ -366,7 +366,7 @@ macro_rules! matrices_impls {
 matrices_impls! {
     impl<> for f64;
     impl<> for Var;
-    impl<F: DualPart, T: Tangent<F>> for Dual<F, T>;
+    impl<F: Real, T: Tangent<F>> for Dual<F, T>;
 }
 
 /// A matrix of static size (`Vector3<f64>`, `Matrix3<f64>`, `SMatrix<f64, R, C>`): its
@@ -393,6 +393,10 @@ impl<const R: usize, const C: usize> Differentiable
     }
 
     fn gradient_from<S>(with: &Self::With<S>, f: &mut impl FnMut(&S) -> f64) -> Self {
+        Self::map_with(with, f)
+    }
+
+    fn map_with<A, B>(with: &Self::With<A>, f: &mut impl FnMut(&A) -> B) -> Self::With<B> {
         let columns = &with.data.0;
         Matrix::from_data(ArrayStorage(std::array::from_fn(|c| {
             std::array::from_fn(|r| f(&columns[c][r]))
@@ -421,6 +425,10 @@ impl<C: Dim> Differentiable for Matrix<f64, Dyn, C, VecStorage<f64, Dyn, C>> {
     }
 
     fn gradient_from<S>(with: &Self::With<S>, f: &mut impl FnMut(&S) -> f64) -> Self {
+        Self::map_with(with, f)
+    }
+
+    fn map_with<A, B>(with: &Self::With<A>, f: &mut impl FnMut(&A) -> B) -> Self::With<B> {
         let (rows, columns) = with.shape_generic();
         let scalars = with.data.as_slice().iter().map(f).collect();
         Matrix::from_data(VecStorage::new(rows, columns, scalars))

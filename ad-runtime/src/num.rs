@@ -6,7 +6,7 @@
 //! Conversions and constants carry no derivative: `T::from(2)`, `T::zero()` and `T::one()` are
 //! constants, and `to_f64()` (like every `to_*`) reads the value.
 
-use crate::dual::{Dual, DualPart, Tangent};
+use crate::dual::{Dual, Tangent};
 use crate::real::Real;
 use crate::var::Var;
 use num_traits::{Num, NumCast, One, ToPrimitive, Zero};
@@ -93,5 +93,5 @@ macro_rules! num_impls {
 
 num_impls! {
     impl<> for Var;
-    impl<F: DualPart, T: Tangent<F>> for Dual<F, T>;
+    impl<F: Real, T: Tangent<F>> for Dual<F, T>;
 }

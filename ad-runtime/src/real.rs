@@ -1,6 +1,7 @@
 //! The [`Real`] trait: what a `#[reverse_diff]` function may do with its scalars.
 
 use crate::__private::{Accumulate, Fuse, IntoReal, Matrices, Primitive};
+use crate::DualPart;
 use num_traits::Float;
 use std::fmt::{Debug, Display, LowerExp, UpperExp};
 use std::iter::{Product, Sum};
@@ -97,6 +98,7 @@ pub trait Real:
     + Fuse
     + Accumulate
     + Matrices
+    + DualPart
     + Send
     + Sync
     + 'static
@@ -182,5 +184,5 @@ macro_rules! inherent_float_methods_for {
 
 inherent_float_methods_for! {
     impl<> for crate::Var;
-    impl<F: crate::DualPart, T: crate::Tangent<F>> for crate::Dual<F, T>;
+    impl<F: crate::Real, T: crate::Tangent<F>> for crate::Dual<F, T>;
 }

@@ -7,6 +7,7 @@
 //! [`Runs`].
 
 mod ba;
+mod descent;
 mod det;
 mod gmm;
 mod hello;
@@ -16,6 +17,8 @@ mod llsq;
 mod lse;
 mod lstm;
 mod ode;
+mod particle;
+mod saddle;
 
 use crate::protocol::{Evaluation, Runs};
 use serde::de::DeserializeOwned;
@@ -25,7 +28,7 @@ use serde_json::Value;
 type Evaluate = fn(function: &str, input: Value) -> Result<Evaluation, String>;
 
 /// The modules this tool implements, by gradbench's module (= eval) name.
-const MODULES: [(&str, Evaluate); 10] = [
+const MODULES: [(&str, Evaluate); 12] = [
     ("hello", hello::evaluate),
     ("llsq", llsq::evaluate),
     ("lse", lse::evaluate),
@@ -36,10 +39,9 @@ const MODULES: [(&str, Evaluate); 10] = [
     ("lstm", lstm::evaluate),
     ("ba", ba::evaluate),
     ("ht", ht::evaluate),
+    ("particle", particle::evaluate),
+    ("saddle", saddle::evaluate),
 ];
-
-/// Evals that need derivatives of functions that themselves differentiate.
-const NESTED: [&str; 2] = ["particle", "saddle"];
 
 /// Whether `module` is implemented, and if not, why.
 pub fn define(module: &str) -> Result<(), String> {
@@ -54,12 +56,6 @@ pub fn evaluate(module: &str, function: &str, input: Value) -> Result<Evaluation
 fn find(module: &str) -> Result<Evaluate, String> {
     if let Some((_, evaluate)) = MODULES.iter().find(|(name, _)| *name == module) {
         return Ok(*evaluate);
-    }
-    if NESTED.contains(&module) {
-        return Err(format!(
-            "module `{module}` needs nested differentiation (a derivative of a function that \
-             computes a derivative), which ad-gradbench does not implement yet"
-        ));
     }
     let known: Vec<&str> = MODULES.iter().map(|(name, _)| *name).collect();
     Err(format!(
