@@ -7,6 +7,9 @@
 #   gradbench/run-all.sh lse det ht      only these (ht-simple is ht's simple variant)
 #   gradbench/run-all.sh --report        no runs: the summary of the last ones, again
 #
+# particle and saddle are left out: their four functions are all derivatives (no primal to
+# divide by); CI runs them.
+#
 # The kit is ../shared/gradbench beside the repository (or $GRADBENCH); run its `setup` once.
 # The tool is target/release/ad-gradbench, built here (or $TOOL, used as it is). Logs and each
 # eval's summary go to target/gradbench/; every output is validated, and the script exits
