@@ -3,7 +3,7 @@
 # 3 times and for at least 0.2 s (as in shared/gradbench/PEERS.md), then per eval the geometric
 # mean of the derivative/primal ratios (median derivative time / median primal time per input).
 #
-#   gradbench/run-all.sh                 every eval (about 10-20 minutes on 2 cores)
+#   gradbench/run-all.sh                 every eval (42 minutes on a busy 2-core machine)
 #   gradbench/run-all.sh lse det ht      only these (ht-simple is ht's simple variant)
 #   gradbench/run-all.sh --report        no runs: the summary of the last ones, again
 #
@@ -53,6 +53,7 @@ runs=(
 failed=0
 summary=()
 finished=()
+loads=()
 for entry in "${runs[@]}"; do
     read -r name eval extra <<<"$entry"
     if [ $# -gt 0 ] && ! printf '%s\n' "$@" | grep -qx "$name"; then
@@ -62,10 +63,12 @@ for entry in "${runs[@]}"; do
         echo "== $name"
         "$GRADBENCH/run" "$eval" -q --eval-args "$RUNS ${extra:-}" --log "$OUT/$name.jsonl" \
             -- "$TOOL" >"$OUT/$name.txt" 2>&1
+        cut -d' ' -f2 /proc/loadavg >"$OUT/$name.load" # the 5-minute load average
         cat "$OUT/$name.txt"
     fi
     [ -f "$OUT/$name.txt" ] || continue
     finished+=("$(date -u -r "$OUT/$name.txt" '+%Y-%m-%d %H:%M')")
+    [ -f "$OUT/$name.load" ] && loads+=("$(cat "$OUT/$name.load")")
     # `run`'s last lines: "... gradbench exit code N", then OK or FAILED.
     status=$(sed -n 's/.*gradbench exit code \([0-9]*\).*/\1/p' "$OUT/$name.txt" | tail -1)
     [ "${status:-1}" = 0 ] || failed=1
@@ -87,7 +90,8 @@ printf '%s\n' "${summary[@]}"
 
 # The section of BENCHMARKS.md: these ratios beside the PEERS.md summary and the published ones.
 when="$(printf '%s\n' "${finished[@]}" | sort | sed -n '1p;$p' | paste -sd/ - | sed 's|/| to |') UTC"
-load="$(cut -d' ' -f1-3 /proc/loadavg)"
+load=""
+[ ${#loads[@]} -gt 0 ] && load="$(printf '%s\n' "${loads[@]}" | sort -n | sed -n '1p;$p' | paste -sd- -)"
 printf '%s\n' "${summary[@]}" >"$OUT/summary.txt"
 python3 - "$OUT/summary.txt" "$GRADBENCH/PEERS.md" "$when" "$load" \
     >"$REPO/target/gradbench.md" <<'PYTHON'
@@ -107,9 +111,9 @@ for line in open(peers_file):
     if len(cells) == 6 and cells[0] in published and cells[1].isdigit():
         peers[cells[0]] = cells[2:]
 print("## gradbench\n")
-print("From `gradbench/run-all.sh` (evals finished " + when + "; 2 cores shared with other "
-      "jobs, load average " + load + " when this was written, so the times are noisy): "
-      "gradbench's evals at "
+loaded = f", 5-minute load average {load} at the ends of the evals" if load else ""
+print("From `gradbench/run-all.sh` (evals finished " + when + "; this machine's 2 cores shared "
+      "with other jobs" + loaded + ", so the times are noisy): gradbench's evals at "
       "their default sizes against `target/release/ad-gradbench`, each evaluation timed at least "
       "3 times and for at least 0.2 s (`--eval-args \"--min-runs 3 --min-seconds 0.2\"`), every "
       "output validated against gradbench's C++ reference. Per eval, the geometric mean over its "
@@ -136,8 +140,9 @@ for line in open(summary_file):
     cells = peers.get(base, ["-"] * 4)
     ahead = [tool for tool, cell in zip(tools, cells)
              if ratio != "-" and cell.replace(".", "", 1).isdigit() and float(cell) < float(ratio)]
+    lower = (", ".join(ahead) or "none") if base in peers else "-"
     print(f"| {name} | {sizes} | {ratio}{note} | " + " | ".join(cells)
-          + f" | {published.get(base, '-')} | {', '.join(ahead) or 'none'} |")
+          + f" | {published.get(base, '-')} | {lower} |")
 PYTHON
 echo "wrote $REPO/target/gradbench.md"
 exit $failed
