@@ -1,11 +1,11 @@
 //! Turns the criterion output of the benchmark suite into `BENCHMARKS.md`: for each function and
 //! size, the median time of the primal and of each tool's gradient, the ratio gradient/primal,
 //! and `ad`'s speed-up over each peer, with the machine and the date, and the list of
-//! (tool, function) pairs the suite leaves out, with the reason. Three optional inputs add their
+//! (tool, function) pairs the suite leaves out, with the reason. Four optional inputs add their
 //! sections when their files exist: JAX's times (`benches/jax/run.sh`), the scaling and memory
 //! table (`examples/scaling.rs`), the ADBench table (`examples/adbench.rs`), the
-//! checkpointing table (`examples/checkpointing.rs`) and the Hessian table
-//! (`examples/hessians.rs`).
+//! checkpointing table (`examples/checkpointing.rs`), the Hessian table
+//! (`examples/hessians.rs`) and the gradbench table (`gradbench/run-all.sh`).
 //!
 //! ```sh
 //! cargo bench --bench suite && cargo bench -p ad-peer-bench
@@ -14,16 +14,18 @@
 //! cargo run --release --example adbench                    # optional: ADBench's objectives
 //! cargo run --release --example checkpointing              # optional: 10⁶ RK4 steps, 80 s, 6 GB
 //! cargo run --release --example hessians                   # optional: Hessians of 4 scalars
+//! gradbench/run-all.sh                                     # optional: gradbench's evals
 //! cargo run --release --example bench_report              # writes BENCHMARKS.md
 //! cargo run --release --example bench_report -- DIR OUT   # criterion directory, output file
 //! cargo run --release --example bench_report -- --jax FILE.csv --scaling FILE.md --adbench FILE.md
-//!     --checkpointing FILE.md --hessians FILE.md
+//!     --checkpointing FILE.md --hessians FILE.md --gradbench FILE.md
 //! ```
 //!
 //! Criterion's directory is `$CARGO_TARGET_DIR/criterion` (or `target/criterion`) unless given.
 //! The report reads each benchmark's `new/benchmark.json` (its id) and `new/estimates.json`
 //! (the median's point estimate, in nanoseconds). JAX's file is `jax/results.csv` and the
-//! tables `scaling.md`, `adbench.md`, `checkpointing.md` and `hessians.md` beside criterion's directory unless given.
+//! tables `scaling.md`, `adbench.md`, `checkpointing.md`, `hessians.md` and `gradbench.md` beside
+//! criterion's directory unless given.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -148,26 +150,28 @@ struct Paths {
     adbench: PathBuf,
     checkpointing: PathBuf,
     hessians: PathBuf,
+    gradbench: PathBuf,
 }
 
 /// `[DIR [OUT]] [--jax FILE] [--scaling FILE] [--adbench FILE] [--checkpointing FILE]
-/// [--hessians FILE]`, with the defaults of the
-/// module docs.
+/// [--hessians FILE] [--gradbench FILE]`, with the defaults of the module docs.
 fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Paths, String> {
     let mut positional = Vec::new();
     let (mut jax, mut scaling, mut adbench) = (None, None, None);
-    let (mut checkpointing, mut hessians) = (None, None);
+    let (mut checkpointing, mut hessians, mut gradbench) = (None, None, None);
     let mut args = args.into_iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
-            "--jax" | "--scaling" | "--adbench" | "--checkpointing" | "--hessians" => {
+            "--jax" | "--scaling" | "--adbench" | "--checkpointing" | "--hessians"
+            | "--gradbench" => {
                 let value = args.next().ok_or_else(|| format!("{arg} needs a file"))?;
                 let slot = match arg.as_str() {
                     "--jax" => &mut jax,
                     "--scaling" => &mut scaling,
                     "--adbench" => &mut adbench,
                     "--checkpointing" => &mut checkpointing,
-                    _ => &mut hessians,
+                    "--hessians" => &mut hessians,
+                    _ => &mut gradbench,
                 };
                 *slot = Some(PathBuf::from(value));
             }
@@ -193,6 +197,7 @@ fn parse_args(args: impl IntoIterator<Item = String>) -> Result<Paths, String> {
         adbench: adbench.unwrap_or_else(|| target.join("adbench.md")),
         checkpointing: checkpointing.unwrap_or_else(|| target.join("checkpointing.md")),
         hessians: hessians.unwrap_or_else(|| target.join("hessians.md")),
+        gradbench: gradbench.unwrap_or_else(|| target.join("gradbench.md")),
         criterion,
         output,
     })
@@ -205,7 +210,7 @@ fn main() -> ExitCode {
             eprintln!(
                 "error: {error}\nusage: bench_report [CRITERION_DIR [OUTPUT]] [--jax FILE.csv] \
                  [--scaling FILE.md] [--adbench FILE.md] [--checkpointing FILE.md] \
-                 [--hessians FILE.md]"
+                 [--hessians FILE.md] [--gradbench FILE.md]"
             );
             return ExitCode::FAILURE;
         }
@@ -253,13 +258,18 @@ fn main() -> ExitCode {
         &paths.adbench,
         &paths.checkpointing,
         &paths.hessians,
+        &paths.gradbench,
     ]
     .map(|path| optional_file(path));
-    let [scaling, adbench, checkpointing, hessians] = match included {
-        [Ok(scaling), Ok(adbench), Ok(checkpointing), Ok(hessians)] => {
-            [scaling, adbench, checkpointing, hessians]
+    let [scaling, adbench, checkpointing, hessians, gradbench] = match included {
+        [Ok(scaling), Ok(adbench), Ok(checkpointing), Ok(hessians), Ok(gradbench)] => {
+            [scaling, adbench, checkpointing, hessians, gradbench]
         }
-        [Err(error), ..] | [_, Err(error), ..] | [_, _, Err(error), _] | [.., Err(error)] => {
+        [Err(error), ..]
+        | [_, Err(error), ..]
+        | [_, _, Err(error), ..]
+        | [_, _, _, Err(error), _]
+        | [.., Err(error)] => {
             eprintln!("error: {error}");
             return ExitCode::FAILURE;
         }
@@ -271,26 +281,32 @@ fn main() -> ExitCode {
             Included {
                 text: scaling.as_deref(),
                 heading: "Scaling and memory",
-                command: "scaling",
+                command: "cargo run --release --example scaling",
                 file: "scaling.md",
             },
             Included {
                 text: adbench.as_deref(),
                 heading: "ADBench",
-                command: "adbench",
+                command: "cargo run --release --example adbench",
                 file: "adbench.md",
             },
             Included {
                 text: checkpointing.as_deref(),
                 heading: "Checkpointing",
-                command: "checkpointing",
+                command: "cargo run --release --example checkpointing",
                 file: "checkpointing.md",
             },
             Included {
                 text: hessians.as_deref(),
                 heading: "Hessians of few inputs",
-                command: "hessians",
+                command: "cargo run --release --example hessians",
                 file: "hessians.md",
+            },
+            Included {
+                text: gradbench.as_deref(),
+                heading: "gradbench",
+                command: "gradbench/run-all.sh",
+                file: "gradbench.md",
             },
         ],
     );
@@ -306,7 +322,7 @@ fn main() -> ExitCode {
         }
     };
     println!(
-        "wrote {} ({} functions, from {}; {}; {}; {}; {}; {})",
+        "wrote {} ({} functions, from {}; {}; {}; {}; {}; {}; {})",
         paths.output.display(),
         medians.len(),
         criterion_dir.display(),
@@ -315,6 +331,7 @@ fn main() -> ExitCode {
         with(adbench.is_some(), &paths.adbench),
         with(checkpointing.is_some(), &paths.checkpointing),
         with(hessians.is_some(), &paths.hessians),
+        with(gradbench.is_some(), &paths.gradbench),
     );
     ExitCode::SUCCESS
 }
@@ -955,7 +972,7 @@ struct Included<'a> {
     /// The file's text, if it was found.
     text: Option<&'a str>,
     heading: &'a str,
-    /// The example that writes it.
+    /// The command that writes it.
     command: &'a str,
     /// Its name under the target directory.
     file: &'a str,
@@ -970,8 +987,8 @@ fn render_included(out: &mut String, included: &Included) {
         None => {
             let _ = writeln!(
                 out,
-                "## {}\n\nNot in this report: run `cargo run --release --example {}` (it writes \
-                 `target/{}`), then this program again.\n",
+                "## {}\n\nNot in this report: run `{}` (it writes `target/{}`), then this \
+                 program again.\n",
                 included.heading, included.command, included.file
             );
         }
