@@ -49,7 +49,8 @@ where
 /// `s` snapshots, `t` repetitions reverse `C(s + t, s)` steps, each step running at most
 /// `t + 2` times (once more than *revolve*, since the first forward pass keeps only the final
 /// state). The sweep also holds the operations of one step at a time. With 0 snapshots the loop
-/// is recorded whole.
+/// is recorded whole. Each repetition nests one replay in another (a few stack frames each), so
+/// give enough snapshots to keep `t` small: with 1 snapshot, `t` is the number of steps.
 pub fn revolve<S: Real, F>(steps: usize, snapshots: usize, state: Vec<S>, step: F) -> Vec<S>
 where
     F: Fn(&[S], usize) -> Vec<S> + 'static,
