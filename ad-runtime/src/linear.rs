@@ -55,9 +55,12 @@ impl<F: Real> Node<F> {
         self.scale.unwrap_or_else(|| F::from_f64(1.0))
     }
 
-    fn scaled(self, by: impl FnOnce(Option<F>) -> F) -> Node<F> {
-        if self.tag == 0 {
-            return self;
+    /// The node scaled by `by(scale)`; scaling by a constant zero gives the zero tangent, as on
+    /// the main tape a zero partial passes nothing back (so an infinite scale times 0 is 0, not
+    /// NaN).
+    fn scaled(self, partial_is_zero: bool, by: impl FnOnce(Option<F>) -> F) -> Node<F> {
+        if self.tag == 0 || partial_is_zero {
+            return Node::default();
         }
         Node {
             scale: Some(by(self.scale)),
@@ -70,7 +73,9 @@ impl<F: Real> Mul<F> for Node<F> {
     type Output = Node<F>;
     #[inline]
     fn mul(self, partial: F) -> Node<F> {
-        self.scaled(|scale| scale.map_or(partial, |scale| scale * partial))
+        self.scaled(partial.is_constant_zero(), |scale| {
+            scale.map_or(partial, |scale| scale * partial)
+        })
     }
 }
 
@@ -78,7 +83,9 @@ impl<F: Real> Div<F> for Node<F> {
     type Output = Node<F>;
     #[inline]
     fn div(self, partial: F) -> Node<F> {
-        self.scaled(|scale| scale.map_or_else(|| partial.recip(), |scale| scale / partial))
+        self.scaled(false, |scale| {
+            scale.map_or_else(|| partial.recip(), |scale| scale / partial)
+        })
     }
 }
 
@@ -86,7 +93,9 @@ impl<F: Real> Neg for Node<F> {
     type Output = Node<F>;
     #[inline]
     fn neg(self) -> Node<F> {
-        self.scaled(|scale| scale.map_or_else(|| F::from_f64(-1.0), |scale| -scale))
+        self.scaled(false, |scale| {
+            scale.map_or_else(|| F::from_f64(-1.0), |scale| -scale)
+        })
     }
 }
 
@@ -134,7 +143,9 @@ impl<F: Real> Tangent<F> for Node<F> {
 
     #[inline]
     fn times(self, partial: f64) -> Node<F> {
-        self.scaled(|scale| scale.map_or_else(|| F::from_f64(partial), |scale| scale * partial))
+        self.scaled(partial == 0.0, |scale| {
+            scale.map_or_else(|| F::from_f64(partial), |scale| scale * partial)
+        })
     }
 }
 
