@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# ad-gradbench beside gradbench's C++ reference (`manual`) and CoDiPack, in one run: for each
+# eval at its default sizes, the three tools one after another (so they share the machine's
+# conditions), each evaluation timed at least 3 times and for at least 0.2 s; then per eval and
+# tool the geometric mean of the derivative/primal ratios. Needs the kit's peers:
+# `../shared/gradbench/setup --peers` (run here). About 15-25 minutes on 2 cores.
+#
+#   gradbench/side-by-side.sh             every eval but ht (the peers have no ht here)
+#   gradbench/side-by-side.sh lse det     only these
+#   gradbench/side-by-side.sh --report    the table again from the last logs (target/side-by-side)
+set -uo pipefail
+
+report_only=0
+if [ "${1:-}" = --report ]; then
+    report_only=1
+    shift
+fi
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+GRADBENCH="${GRADBENCH:-$REPO/../shared/gradbench}"
+OUT="$REPO/target/side-by-side"
+mkdir -p "$OUT"
+if [ $report_only = 0 ]; then
+    (cd "$REPO" && cargo build --release -q -p ad-gradbench) || exit 1
+    "$GRADBENCH/setup" --peers >"$OUT/setup.log" 2>&1 || { echo "setup --peers failed"; exit 1; }
+fi
+
+evals=("$@")
+[ ${#evals[@]} -gt 0 ] || evals=(llsq lse det ode kmeans gmm lstm ba)
+failed=0
+for eval in "${evals[@]}"; do
+    [ $report_only = 1 ] && break
+    for tool in ad manual codipack; do
+        if [ "$tool" = ad ]; then
+            command=("$REPO/target/release/ad-gradbench")
+        else
+            command=(python3 python/gradbench/gradbench/cpp.py "$tool")
+        fi
+        "$GRADBENCH/run" "$eval" -q --eval-args "--min-runs 3 --min-seconds 0.2" \
+            --log "$OUT/$eval-$tool.jsonl" -- "${command[@]}" >"$OUT/$eval-$tool.txt" 2>&1 \
+            || failed=1
+    done
+done
+
+echo "| eval | sizes | ad | manual | codipack |"
+echo "| --- | ---: | ---: | ---: | ---: |"
+for eval in "${evals[@]}"; do
+    row="| $eval |"
+    sizes=""
+    for tool in ad manual codipack; do
+        # The ratio table `run` prints: `module description functions ratio` rows.
+        read -r count mean < <(awk '
+            /^== derivative\/primal ratio/ { table = 1; next }
+            table && NF == 0 { table = 0 }
+            table && $NF ~ /^[0-9.]+$/ { logs += log($NF); count++ }
+            END { printf "%d %s\n", count, count ? sprintf("%.2f", exp(logs / count)) : "-" }
+        ' "$OUT/$eval-$tool.txt")
+        sizes="$count"
+        grep -q "gradbench exit code 0" "$OUT/$eval-$tool.txt" || { mean="$mean (not all valid)"; failed=1; }
+        row="$row $mean |"
+    done
+    echo "${row/| $eval |/| $eval | $sizes |}"
+done
+exit $failed
