@@ -119,9 +119,9 @@ impl<F: Real> Add for Node<F> {
                 ..self
             };
         }
-        let index = with_tape::<F, _>(self.tag, |tape| {
-            tape.push(&[(self.index, self.factor()), (other.index, other.factor())])
-        });
+        // The slots are formed before the tape is borrowed: nothing runs while it is.
+        let slots = [(self.index, self.factor()), (other.index, other.factor())];
+        let index = with_tape::<F, _>(self.tag, |tape| tape.push(&slots));
         Node {
             index,
             tag: self.tag,
