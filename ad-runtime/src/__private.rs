@@ -259,11 +259,6 @@ pub fn recycle<T: Differentiable + ?Sized>(seeded: T::With<Var>) {
     T::recycle(seeded)
 }
 
-/// The value of a real result.
-pub fn value_of<S: Real>(out: S) -> f64 {
-    out.value()
-}
-
 /// How each scalar type evaluates an expression `#[reverse_diff]` fused into one record (seed
 /// 000 §8.7 applied to expressions): the macro differentiates the expression symbolically, and
 /// `derivative` gives its value and its partial derivative with respect to each of its `K`
