@@ -259,8 +259,8 @@ pub fn recycle<T: Differentiable + ?Sized>(seeded: T::With<Var>) {
     T::recycle(seeded)
 }
 
-/// How each scalar type evaluates an expression `#[reverse_diff]` fused into one record (seed
-/// 000 §8.7 applied to expressions): the macro differentiates the expression symbolically, and
+/// How each scalar type evaluates an expression `#[reverse_diff]` fused into one record
+/// (Krawiec et al., POPL 2022, §8.7 applied to expressions): the macro differentiates the expression symbolically, and
 /// `derivative` gives its value and its partial derivative with respect to each of its `K`
 /// scalar leaves, from the leaves' values. A supertrait of [`Real`].
 pub trait Fuse: Sized {
