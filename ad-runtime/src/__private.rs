@@ -260,9 +260,9 @@ pub fn recycle<T: Differentiable + ?Sized>(seeded: T::With<Var>) {
 }
 
 /// How each scalar type evaluates an expression `#[reverse_diff]` fused into one record
-/// (Krawiec et al., POPL 2022, §8.7 applied to expressions): the macro differentiates the expression symbolically, and
-/// `derivative` gives its value and its partial derivative with respect to each of its `K`
-/// scalar leaves, from the leaves' values. A supertrait of [`Real`].
+/// (Krawiec et al., POPL 2022, §8.7 applied to expressions): the macro differentiates the
+/// expression symbolically, and `derivative` gives its value and its partial derivative with
+/// respect to each of its `K` scalar leaves, from the leaves' values. A supertrait of [`Real`].
 pub trait Fuse: Sized {
     /// `Some` of one record of the expression over `leaves` (for `Var`), or `None` when the
     /// scalar evaluates the expression as written (`f64`, and `Dual`, whose derivatives of
