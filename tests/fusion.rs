@@ -447,3 +447,40 @@ fn halves_of_a_subslice_fuse() {
     // One record per assignment and one for the sum (one record per operation would be 2·3 + 1).
     assert_eq!(records(&xs, split_subslice), 2 + 1);
 }
+
+/// A fused record checks every leaf's session, wherever the foreign leaf stands among constant
+/// and recorded ones (the record reports it after writing its slots).
+#[test]
+fn a_fused_record_rejects_a_var_of_another_tape() {
+    #[reverse_diff]
+    fn weighted(x: f64, y: f64, z: f64) -> f64 {
+        x * y + 2.0 * z
+    }
+    let stale = {
+        let tape = Tape::new();
+        tape.var(1.0)
+    };
+    let tape = Tape::new();
+    let fresh = tape.var(2.0);
+    for leaves in [
+        [fresh, stale, Var::constant(3.0)],
+        [Var::constant(3.0), fresh, stale],
+        [stale, Var::constant(3.0), fresh],
+    ] {
+        let payload = std::panic::catch_unwind(|| weighted(leaves[0], leaves[1], leaves[2]))
+            .expect_err("a foreign leaf must panic");
+        let message = payload
+            .downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_default();
+        assert!(
+            message.contains("a Var from another tape was used"),
+            "{message}"
+        );
+    }
+    // The tape is still usable: d/dz of the record is 2.
+    let z = tape.var(0.5);
+    let value = weighted(fresh, Var::constant(1.0), z);
+    tape.backward(value);
+    assert_eq!(tape.adjoint(z), 2.0);
+}

@@ -451,10 +451,14 @@ pub(crate) fn record_unary(value: f64, a: Var, da: f64) -> Var {
     if a.is_constant() {
         return Var::constant(value);
     }
-    with_recording(a, |r| {
-        r.push_operand(a, da);
-        r.push_node(value)
-    })
+    with_recording(
+        a,
+        #[inline(always)]
+        |r| {
+            r.push_operand(a, da);
+            r.push_node(value)
+        },
+    )
 }
 
 /// Records a node with two operands; a constant operand takes no slot.
@@ -464,11 +468,15 @@ pub(crate) fn record_binary(value: f64, a: Var, da: f64, b: Var, db: f64) -> Var
         (true, true) => Var::constant(value),
         (false, true) => record_unary(value, a, da),
         (true, false) => record_unary(value, b, db),
-        (false, false) => with_recording(a, |r| {
-            r.push_operand(a, da);
-            r.push_operand(b, db);
-            r.push_node(value)
-        }),
+        (false, false) => with_recording(
+            a,
+            #[inline(always)]
+            |r| {
+                r.push_operand(a, da);
+                r.push_operand(b, db);
+                r.push_node(value)
+            },
+        ),
     }
 }
 
@@ -504,31 +512,43 @@ pub(crate) fn record_fused<const K: usize>(
     let Some(first) = operands.iter().find(|operand| !operand.is_constant()) else {
         return Var::constant(value);
     };
-    with_recording(*first, |r| {
-        r.operands.reserve(K);
-        r.partials.reserve(K);
-        let start = r.operands.len();
-        let mut end = start;
-        for k in 0..K {
-            let operand = operands[k];
-            if !operand.is_constant() {
-                r.check(operand);
-                // SAFETY: `end < start + K`, within the capacity reserved above; the slots up to
-                // `end` are written before the lengths are set to it.
+    with_recording(
+        *first,
+        #[inline(always)]
+        |r| {
+            r.operands.reserve(K);
+            r.partials.reserve(K);
+            let start = r.operands.len();
+            let mut end = start;
+            // Branch-free: every leaf writes the slot at `end`, and only a recorded one moves
+            // `end` past it (a constant's slot is overwritten by the next leaf or left beyond
+            // the length). A leaf of another session is reported once, after the loop.
+            let mut foreign = false;
+            for k in 0..K {
+                let operand = operands[k];
+                let recorded = !operand.is_constant();
+                foreign |= recorded & (operand.tape != r.tag);
+                // SAFETY: `end <= start + k < start + K`, within the capacity reserved above;
+                // the slots up to `end` are written before the lengths are set to it.
                 unsafe {
                     r.operands.as_mut_ptr().add(end).write(operand.index);
                     r.partials.as_mut_ptr().add(end).write(partials[k]);
                 }
-                end += 1;
+                end += usize::from(recorded);
             }
-        }
-        // SAFETY: slots `start..end` were written above.
-        unsafe {
-            r.operands.set_len(end);
-            r.partials.set_len(end);
-        }
-        r.push_node(value)
-    })
+            if foreign {
+                for operand in operands.iter().filter(|operand| !operand.is_constant()) {
+                    r.check(*operand);
+                }
+            }
+            // SAFETY: slots `start..end` were written above.
+            unsafe {
+                r.operands.set_len(end);
+                r.partials.set_len(end);
+            }
+            r.push_node(value)
+        },
+    )
 }
 
 /// A sum being accumulated into one record: `Σ partial · operand` and its value, for a loop's
