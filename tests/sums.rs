@@ -116,24 +116,56 @@ fn loops_that_read_print_or_leave_through_a_label() {
     assert_eq!(records(&xs, not_accumulated), 4 + 4 + 7 + 1);
 }
 
-/// `Sum` over an iterator is one record too, and keeps `f64`'s value bit for bit.
+/// `Sum` over an iterator is one record too, and keeps `f64`'s value bit for bit. A sum of
+/// mapped scalars (`.map(|x| x * x).sum()`) is one record with the leaves of every item, as a
+/// loop's `total += x * x` is; a closure that can `return` keeps a record per item.
 #[reverse_diff]
 fn iterator_sum(xs: &[f64]) -> f64 {
     xs.iter().map(|x| x * x).sum::<f64>() + xs.iter().sum::<f64>()
+}
+
+/// The plain `f64` form of [`iterator_sum`], which the macro never sees.
+fn iterator_sum_plain(xs: &[f64]) -> f64 {
+    xs.iter().map(|x| x * x).sum::<f64>() + xs.iter().sum::<f64>()
+}
+
+#[reverse_diff]
+fn mapped_sums(xs: &[f64], #[no_grad] ws: &[f64]) -> f64 {
+    let weighted: f64 = xs.iter().zip(ws).map(|(x, w)| w * x.sin()).sum();
+    let pairs = xs
+        .chunks_exact(2)
+        .map(|pair| pair[0] * pair[1])
+        .sum::<f64>();
+    #[allow(clippy::needless_return)]
+    let returned = xs
+        .iter()
+        .map(|&x| {
+            if x > 1.0 {
+                return x;
+            }
+            x * 3.0
+        })
+        .sum::<f64>();
+    weighted * pairs + returned
 }
 
 #[test]
 fn iterator_sums() {
     let xs = [0.3, -1.2, 0.8, 2.0];
     check(iterator_sum, iterator_sum_grad, &xs);
-    // Four squares, two sums, their sum.
-    assert_eq!(records(&xs, iterator_sum), 4 + 2 + 1);
+    // Two sums (no record per square), their sum.
+    assert_eq!(records(&xs, iterator_sum), 2 + 1);
     for xs in [&[-0.0][..], &[-0.0, -0.0], &[], &[1e300, -1e300, 1.0]] {
-        assert_eq!(
-            iterator_sum_grad(xs).0.to_bits(),
-            iterator_sum(xs).to_bits()
-        );
+        let plain = iterator_sum_plain(xs).to_bits();
+        assert_eq!(iterator_sum_grad(xs).0.to_bits(), plain);
+        assert_eq!(iterator_sum(xs).to_bits(), plain);
     }
+    let ws = [0.5, -2.0, 1.5, 0.25];
+    check(|x| mapped_sums(x, &ws), |x| mapped_sums_grad(x, &ws), &xs);
+    // `weighted` and `pairs` one record each (`chunks_exact` yields subslices of scalars); the
+    // closure that returns records three items (the fourth is `x` itself) and their sum; the
+    // final expression two records, since the macro cannot tell what `returned` holds.
+    assert_eq!(records(&xs, |v| mapped_sums(v, &ws)), 1 + 1 + (3 + 1) + 2);
 }
 
 /// A sum named in a format string inside the loop is read there: not accumulated.
@@ -231,4 +263,41 @@ fn interleaved_and_nested_sums_in_every_row_of_a_jacobian() {
             2 + 1 + n + 1 + 2 + 1
         );
     }
+}
+
+/// `for x in xs` over a borrowed slice (a parameter, or a subslice bound by `let`) binds a
+/// reference to a scalar, and `for &c in ws` over borrowed constants binds a constant: the
+/// terms fuse into the sum, so each loop is one record with no record per term (llsq's
+/// `residual -= coefficient * power`).
+#[reverse_diff]
+fn over_borrowed_slices(xs: &[f64], #[no_grad] ws: &[f64]) -> f64 {
+    let mut total = 0.0;
+    let mut power: f64 = 1.0;
+    for coefficient in xs {
+        total -= coefficient * power;
+        power *= 0.5;
+    }
+    let tail = &xs[1..];
+    let mut squares = 0.0;
+    for x in tail {
+        squares += x * x;
+    }
+    let mut weighted = 0.0;
+    for &w in ws {
+        weighted += w * xs[0].sin();
+    }
+    total + squares * weighted
+}
+
+#[test]
+fn loops_over_borrowed_slices_fuse_their_terms() {
+    let xs = [0.3, -1.2, 0.8, 2.0];
+    let ws = [0.5, -0.25, 2.0];
+    check(
+        |x| over_borrowed_slices(x, &ws),
+        |x| over_borrowed_slices_grad(x, &ws),
+        &xs,
+    );
+    // Three sums, and the final expression fused into one record.
+    assert_eq!(records(&xs, |v| over_borrowed_slices(v, &ws)), 3 + 1);
 }

@@ -9,6 +9,10 @@
 //!   `e as f64`, or a real method that is not fused (`a.max(b)`) on a scalar;
 //! - a constant `f64`: a `#[no_grad]` parameter, an element of constant data, a float literal.
 //!
+//! A sum of mapped scalars, `xs.iter().map(|x| e).sum::<f64>()`, is itself a scalar: the
+//! translator rewrites it as the loop `for x in xs.iter() { sum += e; }`, whose terms join one
+//! record ([`mapped_sum`]).
+//!
 //! Between the leaves stand `+ - * / %`, unary `-`, the one-operand methods of
 //! `ad::__private::rules` and `powi`. Before: `total += 100.0 * (d * d) + e * e;`. After:
 //!
@@ -47,6 +51,11 @@ pub enum Kind {
     Scalars,
     /// A slice, array or `Vec` of `f64` constants.
     Constants,
+    /// A shared reference to a sequence of scalars (`xs: &[f64]`, `&xs[a..b]`): iterating over
+    /// it yields references to scalars.
+    BorrowedScalars,
+    /// A shared reference to a sequence of constants.
+    BorrowedConstants,
     /// A reference to a scalar (`x` in `for x in xs.iter()`).
     ScalarRef,
     /// A reference to a constant.
@@ -66,9 +75,9 @@ impl Kind {
         if is_f64(ty) {
             return Some(one);
         }
-        let sequence = match ty {
-            Type::Reference(reference) => &reference.elem,
-            other => other,
+        let (sequence, borrowed) = match ty {
+            Type::Reference(reference) => (&*reference.elem, reference.mutability.is_none()),
+            other => (other, false),
         };
         let holds_f64 = match sequence {
             Type::Slice(slice) => is_f64(&slice.elem),
@@ -81,14 +90,24 @@ impl Kind {
             }),
             _ => false,
         };
-        holds_f64.then_some(many)
+        let kind = if borrowed { many.borrowed()? } else { many };
+        holds_f64.then_some(kind)
+    }
+
+    /// The kind of a shared reference to a sequence of this kind.
+    fn borrowed(self) -> Option<Kind> {
+        match self {
+            Kind::Scalars | Kind::BorrowedScalars => Some(Kind::BorrowedScalars),
+            Kind::Constants | Kind::BorrowedConstants => Some(Kind::BorrowedConstants),
+            _ => None,
+        }
     }
 
     /// The kind of an element of a sequence of this kind.
     fn element(self) -> Option<Kind> {
         match self {
-            Kind::Scalars => Some(Kind::Scalar),
-            Kind::Constants => Some(Kind::Constant),
+            Kind::Scalars | Kind::BorrowedScalars => Some(Kind::Scalar),
+            Kind::Constants | Kind::BorrowedConstants => Some(Kind::Constant),
             _ => None,
         }
     }
@@ -105,8 +124,8 @@ impl Kind {
     /// The kind of a reference to an element of a sequence of this kind.
     fn element_ref(self) -> Option<Kind> {
         match self {
-            Kind::Scalars => Some(Kind::ScalarRef),
-            Kind::Constants => Some(Kind::ConstantRef),
+            Kind::Scalars | Kind::BorrowedScalars => Some(Kind::ScalarRef),
+            Kind::Constants | Kind::BorrowedConstants => Some(Kind::ConstantRef),
             _ => None,
         }
     }
@@ -125,6 +144,7 @@ enum Item {
 
 /// The names in scope and their kinds; `None` for a name whose kind the macro cannot tell
 /// (it hides an outer name of the same spelling).
+#[derive(Clone)]
 pub struct Scopes {
     scopes: Vec<HashMap<String, Option<Kind>>>,
     /// Per scope, the `let`s of its block whose values the next statement may inline (see
@@ -234,6 +254,9 @@ impl Scopes {
     pub fn kind_of(&self, expr: &Expr) -> Option<Kind> {
         match expr {
             Expr::Paren(inner) => self.kind_of(&inner.expr),
+            Expr::Reference(reference) if reference.mutability.is_none() => {
+                self.kind_of(&reference.expr)?.borrowed()
+            }
             Expr::Reference(reference) => self
                 .kind_of(&reference.expr)
                 .filter(|kind| kind.is_sequence()),
@@ -262,6 +285,12 @@ impl Scopes {
                 self.kind_of(&parsed)
             }
             Expr::Path(_) => self.path_kind(expr),
+            // `xs.iter().map(|x| x * x).sum::<f64>()`, its items scalars.
+            Expr::MethodCall(call) if mapped_sum(call).is_some() => {
+                let (pat, iter, body) = mapped_sum(call)?;
+                self.maps_to_scalars(pat, iter, body)
+                    .then_some(Kind::Scalar)
+            }
             other if self.is_scalar_typed(other) => Some(Kind::Scalar),
             other if self.is_constant_typed(other) => Some(Kind::Constant),
             _ => None,
@@ -280,9 +309,19 @@ impl Scopes {
         analysis.tree(expr).is_some() && analysis.scalar_leaves == 0 && !analysis.literal
     }
 
+    /// Whether `iter.map(|pat| body)` yields scalars the macro can analyse.
+    pub fn maps_to_scalars(&self, pat: &Pat, iter: &Expr, body: &Expr) -> bool {
+        let mut inner = self.clone();
+        inner.push();
+        inner.bind_loop(pat, iter);
+        inner.kind_of(body) == Some(Kind::Scalar)
+    }
+
     /// Binds the names of a `for` loop's pattern over the iterator `iter`: `x` in
-    /// `xs.iter()` and `&xs` refers to a scalar, `&x` in those and `x` in `xs.iter().copied()`
-    /// is one, through `enumerate()` and `zip(..)` too. Other names are bound with no kind.
+    /// `xs.iter()`, `&xs` and `xs` itself when it is borrowed (`xs: &[f64]`, `let xs =
+    /// &ys[a..b]`) refers to a scalar, `&x` in those and `x` in `xs.iter().copied()` is one,
+    /// through `enumerate()` and `zip(..)` too; `xs.chunks(d)` (and `chunks_exact`, `windows`,
+    /// `rchunks`) yields borrowed subslices. Other names are bound with no kind.
     pub fn bind_loop(&mut self, pat: &Pat, iter: &Expr) {
         self.bind_pattern(pat, None);
         let item = self.item(iter);
@@ -310,9 +349,20 @@ impl Scopes {
                 elements(&borrowed(&reference.expr))
             }
             Expr::Reference(reference) => elements_mut(&borrowed(&reference.expr)),
+            // `for x in xs` with `xs: &[f64]` (or `&xs[a..b]` bound earlier): references.
+            Expr::Path(_) => match self.path_kind(iter) {
+                Some(Kind::BorrowedScalars | Kind::BorrowedConstants) => elements(iter),
+                _ => Item::Unknown,
+            },
             Expr::MethodCall(call) if call.turbofish.is_none() => {
                 match (call.method.to_string().as_str(), call.args.len()) {
                     ("iter", 0) => elements(&borrowed(&call.receiver)),
+                    // `xs.chunks(d)`: borrowed subslices of `xs`'s kind.
+                    ("chunks" | "chunks_exact" | "rchunks" | "rchunks_exact" | "windows", 1) => {
+                        self.path_kind(&borrowed(&call.receiver))
+                            .and_then(Kind::borrowed)
+                            .map_or(Item::Unknown, Item::One)
+                    }
                     ("iter_mut", 0) => elements_mut(&borrowed(&call.receiver)),
                     ("copied" | "cloned", 0) => match self.item(&call.receiver) {
                         Item::One(kind) => kind.deref().map_or(Item::Unknown, Item::One),
@@ -703,7 +753,11 @@ impl<'a> Analysis<'a> {
                     let value = syn::parse_quote_spanned!(expr.span()=> *#expr);
                     Some(self.pure_leaf(&value, kind.deref()?))
                 }
-                Kind::Scalars | Kind::Constants | Kind::ScalarMut => None,
+                Kind::Scalars
+                | Kind::Constants
+                | Kind::BorrowedScalars
+                | Kind::BorrowedConstants
+                | Kind::ScalarMut => None,
             },
             Expr::Unary(unary) if matches!(unary.op, UnOp::Deref(_)) => {
                 let kind = self.scopes.path_kind(&unary.expr)?.deref()?;
@@ -1027,4 +1081,55 @@ impl Fusion {
             }
         }
     }
+}
+
+/// The parts of `iter.map(|pat| body).sum()` (or `.sum::<f64>()`): the closure's one
+/// parameter, the iterator and the closure's body, unless the body can leave the closure
+/// (`return`, `?`), which a loop body would leave differently.
+pub fn mapped_sum(call: &syn::ExprMethodCall) -> Option<(&Pat, &Expr, &Expr)> {
+    let turbofish_f64 = call.turbofish.as_ref().is_none_or(|turbofish| {
+        turbofish.args.len() == 1
+            && matches!(&turbofish.args[0], syn::GenericArgument::Type(ty) if is_f64(ty))
+    });
+    if call.method != "sum" || !call.args.is_empty() || !turbofish_f64 {
+        return None;
+    }
+    let Expr::MethodCall(map) = &*call.receiver else {
+        return None;
+    };
+    let [Expr::Closure(closure)] = map.args.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    if map.method != "map"
+        || map.turbofish.is_some()
+        || closure.inputs.len() != 1
+        || closure.asyncness.is_some()
+        || leaves_closure(&closure.body)
+    {
+        return None;
+    }
+    let pat = &closure.inputs[0];
+    if matches!(pat, Pat::Type(_)) {
+        return None; // `for` patterns take no type
+    }
+    Some((pat, &map.receiver, &closure.body))
+}
+
+/// Whether `body` holds a `return` or `?` of its own (not of a closure or item inside it).
+fn leaves_closure(body: &Expr) -> bool {
+    struct Exits(bool);
+    impl syn::visit::Visit<'_> for Exits {
+        fn visit_expr_return(&mut self, _: &syn::ExprReturn) {
+            self.0 = true;
+        }
+        fn visit_expr_try(&mut self, _: &syn::ExprTry) {
+            self.0 = true;
+        }
+        fn visit_expr_closure(&mut self, _: &syn::ExprClosure) {}
+        fn visit_expr_async(&mut self, _: &syn::ExprAsync) {}
+        fn visit_item(&mut self, _: &syn::Item) {}
+    }
+    let mut exits = Exits(false);
+    syn::visit::Visit::visit_expr(&mut exits, body);
+    exits.0
 }

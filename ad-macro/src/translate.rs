@@ -26,7 +26,7 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprCast, ExprLit, ExprPath, Ident, Lit, Macro, Pat, Stmt, Token, Type};
 
-use crate::fuse::{mentions, Fusion, Kind, Scopes};
+use crate::fuse::{mapped_sum, mentions, Fusion, Kind, Scopes};
 use crate::names::{
     is_f64, is_other_number, real_method, real_method_entry, takes_real_arguments,
     takes_receiver_by_value, Owner,
@@ -75,6 +75,8 @@ pub struct Translator {
     /// Set while the expression about to be folded keeps a named constant as written (see
     /// [`Translator::fold_keeping_constant`]).
     keep_constant: bool,
+    /// How many mapped sums have been rewritten as loops so far ([`Translator::fold_mapped_sum`]).
+    mapped_sums: usize,
 }
 
 impl Translator {
@@ -88,6 +90,7 @@ impl Translator {
             offers: 0,
             inlined: HashMap::new(),
             keep_constant: false,
+            mapped_sums: 0,
         }
     }
 
@@ -212,6 +215,51 @@ impl Translator {
             #(#names = #accumulate::finish(#sums);)*
             #value
         })
+    }
+
+    /// Before: `xs.iter().map(|x| (x - c).exp()).sum::<f64>()`, whose items are scalars: a
+    /// record per item, then the sum's record over them. After, as if the user had written
+    /// `{ let mut sum: f64 = -0.0; for x in xs.iter() { sum += (x - c).exp(); } sum }` (`-0.0`
+    /// is `f64`'s `Sum` start, so the value is the same): folded as that loop, the sum is one
+    /// record with the leaves of every item ([`Translator::fold_loop`]). `None` when the call
+    /// is not such a sum or its item is not a scalar the macro can analyse.
+    fn fold_mapped_sum(&mut self, call: &syn::ExprMethodCall) -> Option<Expr> {
+        let (pat, iter, body) = mapped_sum(call)?;
+        if !self.scopes.maps_to_scalars(pat, iter, body) {
+            return None;
+        }
+        // `(0..n).map(..)`: the parentheses would be redundant around a loop's iterator.
+        let mut iter = iter;
+        while let Expr::Paren(inner) = iter {
+            iter = &inner.expr;
+        }
+        let sum = quote::format_ident!("__ad_mapped_sum_{}", self.mapped_sums);
+        self.mapped_sums += 1;
+        let block = syn::parse_quote_spanned!(call.span()=> {
+            let mut #sum: f64 = -0.0;
+            for #pat in #iter {
+                #sum += #body;
+            }
+            #sum
+        });
+        Some(self.fold_expr(block))
+    }
+
+    /// An operation: one record of the whole expression if it fuses, else folded part by part.
+    fn fold_operation(&mut self, expr: Expr, inline: bool) -> Expr {
+        let fusion = Fusion::new(&expr, &self.scopes, inline);
+        match self.fuse(fusion) {
+            Some(fused) => fused,
+            None => match expr {
+                Expr::MethodCall(call)
+                    if takes_real_arguments(&call.method.to_string())
+                        && call.turbofish.is_none() =>
+                {
+                    self.fold_real_argument_call(call)
+                }
+                expr => fold::fold_expr(self, expr),
+            },
+        }
     }
 
     /// Folds a closure in a scope of its own, where `bind` binds each of its parameters.
@@ -803,20 +851,11 @@ impl Fold for Translator {
                 self.inline = false;
                 Expr::Assign(assign)
             }
+            Expr::MethodCall(call) if self.fusing && mapped_sum(&call).is_some() => self
+                .fold_mapped_sum(&call)
+                .unwrap_or_else(|| self.fold_operation(Expr::MethodCall(call), inline)),
             Expr::Binary(_) | Expr::Unary(_) | Expr::MethodCall(_) | Expr::Paren(_) => {
-                let fusion = Fusion::new(&expr, &self.scopes, inline);
-                match self.fuse(fusion) {
-                    Some(fused) => fused,
-                    None => match expr {
-                        Expr::MethodCall(call)
-                            if takes_real_arguments(&call.method.to_string())
-                                && call.turbofish.is_none() =>
-                        {
-                            self.fold_real_argument_call(call)
-                        }
-                        expr => fold::fold_expr(self, expr),
-                    },
-                }
+                self.fold_operation(expr, inline)
             }
             other => fold::fold_expr(self, other),
         }
