@@ -94,7 +94,7 @@ binary_ops! {
 
 impl Neg for Var {
     type Output = Var;
-    #[inline]
+    #[inline(always)]
     fn neg(self) -> Var {
         let (value, partial) = rules::neg(self.value);
         record_unary(value, self, partial)
