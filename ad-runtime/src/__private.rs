@@ -4,7 +4,7 @@
 pub use crate::checkpoint::Schedule;
 pub use crate::linear::{Adjoints as LinearAdjoints, Linear, Node, Reverse};
 pub use crate::real::{ArithOps, AssignOps};
-pub use crate::rules;
+pub use crate::scalar::rules;
 use crate::tape::{record_fused, record_nary};
 pub use crate::tape::{set_node_limit, Adjoints, PendingSum};
 use crate::{Differentiable, Dual, Lanes, Pullback, Real, Tangent, Tape, Var};

@@ -22,8 +22,6 @@
 
 pub mod checkpoint;
 mod differentiable;
-mod dual;
-mod lanes;
 #[cfg(feature = "nalgebra")]
 pub mod linalg;
 mod linear;
@@ -31,15 +29,10 @@ mod linear;
 mod nalgebra;
 #[cfg(feature = "ndarray")]
 mod ndarray;
-mod num;
-mod ops;
-mod primitives;
 mod pullback;
 mod real;
-#[doc(hidden)]
-pub mod rules;
+mod scalar;
 mod tape;
-mod var;
 
 /// Solves and decompositions of nalgebra matrices over any [`Real`]: empty without the cargo
 /// feature `nalgebra`.
@@ -50,12 +43,12 @@ pub mod linalg {}
 pub mod __private;
 
 pub use differentiable::Differentiable;
-pub use dual::{Dual, DualPart, Tangent};
-pub use lanes::Lanes;
 pub use pullback::Pullback;
 pub use real::Real;
+pub use scalar::dual::lanes::Lanes;
+pub use scalar::dual::{Dual, DualPart, Tangent};
+pub use scalar::var::Var;
 pub use tape::Tape;
-pub use var::Var;
 
 /// The `num-traits` crate, whose [`Float`](num_traits::Float) is a supertrait of [`Real`]: a
 /// function generic over `T: num_traits::Float` runs on every scalar type of this crate.

@@ -13,8 +13,8 @@
 //! Each nesting level has its own tape with its own tag, and a `Node` only ever joins nodes of
 //! its own tape: the perturbations of two levels cannot be confused.
 
-use crate::dual::Tangent;
 use crate::real::Real;
+use crate::Tangent;
 use std::any::Any;
 use std::cell::RefCell;
 use std::ops::{Add, Div, Mul, Neg};

@@ -10,9 +10,9 @@
 
 use crate::__private::Matrices;
 use crate::differentiable::Differentiable;
-use crate::dual::{Dual, Tangent};
 use crate::real::Real;
-use crate::var::Var;
+use crate::Var;
+use crate::{Dual, Tangent};
 use approx::{AbsDiffEq, RelativeEq, UlpsEq};
 use nalgebra::{ArrayStorage, Const, Dim, Dyn, Matrix, VecStorage};
 use num_traits::{Float, FromPrimitive, Signed};

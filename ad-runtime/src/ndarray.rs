@@ -4,9 +4,9 @@
 //! would over `f64`.
 
 use crate::differentiable::Differentiable;
-use crate::dual::{Dual, Tangent};
 use crate::real::Real;
-use crate::var::Var;
+use crate::Var;
+use crate::{Dual, Tangent};
 use ndarray::{Array, ArrayBase, Data, Dimension, ScalarOperand};
 
 impl ScalarOperand for Var {}

@@ -6,7 +6,7 @@
 //! allocate once the buffers are warm; n-ary records (user primitives, fused callees) use the
 //! same layout with n slots.
 
-use crate::var::Var;
+use crate::Var;
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
 use std::ptr::{self, NonNull};

@@ -2,9 +2,9 @@
 //! on `(Var, Var)`; macros generate every combination of `Var`, `&Var`, `f64` and `&f64` that
 //! `f64` itself supports, so code written for `f64` compiles unchanged.
 
-use crate::rules;
+use crate::scalar::rules;
 use crate::tape::{record_binary, record_unary, PendingSum};
-use crate::var::Var;
+use crate::Var;
 use std::cmp::Ordering;
 use std::iter::{Product, Sum};
 use std::ops::{

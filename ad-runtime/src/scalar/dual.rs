@@ -11,12 +11,14 @@
 //! a Hessian row along one input records only the operations that depend on that input, and an
 //! infinite partial behind a zero tangent contributes 0, as in the backward sweep.
 
+pub(crate) mod lanes;
+
 use crate::__private::{IntoReal, Primitive};
-use crate::primitives::{
+use crate::real::Real;
+use crate::scalar::var::float::{
     float_constants, hypot_special_partials, predicate, rem_quotient, sign_or_zero,
 };
-use crate::real::Real;
-use crate::var::Var;
+use crate::Var;
 use num_traits::Float;
 use std::cmp::Ordering;
 use std::f64::consts::{LN_10, LN_2};

@@ -11,7 +11,7 @@
 //! a partial is infinite: the sweep drops what flows into a zero adjoint, forward mode what flows
 //! out of a zero tangent (the README's "Correctness" section has examples).
 
-use crate::dual::Tangent;
+use crate::Tangent;
 use std::ops::{Add, Div, Mul, Neg};
 
 /// `K` tangents of one value, one per direction (the tangent type of a [`Dual`] that computes

@@ -6,7 +6,7 @@
 //! expression), so both follow the same conventions at non-differentiable points
 //! (see `primitives.rs`).
 
-use crate::primitives::{rem_quotient, sign_or_zero};
+use crate::scalar::var::float::{rem_quotient, sign_or_zero};
 use std::f64::consts::{LN_10, LN_2, PI};
 
 /// `a + b`.

@@ -20,9 +20,9 @@
 //! (`ln` at 0: +∞, `x / y` at `y = 0`: ±∞).
 
 use crate::real::Real;
-use crate::rules;
+use crate::scalar::rules;
 use crate::tape::{record_binary, record_nary, record_unary};
-use crate::var::Var;
+use crate::Var;
 use num_traits::Float;
 use std::num::FpCategory;
 

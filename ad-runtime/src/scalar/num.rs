@@ -6,9 +6,9 @@
 //! Conversions and constants carry no derivative: `T::from(2)`, `T::zero()` and `T::one()` are
 //! constants, and `to_f64()` (like every `to_*`) reads the value.
 
-use crate::dual::{Dual, Tangent};
 use crate::real::Real;
-use crate::var::Var;
+use crate::Var;
+use crate::{Dual, Tangent};
 use num_traits::{Num, NumCast, One, ToPrimitive, Zero};
 
 macro_rules! num_impls {

@@ -2,6 +2,9 @@
 
 use std::fmt;
 
+pub(crate) mod float;
+mod ops;
+
 /// A scalar recorded on the thread's tape: its value, the index of its node on the tape, and the
 /// tag of the tape that made it.
 ///
