@@ -1,5 +1,5 @@
 //! The documented convention at every point where a derivative does not exist or is infinite
-//! (the list is the doc comment at the top of `ad-runtime/src/primitives.rs`).
+//! (the list is the doc comment at the top of `ad-runtime/src/scalar/rules.rs`).
 //!
 //! Each test is a table: one row per point, the derivative `_grad` returns next to the expected
 //! one. Expected values are either the stated convention (rows say "convention") or the

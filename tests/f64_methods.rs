@@ -377,7 +377,7 @@ fn the_walk_the_macro_and_the_runtime_know_the_same_methods() {
         names
     };
     let known_to_the_macro = sorted(ad::__real_methods!());
-    let offered_by_the_runtime = sorted(ad::__private::REAL_METHODS);
+    let offered_by_the_runtime = sorted(ad::Var::F64_METHODS);
     assert_eq!(known_to_the_macro, offered_by_the_runtime);
     // `to_int_unchecked` is the one method the macro calls on the value (its target types are
     // named by an unstable trait): walked here, in no trait.

@@ -1,17 +1,36 @@
-//! Support items for the code `#[reverse_diff]` generates. Not part of the public API: names
-//! and signatures here change without notice.
+//! Support items for the code `#[reverse_diff]` and `#[derive(Differentiable)]` generate, and
+//! nothing else (as pin-project's `__private`): each item says which generated code names it.
+//! Not part of the public API: names and signatures here change without notice.
 
-pub use crate::checkpoint::Schedule;
-pub use crate::linear::{Adjoints as LinearAdjoints, Linear, Node, Reverse};
-pub use crate::real::{ArithOps, AssignOps};
+/// The partials of each primitive in `f64`: a fused record calls `rules::name` for each
+/// operation and `rules::pass` for each adjoint (`ad-macro/src/fuse.rs`).
 pub use crate::scalar::rules;
-use crate::tape::{record_fused, record_nary};
-pub use crate::tape::{set_node_limit, Adjoints, PendingSum};
-use crate::{Differentiable, Dual, Lanes, Pullback, Real, Tangent, Tape, Var};
+
+/// `Real`'s hidden supertraits, which generated code calls by name: `Fuse` for a fused
+/// expression, `Accumulate` for a loop sum, `Primitive` for a user primitive or a fused
+/// callee, `IntoReal` for `e as f64`.
+pub use crate::real::{Accumulate, Fuse, IntoReal, Primitive};
+
+/// `Float::sin(x)` and the other path forms of `f64`'s methods, which the macro rewrites to
+/// `Float`'s over the scalar type.
 pub use num_traits::Float;
-use std::borrow::Cow;
+
+/// The tape's adjoints, which a `_grad` reads its gradient from.
+pub use crate::tape::Adjoints;
+
+/// The linear tape of a nested `_grad` (run over `Dual<S, Node<S>>` inside another
+/// derivative), which the companion begins and sweeps.
+pub use crate::linear::Linear;
+
+/// A cap on the tape's length, for the tests that check the error at the cap
+/// (`tests/huge_tape.rs`); no generated code calls it.
+pub use crate::tape::set_node_limit;
+
+use crate::linear::{Adjoints as LinearAdjoints, Reverse};
+use crate::real::ArithOps;
+use crate::{Differentiable, Dual, Lanes, Pullback, Real, Tangent, Tape, Var};
 use std::marker::PhantomData;
-use std::ops::{AddAssign, Neg, SubAssign};
+use std::ops::Neg;
 
 /// What `f64` (and `&f64`) must offer with the scalar `S` on the right: `f64 + S`, `f64 * &S`...
 ///
@@ -54,81 +73,6 @@ impl ScalarOps<f64> for f64 {}
 impl ScalarOps<f64> for &f64 {}
 impl F64Ops<f64> for f64 {}
 impl RefOps<f64> for &f64 {}
-
-/// What nalgebra needs of a scalar inside a generic body (a supertrait of [`Real`]): with the
-/// feature `nalgebra`, `SimdRealField` (products, norms, `dot`, `cross`...), whose methods all
-/// have `simd_` names, so `x.sin()` stays `Float::sin` and unambiguous; without it, nothing.
-///
-/// `RealField` itself, which decompositions need, would make `x.sin()` ambiguous (E0034) as a
-/// bound. So it is reached through [`Field`](Matrices::Field) instead: the scalar type itself,
-/// under a name whose `RealField` impl is known, which [`crate::linalg`] converts matrices to
-/// and from around nalgebra's decompositions. Implemented for `f64`, `Var` and `Dual<F>`.
-#[cfg(feature = "nalgebra")]
-pub trait Matrices: simba::simd::SimdRealField<Element = Self, SimdBool = bool> {
-    /// `Self`, as a type that implements `RealField`.
-    type Field: nalgebra::RealField + Copy;
-
-    /// The same scalar as a [`Field`](Matrices::Field) (the identity).
-    fn into_field(self) -> Self::Field;
-
-    /// The same scalar back from a [`Field`](Matrices::Field) (the identity).
-    fn from_field(field: Self::Field) -> Self;
-}
-
-/// What nalgebra needs of a scalar inside a generic body: nothing without the feature
-/// `nalgebra`.
-#[cfg(not(feature = "nalgebra"))]
-pub trait Matrices {}
-
-#[cfg(not(feature = "nalgebra"))]
-impl<T> Matrices for T {}
-
-/// What ndarray needs of a scalar inside a generic body (a supertrait of [`Real`]): with the
-/// feature `ndarray`, `ScalarOperand`, so `&a * x` and `&a + x` work for an array `a` and a
-/// scalar `x` of the body's scalar type; without it, nothing.
-#[cfg(feature = "ndarray")]
-pub trait Arrays: ndarray::ScalarOperand {}
-
-#[cfg(feature = "ndarray")]
-impl<T: ndarray::ScalarOperand> Arrays for T {}
-
-/// What ndarray needs of a scalar inside a generic body: nothing without the feature `ndarray`.
-#[cfg(not(feature = "ndarray"))]
-pub trait Arrays {}
-
-#[cfg(not(feature = "ndarray"))]
-impl<T> Arrays for T {}
-
-/// The target of `e as f64` in a differentiated body: numbers become constants, a real stays
-/// itself (keeping its derivative).
-pub trait IntoReal<S> {
-    /// Converts to the scalar type.
-    fn into_real(self) -> S;
-}
-
-macro_rules! into_real_by_cast {
-    ($($T:ty)*) => {$(
-        impl<S: From<f64>> IntoReal<S> for $T {
-            #[inline(always)]
-            fn into_real(self) -> S {
-                S::from(self as f64)
-            }
-        }
-    )*};
-}
-
-into_real_by_cast!(i8 i16 i32 i64 i128 isize u8 u16 u32 u64 u128 usize f32 f64);
-
-impl IntoReal<Var> for Var {
-    #[inline(always)]
-    fn into_real(self) -> Var {
-        self
-    }
-}
-
-/// The `f64` methods the scalar types offer (through `num_traits::Float` or `Real`), for the
-/// test that checks the macro knows the same ones.
-pub const REAL_METHODS: &[&str] = Var::F64_METHODS;
 
 /// The operand of `e as usize`, `e as u8`, `e as f32`... in a differentiated body, whose type
 /// the macro cannot see: a real gives its value ([`CastReal`], no derivative: the result is an
@@ -257,308 +201,6 @@ pub fn read_gradient<T: Differentiable + ?Sized>(
 /// been read.
 pub fn recycle<T: Differentiable + ?Sized>(seeded: T::With<Var>) {
     T::recycle(seeded)
-}
-
-/// How each scalar type evaluates an expression `#[reverse_diff]` fused into one record
-/// (Krawiec et al., POPL 2022, §8.7 applied to expressions): the macro differentiates the
-/// expression symbolically, and `derivative` gives its value and its partial derivative with
-/// respect to each of its `K` scalar leaves, from the leaves' values. A supertrait of [`Real`].
-pub trait Fuse: Sized {
-    /// `Some` of one record of the expression over `leaves` (for `Var`), or `None` when the
-    /// scalar evaluates the expression as written (`f64`, and `Dual`, whose derivatives of
-    /// higher order `derivative` cannot give).
-    fn fuse<const K: usize>(
-        leaves: [Self; K],
-        derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
-    ) -> Option<Self>;
-
-    /// [`Fuse::fuse`] for the initialiser of a `let` whose every use the statements after it
-    /// compute inside their own records: then (`UNTAPED`) `Var` records nothing and the `let`
-    /// holds a constant of the right value, which nothing differentiates.
-    fn fuse_let<const UNTAPED: bool, const K: usize>(
-        leaves: [Self; K],
-        derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
-    ) -> Option<Self> {
-        Self::fuse(leaves, derivative)
-    }
-}
-
-impl Fuse for f64 {
-    #[inline(always)]
-    fn fuse<const K: usize>(
-        _leaves: [f64; K],
-        _derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
-    ) -> Option<f64> {
-        None
-    }
-}
-
-impl Fuse for Var {
-    #[inline(always)]
-    fn fuse<const K: usize>(
-        leaves: [Var; K],
-        derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
-    ) -> Option<Var> {
-        let (value, partials) = derivative(leaves.map(Var::value));
-        Some(record_fused(value, leaves, partials))
-    }
-
-    #[inline(always)]
-    fn fuse_let<const UNTAPED: bool, const K: usize>(
-        leaves: [Var; K],
-        derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
-    ) -> Option<Var> {
-        if UNTAPED {
-            Some(Var::constant(derivative(leaves.map(Var::value)).0))
-        } else {
-            Self::fuse(leaves, derivative)
-        }
-    }
-}
-
-impl<F, T> Fuse for Dual<F, T> {
-    #[inline(always)]
-    fn fuse<const K: usize>(
-        _leaves: [Dual<F, T>; K],
-        _derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
-    ) -> Option<Dual<F, T>> {
-        None
-    }
-}
-
-/// How each scalar type accumulates a sum that a loop builds with `total += e` and `total -= e`
-/// (the macro rewrites such a loop, see `ad-macro/src/fuse.rs`): `Var` makes the whole sum one
-/// record, with a slot for each scalar leaf of each term; `f64` and `Dual` add the terms as
-/// written, in the same order. A supertrait of [`Real`].
-pub trait Accumulate: Sized {
-    /// The sum while it is accumulated. A term the macro cannot analyse is added with `+=`
-    /// (one operand, partial 1), which takes what the scalar's `+=` takes.
-    type Sum: AddAssign<Self>
-        + SubAssign<Self>
-        + for<'a> AddAssign<&'a Self>
-        + for<'a> SubAssign<&'a Self>
-        + AddAssign<f64>
-        + SubAssign<f64>
-        + for<'a> AddAssign<&'a f64>
-        + for<'a> SubAssign<&'a f64>;
-
-    /// A sum that starts at `start`.
-    fn start(start: Self) -> Self::Sum;
-
-    /// Adds (`subtract`: subtracts) a term over `K` scalar leaves: its value and partials by
-    /// `derivative` (for `Var`), or `unfused`, the term as written.
-    fn add<const K: usize>(
-        sum: &mut Self::Sum,
-        subtract: bool,
-        leaves: [Self; K],
-        derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
-        unfused: impl FnOnce() -> Self,
-    );
-
-    /// The sum's value.
-    fn finish(sum: Self::Sum) -> Self;
-}
-
-/// [`Accumulate`] for a scalar that adds its terms as written.
-macro_rules! accumulate_as_written {
-    ($(impl<$($param:ident: $bound:path),*> for $S:ty;)*) => {$(
-        impl<$($param: $bound),*> Accumulate for $S {
-            type Sum = $S;
-
-            #[inline(always)]
-            fn start(start: $S) -> $S {
-                start
-            }
-
-            #[inline(always)]
-            fn add<const K: usize>(
-                sum: &mut $S,
-                subtract: bool,
-                _leaves: [$S; K],
-                _derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
-                unfused: impl FnOnce() -> $S,
-            ) {
-                if subtract {
-                    *sum -= unfused();
-                } else {
-                    *sum += unfused();
-                }
-            }
-
-            #[inline(always)]
-            fn finish(sum: $S) -> $S {
-                sum
-            }
-        }
-    )*};
-}
-
-accumulate_as_written! {
-    impl<> for f64;
-    impl<F: Real, T: Tangent<F>> for Dual<F, T>;
-}
-
-impl Accumulate for Var {
-    type Sum = PendingSum;
-
-    #[inline(always)]
-    fn start(start: Var) -> PendingSum {
-        PendingSum::new(start)
-    }
-
-    #[inline(always)]
-    fn add<const K: usize>(
-        sum: &mut PendingSum,
-        subtract: bool,
-        leaves: [Var; K],
-        derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
-        _unfused: impl FnOnce() -> Var,
-    ) {
-        let (value, partials) = derivative(leaves.map(Var::value));
-        let sign = if subtract { -1.0 } else { 1.0 };
-        if subtract {
-            *sum.value_mut() -= value;
-        } else {
-            *sum.value_mut() += value;
-        }
-        for (leaf, partial) in leaves.into_iter().zip(partials) {
-            sum.push(leaf, sign * partial);
-        }
-    }
-
-    #[inline(always)]
-    fn finish(sum: PendingSum) -> Var {
-        sum.finish()
-    }
-}
-
-/// How each scalar type runs a checkpointed loop ([`crate::checkpoint`]): a supertrait of
-/// [`Real`]. `Var` keeps snapshots and replays segments during the sweep; every other scalar
-/// runs the loop as written.
-pub trait Checkpoint: Sized {
-    /// `for i in 0..steps { state = step(&state, i) }`, by `schedule` on the tape.
-    fn checkpoint<F>(schedule: Schedule, steps: usize, state: Vec<Self>, step: F) -> Vec<Self>
-    where
-        F: Fn(&[Self], usize) -> Vec<Self> + 'static,
-    {
-        let _ = schedule;
-        (0..steps).fold(state, |state, i| step(&state, i))
-    }
-}
-
-impl Checkpoint for f64 {}
-
-impl<F, T> Checkpoint for Dual<F, T> {}
-
-impl Checkpoint for Var {
-    fn checkpoint<F>(schedule: Schedule, steps: usize, state: Vec<Var>, step: F) -> Vec<Var>
-    where
-        F: Fn(&[Var], usize) -> Vec<Var> + 'static,
-    {
-        crate::checkpoint::on_tape(schedule, steps, state, std::rc::Rc::new(step))
-    }
-}
-
-/// How each scalar type evaluates a user primitive (`#[reverse_diff(primitive = ..)]`) and a
-/// fused callee (`#[reverse_diff(fused)]`): a supertrait of [`Real`], so generated code over
-/// `S: Real` can call it. The arguments are closures so that plain `f64` calls pay for nothing
-/// they do not use.
-pub trait Primitive: Sized {
-    /// The values of a slice of scalars (borrowed for `f64`, copied otherwise).
-    fn values(scalars: &[Self]) -> Cow<'_, [f64]>;
-
-    /// One record of `value` over `inputs`, with `partials[i]` = `∂value/∂inputs[i]`.
-    fn primitive(
-        value: f64,
-        inputs: impl FnOnce() -> Vec<Self>,
-        partials: impl FnOnce() -> Vec<f64>,
-    ) -> Self;
-
-    /// A callee run as one record: `nested` runs it on fresh inputs of a nested tape (for
-    /// `Var`), `direct` runs it as it is (every other scalar).
-    fn fused(
-        inputs: impl FnOnce() -> Vec<Self>,
-        nested: impl FnOnce(&[Self]) -> Self,
-        direct: impl FnOnce() -> Self,
-    ) -> Self;
-}
-
-impl Primitive for f64 {
-    #[inline(always)]
-    fn values(scalars: &[f64]) -> Cow<'_, [f64]> {
-        Cow::Borrowed(scalars)
-    }
-
-    #[inline(always)]
-    fn primitive(
-        value: f64,
-        _inputs: impl FnOnce() -> Vec<f64>,
-        _partials: impl FnOnce() -> Vec<f64>,
-    ) -> f64 {
-        value
-    }
-
-    #[inline(always)]
-    fn fused(
-        _inputs: impl FnOnce() -> Vec<f64>,
-        _nested: impl FnOnce(&[f64]) -> f64,
-        direct: impl FnOnce() -> f64,
-    ) -> f64 {
-        direct()
-    }
-}
-
-impl Primitive for Var {
-    fn values(scalars: &[Var]) -> Cow<'_, [f64]> {
-        Cow::Owned(scalars.iter().map(|x| x.value()).collect())
-    }
-
-    fn primitive(
-        value: f64,
-        inputs: impl FnOnce() -> Vec<Var>,
-        partials: impl FnOnce() -> Vec<f64>,
-    ) -> Var {
-        let inputs = inputs();
-        if inputs.iter().all(|input| input.is_constant()) {
-            return Var::constant(value);
-        }
-        let partials = checked_partials(inputs.len(), partials());
-        record_nary(value, inputs.into_iter().zip(partials))
-    }
-
-    fn fused(
-        inputs: impl FnOnce() -> Vec<Var>,
-        nested: impl FnOnce(&[Var]) -> Var,
-        direct: impl FnOnce() -> Var,
-    ) -> Var {
-        let inputs = inputs();
-        if inputs.iter().all(|input| input.is_constant()) {
-            return direct();
-        }
-        let (value, partials) = {
-            let tape = Tape::new();
-            let locals: Vec<Var> = inputs.iter().map(|input| tape.var(input.value())).collect();
-            let output = nested(&locals);
-            tape.backward(output);
-            let partials: Vec<f64> =
-                tape.with_adjoints(|adjoints| locals.iter().map(|&v| adjoints.get(v)).collect());
-            (output.value(), partials)
-        };
-        record_nary(value, inputs.into_iter().zip(partials))
-    }
-}
-
-/// The partials a user primitive returned, checked against its number of input scalars.
-pub fn checked_partials(inputs: usize, partials: Vec<f64>) -> Vec<f64> {
-    if partials.len() != inputs {
-        panic!(
-            "ad: a primitive's partials function returned {} partial derivatives for {} input \
-             scalars: return one per scalar, shaped like the differentiable parameters",
-            partials.len(),
-            inputs
-        );
-    }
-    partials
 }
 
 /// The scalars of a value (a primitive's partials), in layout order.

@@ -4,7 +4,7 @@
 //!
 //! The value part computes in `S`, so the caller's derivative flows through it. The tangent part
 //! is a [`Node`]: a scaled reference to a node of a *linear* tape ([`Linear`]) whose partials
-//! are of type `S`. Every `Dual` rule (written once, in `dual.rs`) forms its tangent as a sum of
+//! are of type `S`. Every `Dual` rule (in `scalar/dual/`) forms its tangent as a sum of
 //! operand tangents times partials; with `Node` as the tangent, scaling multiplies the scale
 //! (no record) and a sum records one node with one slot per operand. Sweeping that tape back,
 //! in `S` arithmetic, transposes the linear map: the gradient, itself of type `S` and so

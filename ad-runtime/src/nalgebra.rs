@@ -4,12 +4,12 @@
 //! `FromPrimitive`), and nalgebra matrices with `f64` entries are [`Differentiable`].
 //!
 //! Every method forwards to the scalar's `num_traits::Float` impl, where the derivatives are
-//! (`primitives.rs` for `Var`, `dual.rs` for `Dual`): nalgebra's `x.sin()` is `Float::sin`,
+//! (`scalar/var/float.rs` and `scalar/dual/float.rs`, partials from `scalar/rules.rs`): nalgebra's `x.sin()` is `Float::sin`,
 //! with the same partials and the same conventions at kinks. The complex-number views of a
 //! real (`real`, `imaginary`, `argument`, `conjugate`) are those of `f64`.
 
-use crate::__private::Matrices;
 use crate::differentiable::Differentiable;
+use crate::real::Matrices;
 use crate::real::Real;
 use crate::Var;
 use crate::{Dual, Tangent};

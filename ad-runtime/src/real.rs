@@ -1,6 +1,7 @@
 //! The [`Real`] trait: what a `#[reverse_diff]` function may do with its scalars.
 
-use crate::__private::{Accumulate, Arrays, Checkpoint, Fuse, IntoReal, Matrices, Primitive};
+mod supertraits;
+
 use crate::DualPart;
 use num_traits::Float;
 use std::cmp::Ordering;
@@ -9,6 +10,8 @@ use std::iter::{Product, Sum};
 use std::ops::{
     Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Rem, RemAssign, Sub, SubAssign,
 };
+pub(crate) use supertraits::{accumulate_as_written, checked_partials};
+pub use supertraits::{Accumulate, Arrays, Checkpoint, Fuse, IntoReal, Matrices, Primitive};
 
 /// `+ - * / %` with right operand `Rhs`, giving `Out`.
 pub trait ArithOps<Rhs, Out>:
@@ -213,54 +216,6 @@ fn moved_to<S: Real>(x: S, to: f64) -> S {
         moved
     } else {
         S::from_f64(to)
-    }
-}
-
-/// `Real`'s methods for `f64`: its own.
-macro_rules! own_methods {
-    (unary: $($unary:ident)*; binary: $($binary:ident)*; value: $($value:ident -> $ret:ty),*) => {
-        $(
-            #[inline(always)]
-            fn $unary(self) -> f64 {
-                f64::$unary(self)
-            }
-        )*
-        $(
-            #[inline(always)]
-            fn $binary(self, other: f64) -> f64 {
-                f64::$binary(self, other)
-            }
-        )*
-        $(
-            #[inline(always)]
-            fn $value(self) -> $ret {
-                f64::$value(self)
-            }
-        )*
-    };
-}
-
-impl Real for f64 {
-    #[inline(always)]
-    fn from_f64(value: f64) -> f64 {
-        value
-    }
-
-    #[inline(always)]
-    fn value(self) -> f64 {
-        self
-    }
-
-    own_methods! {
-        unary: round_ties_even next_up next_down;
-        binary: rem_euclid div_euclid midpoint;
-        value: to_bits -> u64, to_be_bytes -> [u8; 8], to_le_bytes -> [u8; 8],
-            to_ne_bytes -> [u8; 8]
-    }
-
-    #[inline(always)]
-    fn total_cmp(&self, other: &f64) -> Ordering {
-        f64::total_cmp(self, other)
     }
 }
 

@@ -1,7 +1,7 @@
 //! The `num-traits` traits that [`num_traits::Float`] requires, for [`Var`] and [`Dual`]: a
 //! function written against `num_traits::Float` (or `Num`, `Zero`, `One`, `NumCast`) runs on
-//! them. `Float`'s methods themselves are in `primitives.rs` (`Var`) and `dual.rs` (`Dual`),
-//! beside their partials.
+//! them. `Float`'s methods themselves are in `var/float.rs` and `dual/float.rs`, with their
+//! partials from `rules.rs`.
 //!
 //! Conversions and constants carry no derivative: `T::from(2)`, `T::zero()` and `T::one()` are
 //! constants, and `to_f64()` (like every `to_*`) reads the value.

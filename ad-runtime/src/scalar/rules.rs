@@ -1,13 +1,221 @@
-//! The derivative rules of the arithmetic operators and the one-operand methods, as plain `f64`
-//! functions: each returns the value and the partial derivative with respect to each operand.
+//! The derivative of every primitive, written once: one line per operation, value and partials
+//! side by side (Krawiec et al., "Provably correct, asymptotically efficient, higher-order
+//! reverse-mode automatic differentiation", POPL 2022, Fig. 14 and §8.2).
 //!
-//! Written once, used twice: by [`Var`](crate::Var)'s operations (one record per operation) and
-//! by the fused records `#[reverse_diff]` generates for whole expressions (one record per
-//! expression), so both follow the same conventions at non-differentiable points
-//! (see `primitives.rs`).
+//! The partials are generic over the scalar `P` that carries them ([`partial`]), and each
+//! scalar type supplies only its chain rule:
+//! - [`Var`](crate::Var) takes them in `f64` through this module's functions (`sin(x)` gives
+//!   the value and the partial) and records one operand slot per partial;
+//! - the fused records `#[reverse_diff]` generates call the same `f64` functions (through
+//!   `ad::__private::rules`), so a fused expression and its operation-by-operation recording
+//!   follow the same conventions;
+//! - `Dual<F, T>` takes them in `F` from [`partial`] and multiplies its tangent by them, so for
+//!   `Dual<Var>` the partials are themselves recorded and differentiable (Hessians).
+//!
+//! The arithmetic operators are each type's chain rule itself (`Dual` adds and scales
+//! tangents, skipping constant operands); their `f64` partials are here for `Var` and the
+//! fused records.
+//!
+//! Where a derivative does not exist, one convention holds (README, "Correctness";
+//! `tests/conventions.rs` pins each one):
+//! - `abs` at 0, `copysign` at 0: 0 (the smallest subgradient);
+//! - `max`/`min` on a tie: the receiver (`self`) gets the derivative, as `if a >= b { a } else { b }`
+//!   would; a NaN operand is ignored for the value and the derivative alike;
+//! - `clamp` at a bound: the derivative goes to `self`;
+//! - `floor`, `ceil`, `round`, `trunc`, `signum`: 0 everywhere, integers included; `fract`
+//!   (`x - trunc x`): 1 everywhere, integers included;
+//! - `sqrt` and `cbrt` at 0 (+0 or -0): +∞; `powi(0)` and `powf` with exponent 0: 0; `powf` with
+//!   base 0: 0 with respect to the exponent, whatever the exponent (no NaN from 0 · ln 0);
+//! - `atan2` and `hypot` at the origin: 0 for both operands; `hypot` at an infinite operand:
+//!   the limit (±1 for it, 0 for a finite other operand);
+//! - in the backward sweep, a value whose adjoint is 0 (it does not reach the output, or only
+//!   through a factor 0) passes nothing back, so an infinite or NaN partial behind it
+//!   contributes 0, not 0 · ∞ = NaN.
+//!
+//! Elsewhere the partials are the textbook formulas, infinities included (`ln` at 0: +∞,
+//! `x / y` at `y = 0`: ±∞). A partial that is `None` is 0 by convention: `Var` records 0 and
+//! `Dual` forms no term.
 
-use crate::scalar::var::float::{rem_quotient, sign_or_zero};
+use crate::real::Real;
 use std::f64::consts::{LN_10, LN_2, PI};
+
+/// The one-operand primitives whose value is `x.name()`: each with its partial derivative
+/// (`v` is the value), over the scalar `P` that carries it. Calls `$callback!` with the table.
+macro_rules! with_unary_rules {
+    ($callback:ident) => {
+        $callback! {
+            abs:        |x, v| constant(sign_or_zero(x.value()));
+            sqrt:       |x, v| constant::<P>(0.5) / v.abs(); // +∞ at -0 too, not -∞
+            cbrt:       |x, v| constant::<P>(1.0) / (v * 3.0 * v);
+            exp:        |x, v| v;
+            exp2:       |x, v| v * LN_2;
+            exp_m1:     |x, v| v + 1.0;
+            ln:         |x, v| constant::<P>(1.0) / x;
+            log2:       |x, v| constant::<P>(1.0) / (x * LN_2);
+            log10:      |x, v| constant::<P>(1.0) / (x * LN_10);
+            ln_1p:      |x, v| constant::<P>(1.0) / (x + 1.0);
+            sin:        |x, v| x.cos();
+            cos:        |x, v| -x.sin();
+            tan:        |x, v| v * v + 1.0;
+            asin:       |x, v| constant::<P>(1.0) / (constant::<P>(1.0) - x * x).sqrt();
+            acos:       |x, v| constant::<P>(-1.0) / (constant::<P>(1.0) - x * x).sqrt();
+            atan:       |x, v| constant::<P>(1.0) / (x * x + 1.0);
+            sinh:       |x, v| x.cosh();
+            cosh:       |x, v| x.sinh();
+            tanh:       |x, v| constant::<P>(1.0) - v * v;
+            asinh:      |x, v| constant::<P>(1.0) / x.hypot(constant(1.0)); // 1/√(x² + 1), no overflow
+            acosh:      |x, v| constant::<P>(1.0) / ((x - 1.0).sqrt() * (x + 1.0).sqrt());
+            atanh:      |x, v| constant::<P>(1.0) / (constant::<P>(1.0) - x * x);
+            recip:      |x, v| -v * v;
+            fract:      |x, v| constant(1.0);
+            to_degrees: |x, v| constant(180.0 / PI);
+            to_radians: |x, v| constant(PI / 180.0);
+        }
+    };
+}
+
+pub(crate) use with_unary_rules;
+
+/// The partial derivatives of the primitives, over the scalar `P` that carries them: `f64` for
+/// `Var` and the fused records, the part type `F` for `Dual<F, T>`.
+pub mod partial {
+    use super::*;
+
+    /// Defines `name(x, v)`, the partial of a one-operand primitive at `x` with value `v`.
+    macro_rules! generic_unary {
+        ($($name:ident: |$x:ident, $v:ident| $partial:expr;)*) => {$(
+            #[doc = concat!("The partial of `x.", stringify!($name), "()` (value `v`).")]
+            #[inline(always)]
+            #[allow(unused_variables)] // a partial may need only `x` or only `v`
+            pub fn $name<P: Real>($x: P, $v: P) -> P {
+                $partial
+            }
+        )*};
+    }
+
+    with_unary_rules!(generic_unary);
+
+    /// The partial of `x.powi(n)`: `None` (0) for `n = 0`.
+    #[inline(always)]
+    pub fn powi<P: Real>(x: P, n: i32) -> Option<P> {
+        match n {
+            0 => None,
+            // n - 1 does not fit in an i32: x^(n-1) = x^n / x.
+            i32::MIN => Some(x.powi(n) / x * f64::from(n)),
+            _ => Some(x.powi(n - 1) * f64::from(n)),
+        }
+    }
+
+    /// The partial of `x.powf(y)` with respect to `x`: `None` (0) for `y = 0`.
+    #[inline(always)]
+    pub fn powf_base<P: Real>(x: P, y: P) -> Option<P> {
+        if y == 0.0 {
+            None
+        } else {
+            Some(y * x.powf(y - 1.0))
+        }
+    }
+
+    /// The partial of `x.powf(y) = v` with respect to `y`. Base 0: `y ↦ 0^y` is constant on
+    /// each side of 0 (0 for `y > 0`, ∞ for `y < 0`), so `None` (0), never 0 · ln 0 = NaN nor
+    /// ∞ · ln 0 = -∞. A zero result (underflow, base ∞ with `y < 0`): `None` too.
+    #[inline(always)]
+    pub fn powf_exponent<P: Real>(x: P, v: P) -> Option<P> {
+        if x == 0.0 || v == 0.0 {
+            None
+        } else {
+            Some(v * x.ln())
+        }
+    }
+
+    /// The partial of `x.log(b)` = `ln x / ln b` with respect to `x`, given `ln_b = b.ln()`.
+    #[inline(always)]
+    pub fn log_argument<P: Real>(x: P, ln_b: P) -> P {
+        constant::<P>(1.0) / (x * ln_b)
+    }
+
+    /// The partial of `x.log(b)` with respect to `b`, given `ln_b = b.ln()`.
+    #[inline(always)]
+    pub fn log_base<P: Real>(x: P, b: P, ln_b: P) -> P {
+        -x.ln() / (b * ln_b * ln_b)
+    }
+
+    /// The partials of `y.atan2(x)` with respect to `y` and `x`: `x / (x² + y²)` and
+    /// `-y / (x² + y²)`; 0 at the origin. When `x² + y²` underflows (near the origin) or
+    /// overflows (far from it), divided twice by `r = hypot(x, y)` instead.
+    #[inline(always)]
+    pub fn atan2<P: Real>(y: P, x: P) -> (P, P) {
+        let r2 = x * x + y * y;
+        if r2.value().is_normal() {
+            (x / r2, -y / r2)
+        } else if x == 0.0 && y == 0.0 {
+            (constant(0.0), constant(0.0))
+        } else {
+            let r = x.hypot(y);
+            (x / r / r, -y / r / r)
+        }
+    }
+
+    /// The partials of `x.hypot(y) = v`: `x / v` and `y / v`; 0 at the origin, and at an
+    /// infinite value the limits (±1 for an infinite operand, 0 for a finite one) instead of
+    /// ∞/∞.
+    #[inline(always)]
+    pub fn hypot<P: Real>(x: P, y: P, v: P) -> (P, P) {
+        let limit = |z: P| {
+            constant(if z.is_infinite() {
+                z.value().signum()
+            } else {
+                0.0
+            })
+        };
+        if v == 0.0 {
+            (constant(0.0), constant(0.0))
+        } else if v.is_infinite() {
+            (limit(x), limit(y))
+        } else {
+            (x / v, y / v)
+        }
+    }
+
+    /// The partial of `x.copysign(s)` with respect to `x`: ±1 (whether the sign changes), 0 at
+    /// `x = 0`; a constant.
+    #[inline(always)]
+    pub fn copysign(x: f64, s: f64) -> f64 {
+        if x == 0.0 {
+            0.0
+        } else if x.is_sign_negative() == s.is_sign_negative() {
+            1.0
+        } else {
+            -1.0
+        }
+    }
+}
+
+/// `value` as a constant of the scalar `P` (for `f64`, itself).
+#[inline(always)]
+fn constant<P: Real>(value: f64) -> P {
+    P::from_f64(value)
+}
+
+/// The sign of `x` as a derivative: 1, -1, 0 at zero, NaN for NaN.
+#[inline(always)]
+fn sign_or_zero(x: f64) -> f64 {
+    if x > 0.0 {
+        1.0
+    } else if x < 0.0 {
+        -1.0
+    } else {
+        x * 0.0
+    }
+}
+
+/// The integer quotient `q` that `a % b` used (`a % b = a - q·b`): the partial of `%` with
+/// respect to `b` is `-q`. `trunc(a / b)` is not it: the rounded `a / b` can cross an integer
+/// (`1.0 % 0.1` used 9, but `1.0 / 0.1` is 10).
+#[inline(always)]
+pub(crate) fn rem_quotient(a: f64, b: f64) -> f64 {
+    ((a - a % b) / b).round()
+}
 
 /// `a + b`.
 #[inline(always)]
@@ -46,58 +254,62 @@ pub fn neg(x: f64) -> (f64, f64) {
     (-x, -1.0)
 }
 
-/// `x.powi(n)`; the partial is 0 for `n = 0`.
+/// `x.powi(n)`.
 #[inline(always)]
 pub fn powi(x: f64, n: i32) -> (f64, f64) {
-    let partial = match n {
-        0 => 0.0,
-        // n - 1 does not fit in an i32: x^(n-1) = x^n / x.
-        i32::MIN => f64::from(n) * (x.powi(n) / x),
-        _ => f64::from(n) * x.powi(n - 1),
-    };
-    (x.powi(n), partial)
+    (x.powi(n), partial::powi(x, n).unwrap_or(0.0))
 }
 
-/// Defines `name(x) -> (value, partial)` from the value and the partial (`v` is the value).
-macro_rules! unary_rules {
-    ($($name:ident: |$x:ident, $v:ident| $value:expr, $partial:expr;)*) => {$(
+/// `x.powf(y)`.
+#[inline(always)]
+pub fn powf(x: f64, y: f64) -> (f64, f64, f64) {
+    let v = x.powf(y);
+    let dx = partial::powf_base(x, y).unwrap_or(0.0);
+    (v, dx, partial::powf_exponent(x, v).unwrap_or(0.0))
+}
+
+/// `x.log(b)`.
+#[inline(always)]
+pub fn log(x: f64, b: f64) -> (f64, f64, f64) {
+    let ln_b = b.ln();
+    let db = partial::log_base(x, b, ln_b);
+    (x.log(b), partial::log_argument(x, ln_b), db)
+}
+
+/// `y.atan2(x)`.
+#[inline(always)]
+pub fn atan2(y: f64, x: f64) -> (f64, f64, f64) {
+    let (dy, dx) = partial::atan2(y, x);
+    (y.atan2(x), dy, dx)
+}
+
+/// `x.hypot(y)`.
+#[inline(always)]
+pub fn hypot(x: f64, y: f64) -> (f64, f64, f64) {
+    let v = x.hypot(y);
+    let (dx, dy) = partial::hypot(x, y, v);
+    (v, dx, dy)
+}
+
+/// `x.copysign(s)`: the partial with respect to `x` (with respect to `s` it is 0).
+#[inline(always)]
+pub fn copysign(x: f64, s: f64) -> (f64, f64) {
+    (x.copysign(s), partial::copysign(x, s))
+}
+
+/// Defines `name(x) -> (value, partial)` in `f64` from the table.
+macro_rules! f64_unary {
+    ($($name:ident: |$x:ident, $v:ident| $partial:expr;)*) => {$(
         #[doc = concat!("`x.", stringify!($name), "()`.")]
         #[inline(always)]
-        pub fn $name($x: f64) -> (f64, f64) {
-            let $v = $value;
-            ($v, $partial)
+        pub fn $name(x: f64) -> (f64, f64) {
+            let v = x.$name();
+            (v, partial::$name(x, v))
         }
     )*};
 }
 
-unary_rules! {
-    abs:        |x, v| x.abs(),            sign_or_zero(x);
-    sqrt:       |x, v| x.sqrt(),           0.5 / v.abs(); // +∞ at -0 too, not -∞
-    cbrt:       |x, v| x.cbrt(),           1.0 / (3.0 * v * v);
-    exp:        |x, v| x.exp(),            v;
-    exp2:       |x, v| x.exp2(),           v * LN_2;
-    exp_m1:     |x, v| x.exp_m1(),         v + 1.0;
-    ln:         |x, v| x.ln(),             1.0 / x;
-    log2:       |x, v| x.log2(),           1.0 / (x * LN_2);
-    log10:      |x, v| x.log10(),          1.0 / (x * LN_10);
-    ln_1p:      |x, v| x.ln_1p(),          1.0 / (1.0 + x);
-    sin:        |x, v| x.sin(),            x.cos();
-    cos:        |x, v| x.cos(),            -x.sin();
-    tan:        |x, v| x.tan(),            1.0 + v * v;
-    asin:       |x, v| x.asin(),           1.0 / (1.0 - x * x).sqrt();
-    acos:       |x, v| x.acos(),           -1.0 / (1.0 - x * x).sqrt();
-    atan:       |x, v| x.atan(),           1.0 / (1.0 + x * x);
-    sinh:       |x, v| x.sinh(),           x.cosh();
-    cosh:       |x, v| x.cosh(),           x.sinh();
-    tanh:       |x, v| x.tanh(),           1.0 - v * v;
-    asinh:      |x, v| x.asinh(),          1.0 / x.hypot(1.0); // 1/√(x² + 1), no overflow
-    acosh:      |x, v| x.acosh(),          1.0 / ((x - 1.0).sqrt() * (x + 1.0).sqrt());
-    atanh:      |x, v| x.atanh(),          1.0 / (1.0 - x * x);
-    recip:      |x, v| x.recip(),          -v * v;
-    fract:      |x, v| x.fract(),          1.0;
-    to_degrees: |x, v| x.to_degrees(),     180.0 / PI;
-    to_radians: |x, v| x.to_radians(),     PI / 180.0;
-}
+with_unary_rules!(f64_unary);
 
 /// The adjoint `adjoint` passes back through a partial `partial`: nothing when the adjoint is
 /// 0, so an infinite or NaN partial behind a value that does not reach the output contributes

@@ -1,9 +1,18 @@
 //! [`Var`]: a real number that records the operations applied to it on the thread's tape.
+//!
+//! Here: the type and the hooks of generated code (fused records, loop sums, primitives,
+//! checkpoints); the operators in `ops.rs`; the `f64` methods in `float.rs`, each one record
+//! whose partials come from `rules` in `f64`.
 
-use std::fmt;
-
-pub(crate) mod float;
+mod float;
 mod ops;
+
+use crate::checkpoint::Schedule;
+use crate::real::{checked_partials, Accumulate, Checkpoint, Fuse, IntoReal, Primitive};
+use crate::tape::{record_fused, record_nary, PendingSum};
+use crate::{DualPart, Tape};
+use std::borrow::Cow;
+use std::fmt;
 
 /// A scalar recorded on the thread's tape: its value, the index of its node on the tape, and the
 /// tag of the tape that made it.
@@ -83,6 +92,128 @@ impl fmt::LowerExp for Var {
 impl fmt::UpperExp for Var {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::UpperExp::fmt(&self.value, f)
+    }
+}
+
+impl IntoReal<Var> for Var {
+    #[inline(always)]
+    fn into_real(self) -> Var {
+        self
+    }
+}
+
+impl Fuse for Var {
+    #[inline(always)]
+    fn fuse<const K: usize>(
+        leaves: [Var; K],
+        derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+    ) -> Option<Var> {
+        let (value, partials) = derivative(leaves.map(Var::value));
+        Some(record_fused(value, leaves, partials))
+    }
+
+    #[inline(always)]
+    fn fuse_let<const UNTAPED: bool, const K: usize>(
+        leaves: [Var; K],
+        derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+    ) -> Option<Var> {
+        if UNTAPED {
+            Some(Var::constant(derivative(leaves.map(Var::value)).0))
+        } else {
+            Self::fuse(leaves, derivative)
+        }
+    }
+}
+
+impl Accumulate for Var {
+    type Sum = PendingSum;
+
+    #[inline(always)]
+    fn start(start: Var) -> PendingSum {
+        PendingSum::new(start)
+    }
+
+    #[inline(always)]
+    fn add<const K: usize>(
+        sum: &mut PendingSum,
+        subtract: bool,
+        leaves: [Var; K],
+        derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+        _unfused: impl FnOnce() -> Var,
+    ) {
+        let (value, partials) = derivative(leaves.map(Var::value));
+        let sign = if subtract { -1.0 } else { 1.0 };
+        if subtract {
+            *sum.value_mut() -= value;
+        } else {
+            *sum.value_mut() += value;
+        }
+        for (leaf, partial) in leaves.into_iter().zip(partials) {
+            sum.push(leaf, sign * partial);
+        }
+    }
+
+    #[inline(always)]
+    fn finish(sum: PendingSum) -> Var {
+        sum.finish()
+    }
+}
+
+impl Checkpoint for Var {
+    fn checkpoint<F>(schedule: Schedule, steps: usize, state: Vec<Var>, step: F) -> Vec<Var>
+    where
+        F: Fn(&[Var], usize) -> Vec<Var> + 'static,
+    {
+        crate::checkpoint::on_tape(schedule, steps, state, std::rc::Rc::new(step))
+    }
+}
+
+impl Primitive for Var {
+    fn values(scalars: &[Var]) -> Cow<'_, [f64]> {
+        Cow::Owned(scalars.iter().map(|x| x.value()).collect())
+    }
+
+    fn primitive(
+        value: f64,
+        inputs: impl FnOnce() -> Vec<Var>,
+        partials: impl FnOnce() -> Vec<f64>,
+    ) -> Var {
+        let inputs = inputs();
+        if inputs.iter().all(|input| input.is_constant()) {
+            return Var::constant(value);
+        }
+        let partials = checked_partials(inputs.len(), partials());
+        record_nary(value, inputs.into_iter().zip(partials))
+    }
+
+    fn fused(
+        inputs: impl FnOnce() -> Vec<Var>,
+        nested: impl FnOnce(&[Var]) -> Var,
+        direct: impl FnOnce() -> Var,
+    ) -> Var {
+        let inputs = inputs();
+        if inputs.iter().all(|input| input.is_constant()) {
+            return direct();
+        }
+        let (value, partials) = {
+            let tape = Tape::new();
+            let locals: Vec<Var> = inputs.iter().map(|input| tape.var(input.value())).collect();
+            let output = nested(&locals);
+            tape.backward(output);
+            let partials: Vec<f64> =
+                tape.with_adjoints(|adjoints| locals.iter().map(|&v| adjoints.get(v)).collect());
+            (output.value(), partials)
+        };
+        record_nary(value, inputs.into_iter().zip(partials))
+    }
+}
+
+impl DualPart for Var {
+    const CARRIES_DERIVATIVE: bool = true;
+
+    #[inline(always)]
+    fn is_constant_zero(self) -> bool {
+        self.is_constant() && self.value == 0.0
     }
 }
 

@@ -2,14 +2,12 @@
 //! on `(Var, Var)`; macros generate every combination of `Var`, `&Var`, `f64` and `&f64` that
 //! `f64` itself supports, so code written for `f64` compiles unchanged.
 
-use crate::scalar::rules;
+use crate::scalar::{operators, rules};
 use crate::tape::{record_binary, record_unary, PendingSum};
 use crate::Var;
 use std::cmp::Ordering;
 use std::iter::{Product, Sum};
-use std::ops::{
-    Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Rem, RemAssign, Sub, SubAssign,
-};
+use std::ops::{AddAssign, Neg, SubAssign};
 
 /// A value that can stand as an operand of a `Var` operation: `f64` values are constants.
 trait Operand {
@@ -48,7 +46,8 @@ impl Operand for &f64 {
 macro_rules! binary_rules {
     ($($name:ident)*) => {$(
         #[inline]
-        fn $name(a: Var, b: Var) -> Var {
+        fn $name(a: impl Operand, b: impl Operand) -> Var {
+            let (a, b) = (a.operand(), b.operand());
             let (value, da, db) = rules::$name(a.value, b.value);
             record_binary(value, a, da, b, db)
         }
@@ -57,40 +56,7 @@ macro_rules! binary_rules {
 
 binary_rules!(add sub mul div rem);
 
-macro_rules! binary_ops {
-    ($($Trait:ident $method:ident $AssignTrait:ident $assign:ident => $rule:ident;)*) => {$(
-        binary_ops!(@pairs $Trait $method $rule;
-            [Var, Var] [Var, &Var] [&Var, Var] [&Var, &Var]
-            [Var, f64] [Var, &f64] [&Var, f64] [&Var, &f64]
-            [f64, Var] [f64, &Var] [&f64, Var] [&f64, &Var]);
-        binary_ops!(@assign $AssignTrait $assign $rule; Var &Var f64 &f64);
-    )*};
-    (@pairs $Trait:ident $method:ident $rule:ident; $([$L:ty, $R:ty])*) => {$(
-        impl $Trait<$R> for $L {
-            type Output = Var;
-            #[inline]
-            fn $method(self, rhs: $R) -> Var {
-                $rule(self.operand(), rhs.operand())
-            }
-        }
-    )*};
-    (@assign $AssignTrait:ident $assign:ident $rule:ident; $($R:ty)*) => {$(
-        impl $AssignTrait<$R> for Var {
-            #[inline]
-            fn $assign(&mut self, rhs: $R) {
-                *self = $rule(*self, rhs.operand());
-            }
-        }
-    )*};
-}
-
-binary_ops! {
-    Add add AddAssign add_assign => add;
-    Sub sub SubAssign sub_assign => sub;
-    Mul mul MulAssign mul_assign => mul;
-    Div div DivAssign div_assign => div;
-    Rem rem RemAssign rem_assign => rem;
-}
+operators!(impl<> for Var);
 
 impl Neg for Var {
     type Output = Var;

@@ -1,0 +1,219 @@
+//! The hidden supertraits of [`Real`](crate::Real): the hooks through which generated code (and the
+//! runtime's generic code) asks each scalar type how to record a fused expression ([`Fuse`]),
+//! a loop sum ([`Accumulate`]), a user primitive ([`Primitive`]), a checkpointed loop
+//! ([`Checkpoint`]), a cast ([`IntoReal`]), and what nalgebra and ndarray need of it
+//! ([`Matrices`], [`Arrays`]). Each scalar type implements them beside itself
+//! (`scalar/f64.rs`, `scalar/var.rs`, `scalar/dual.rs`); generated code names them through
+//! `ad::__private`.
+
+use crate::checkpoint::Schedule;
+use std::borrow::Cow;
+use std::ops::{AddAssign, SubAssign};
+
+/// How each scalar type evaluates an expression `#[reverse_diff]` fused into one record
+/// (Krawiec et al., POPL 2022, §8.7 applied to expressions): the macro differentiates the
+/// expression symbolically, and `derivative` gives its value and its partial derivative with
+/// respect to each of its `K` scalar leaves, from the leaves' values. A supertrait of [`Real`](crate::Real).
+pub trait Fuse: Sized {
+    /// `Some` of one record of the expression over `leaves` (for `Var`), or `None` when the
+    /// scalar evaluates the expression as written (`f64`, and `Dual`, whose derivatives of
+    /// higher order `derivative` cannot give).
+    fn fuse<const K: usize>(
+        leaves: [Self; K],
+        derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+    ) -> Option<Self>;
+
+    /// [`Fuse::fuse`] for the initialiser of a `let` whose every use the statements after it
+    /// compute inside their own records: then (`UNTAPED`) `Var` records nothing and the `let`
+    /// holds a constant of the right value, which nothing differentiates.
+    fn fuse_let<const UNTAPED: bool, const K: usize>(
+        leaves: [Self; K],
+        derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+    ) -> Option<Self> {
+        Self::fuse(leaves, derivative)
+    }
+}
+
+/// How each scalar type accumulates a sum that a loop builds with `total += e` and `total -= e`
+/// (the macro rewrites such a loop, see `ad-macro/src/fuse.rs`): `Var` makes the whole sum one
+/// record, with a slot for each scalar leaf of each term; `f64` and `Dual` add the terms as
+/// written, in the same order. A supertrait of [`Real`](crate::Real).
+pub trait Accumulate: Sized {
+    /// The sum while it is accumulated. A term the macro cannot analyse is added with `+=`
+    /// (one operand, partial 1), which takes what the scalar's `+=` takes.
+    type Sum: AddAssign<Self>
+        + SubAssign<Self>
+        + for<'a> AddAssign<&'a Self>
+        + for<'a> SubAssign<&'a Self>
+        + AddAssign<f64>
+        + SubAssign<f64>
+        + for<'a> AddAssign<&'a f64>
+        + for<'a> SubAssign<&'a f64>;
+
+    /// A sum that starts at `start`.
+    fn start(start: Self) -> Self::Sum;
+
+    /// Adds (`subtract`: subtracts) a term over `K` scalar leaves: its value and partials by
+    /// `derivative` (for `Var`), or `unfused`, the term as written.
+    fn add<const K: usize>(
+        sum: &mut Self::Sum,
+        subtract: bool,
+        leaves: [Self; K],
+        derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+        unfused: impl FnOnce() -> Self,
+    );
+
+    /// The sum's value.
+    fn finish(sum: Self::Sum) -> Self;
+}
+
+/// [`Accumulate`] for a scalar that adds its terms as written.
+macro_rules! accumulate_as_written {
+    ($(impl<$($param:ident: $bound:path),*> for $S:ty;)*) => {$(
+        impl<$($param: $bound),*> $crate::real::Accumulate for $S {
+            type Sum = $S;
+
+            #[inline(always)]
+            fn start(start: $S) -> $S {
+                start
+            }
+
+            #[inline(always)]
+            fn add<const K: usize>(
+                sum: &mut $S,
+                subtract: bool,
+                _leaves: [$S; K],
+                _derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+                unfused: impl FnOnce() -> $S,
+            ) {
+                if subtract {
+                    *sum -= unfused();
+                } else {
+                    *sum += unfused();
+                }
+            }
+
+            #[inline(always)]
+            fn finish(sum: $S) -> $S {
+                sum
+            }
+        }
+    )*};
+}
+
+pub(crate) use accumulate_as_written;
+
+/// How each scalar type runs a checkpointed loop ([`crate::checkpoint`]): a supertrait of
+/// [`Real`](crate::Real). `Var` keeps snapshots and replays segments during the sweep; every other scalar
+/// runs the loop as written.
+pub trait Checkpoint: Sized {
+    /// `for i in 0..steps { state = step(&state, i) }`, by `schedule` on the tape.
+    fn checkpoint<F>(schedule: Schedule, steps: usize, state: Vec<Self>, step: F) -> Vec<Self>
+    where
+        F: Fn(&[Self], usize) -> Vec<Self> + 'static,
+    {
+        let _ = schedule;
+        (0..steps).fold(state, |state, i| step(&state, i))
+    }
+}
+
+/// How each scalar type evaluates a user primitive (`#[reverse_diff(primitive = ..)]`) and a
+/// fused callee (`#[reverse_diff(fused)]`): a supertrait of [`Real`](crate::Real), so generated code over
+/// `S: Real` can call it. The arguments are closures so that plain `f64` calls pay for nothing
+/// they do not use.
+pub trait Primitive: Sized {
+    /// The values of a slice of scalars (borrowed for `f64`, copied otherwise).
+    fn values(scalars: &[Self]) -> Cow<'_, [f64]>;
+
+    /// One record of `value` over `inputs`, with `partials[i]` = `∂value/∂inputs[i]`.
+    fn primitive(
+        value: f64,
+        inputs: impl FnOnce() -> Vec<Self>,
+        partials: impl FnOnce() -> Vec<f64>,
+    ) -> Self;
+
+    /// A callee run as one record: `nested` runs it on fresh inputs of a nested tape (for
+    /// `Var`), `direct` runs it as it is (every other scalar).
+    fn fused(
+        inputs: impl FnOnce() -> Vec<Self>,
+        nested: impl FnOnce(&[Self]) -> Self,
+        direct: impl FnOnce() -> Self,
+    ) -> Self;
+}
+
+/// The partials a user primitive returned, checked against its number of input scalars.
+pub(crate) fn checked_partials(inputs: usize, partials: Vec<f64>) -> Vec<f64> {
+    if partials.len() != inputs {
+        panic!(
+            "ad: a primitive's partials function returned {} partial derivatives for {} input \
+             scalars: return one per scalar, shaped like the differentiable parameters",
+            partials.len(),
+            inputs
+        );
+    }
+    partials
+}
+
+/// The target of `e as f64` in a differentiated body: numbers become constants, a real stays
+/// itself (keeping its derivative).
+pub trait IntoReal<S> {
+    /// Converts to the scalar type.
+    fn into_real(self) -> S;
+}
+
+macro_rules! into_real_by_cast {
+    ($($T:ty)*) => {$(
+        impl<S: From<f64>> IntoReal<S> for $T {
+            #[inline(always)]
+            fn into_real(self) -> S {
+                S::from(self as f64)
+            }
+        }
+    )*};
+}
+
+into_real_by_cast!(i8 i16 i32 i64 i128 isize u8 u16 u32 u64 u128 usize f32 f64);
+
+/// What nalgebra needs of a scalar inside a generic body (a supertrait of [`Real`](crate::Real)): with the
+/// feature `nalgebra`, `SimdRealField` (products, norms, `dot`, `cross`...), whose methods all
+/// have `simd_` names, so `x.sin()` stays `Float::sin` and unambiguous; without it, nothing.
+///
+/// `RealField` itself, which decompositions need, would make `x.sin()` ambiguous (E0034) as a
+/// bound. So it is reached through [`Field`](Matrices::Field) instead: the scalar type itself,
+/// under a name whose `RealField` impl is known, which [`crate::linalg`] converts matrices to
+/// and from around nalgebra's decompositions. Implemented for `f64`, `Var` and `Dual<F>`.
+#[cfg(feature = "nalgebra")]
+pub trait Matrices: simba::simd::SimdRealField<Element = Self, SimdBool = bool> {
+    /// `Self`, as a type that implements `RealField`.
+    type Field: nalgebra::RealField + Copy;
+
+    /// The same scalar as a [`Field`](Matrices::Field) (the identity).
+    fn into_field(self) -> Self::Field;
+
+    /// The same scalar back from a [`Field`](Matrices::Field) (the identity).
+    fn from_field(field: Self::Field) -> Self;
+}
+
+/// What nalgebra needs of a scalar inside a generic body: nothing without the feature
+/// `nalgebra`.
+#[cfg(not(feature = "nalgebra"))]
+pub trait Matrices {}
+
+#[cfg(not(feature = "nalgebra"))]
+impl<T> Matrices for T {}
+
+/// What ndarray needs of a scalar inside a generic body (a supertrait of [`Real`](crate::Real)): with the
+/// feature `ndarray`, `ScalarOperand`, so `&a * x` and `&a + x` work for an array `a` and a
+/// scalar `x` of the body's scalar type; without it, nothing.
+#[cfg(feature = "ndarray")]
+pub trait Arrays: ndarray::ScalarOperand {}
+
+#[cfg(feature = "ndarray")]
+impl<T: ndarray::ScalarOperand> Arrays for T {}
+
+/// What ndarray needs of a scalar inside a generic body: nothing without the feature `ndarray`.
+#[cfg(not(feature = "ndarray"))]
+pub trait Arrays {}
+
+#[cfg(not(feature = "ndarray"))]
+impl<T> Arrays for T {}
