@@ -10,7 +10,7 @@
 //! Run it with `cargo run --release --example adbench`; add a word (`gmm`, `ba`, `lstm`) to run
 //! only the objectives whose name contains it: `cargo run --release --example adbench -- lstm`.
 //! A run of every objective also writes the table as markdown to `target/adbench.md`
-//! (`$CARGO_TARGET_DIR` if set), which `cargo run --release --example bench_report` puts in
+//! (`$CARGO_TARGET_DIR` if set), which `cargo run --release -p ad-reports --bin bench_report` puts in
 //! BENCHMARKS.md.
 
 #[path = "../tests/adbench/mod.rs"]

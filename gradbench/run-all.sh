@@ -14,7 +14,7 @@
 # The tool is target/release/ad-gradbench, built here (or $TOOL, used as it is). Logs and each
 # eval's summary go to target/gradbench/; every output is validated, and the script exits
 # non-zero if any eval had an output that was not valid. It also writes target/gradbench.md,
-# the "gradbench" section of BENCHMARKS.md (`cargo run --release --example bench_report`
+# the "gradbench" section of BENCHMARKS.md (`cargo run --release -p ad-reports --bin bench_report`
 # includes it): `ad`'s ratios beside those of the C++ tools measured on this machine
 # (the kit's PEERS.md) and the ones gradbench publishes.
 set -uo pipefail

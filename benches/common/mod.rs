@@ -3,7 +3,7 @@
 //! it.
 //!
 //! Criterion ids are `<function>/<tool>/<size>`; both binaries use the same ids, so
-//! `examples/bench_report.rs` reads them as one table.
+//! `reports/src/bin/bench_report.rs` reads them as one table.
 
 pub mod objectives;
 pub mod scalar;

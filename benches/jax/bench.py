@@ -3,7 +3,7 @@
 For each function and size, the median time of `jit(f)` and of `jit(value_and_grad(f))` after
 warm-up, float64 enabled, every call waited for with `block_until_ready`. The inputs are those of
 the Rust suite (benches/common/mod.rs: the same pseudo-random sequence, the same starting points),
-and the size labels are criterion's, so `cargo run --release --example bench_report` can put JAX
+and the size labels are criterion's, so `cargo run --release -p ad-reports --bin bench_report` can put JAX
 beside the Rust tools. Run it through `benches/jax/run.sh`, which makes the virtual environment.
 
 Before a case is timed, its value and gradient are checked: the value against the closed form

@@ -10,7 +10,7 @@
 # benches/jax/bench.py: float64 on, the median time of `jit(f)` and of `jit(value_and_grad(f))`
 # after warm-up, each gradient checked first. Takes about a minute after the install.
 # XLA's intra-op thread pool is switched off (single thread, as the Rust suite), unless XLA_FLAGS
-# is already set. `cargo run --release --example bench_report` reads the file if it is there.
+# is already set. `cargo run --release -p ad-reports --bin bench_report` reads the file if it is there.
 # Nothing in the Rust build or tests needs Python.
 set -euo pipefail
 

@@ -5,14 +5,14 @@
 //! trait solver overflows on `ad`'s generated bounds; see the note in that file).
 //!
 //! `cargo bench --bench suite && cargo bench -p ad-peer-bench` runs both (about 10 minutes on
-//! 2 cores); `cargo run --release --example bench_report` then writes `BENCHMARKS.md`. A quick
+//! 2 cores); `cargo run --release -p ad-reports --bin bench_report` then writes `BENCHMARKS.md`. A quick
 //! check that every tool computes the same gradient, without timing:
 //! `cargo bench --bench suite && cargo bench -p ad-peer-bench -- --test`.
 //!
 //! Before a tool is measured its value and gradient are compared with `ad`'s, and `ad`'s
 //! gradient with central differences of the primal, so the table compares the same
 //! computation; a disagreement panics. Tools left out of a case (too slow, e.g. forward mode
-//! with 10⁵ inputs) are listed with the reason in `examples/bench_report.rs` (`SKIPPED`).
+//! with 10⁵ inputs) are listed with the reason in `reports/src/bin/bench_report.rs` (`SKIPPED`).
 
 mod annotated;
 #[path = "../common/mod.rs"]

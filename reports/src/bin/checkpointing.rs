@@ -4,18 +4,18 @@
 //! steps) and with `ad::checkpoint::revolve` (100 snapshots).
 //!
 //! ```sh
-//! cargo run --release --example checkpointing             # about 80 s and 6 GB; writes target/checkpointing.md
-//! cargo run --release --example checkpointing -- OUT.md STEPS STATE
+//! cargo run --release -p ad-reports --bin checkpointing             # about 80 s and 6 GB; writes target/checkpointing.md
+//! cargo run --release -p ad-reports --bin checkpointing -- OUT.md STEPS STATE
 //! ```
 //!
 //! Each gradient runs on a fresh thread whose peak heap a counting global allocator measures
 //! (the plain tape's buffers grow by doubling, so part of its peak is capacity never written).
 //! The three gradients must be equal bit for bit, and the example exits with an error if not.
 
-#[path = "common/peak_heap.rs"]
+#[path = "../peak_heap.rs"]
 mod peak_heap;
 
-#[path = "../tests/ode/mod.rs"]
+#[path = "../../../tests/ode/mod.rs"]
 mod ode;
 
 use ad::reverse_diff;
@@ -102,7 +102,7 @@ fn main() -> ExitCode {
     let _ = writeln!(table, "## Checkpointing\n");
     let _ = writeln!(
         table,
-        "From `cargo run --release --example checkpointing` (`examples/checkpointing.rs`): the \
+        "From `cargo run --release -p ad-reports --bin checkpointing` (`reports/src/bin/checkpointing.rs`): the \
          gradient of Σ y_i(T)² after {steps} RK4 steps of a ring of {state} nonlinear \
          oscillators (`tests/ode/mod.rs`), by the coupling and the {state} initial values. The \
          function itself takes {primal:.3} s. Each gradient is one call on a fresh thread; peak \

@@ -8,13 +8,13 @@
 //! against the analytic one first; a wrong one makes the program exit non-zero.
 //!
 //! ```sh
-//! cargo run --release --example scaling              # prints the table, writes target/scaling.md
-//! cargo run --release --example scaling -- OUT.md    # writes OUT.md
-//! cargo run --release --example scaling -- --quick   # up to 10⁵ operations, no 10⁸ point,
+//! cargo run --release -p ad-reports --bin scaling              # prints the table, writes target/scaling.md
+//! cargo run --release -p ad-reports --bin scaling -- OUT.md    # writes OUT.md
+//! cargo run --release -p ad-reports --bin scaling -- --quick   # up to 10⁵ operations, no 10⁸ point,
 //!                                                    # prints only (what CI runs: 2 s)
 //! ```
 //!
-//! `target` is `$CARGO_TARGET_DIR` if set. `cargo run --release --example bench_report` puts the
+//! `target` is `$CARGO_TARGET_DIR` if set. `cargo run --release -p ad-reports --bin bench_report` puts the
 //! table into `BENCHMARKS.md`. About 30 s in release on 2 cores, and about 5 GB of heap at the
 //! 10⁸ point.
 //!
@@ -34,7 +34,7 @@ use std::time::{Duration, Instant};
 
 use ad::{reverse_diff, Tape, Var};
 
-#[path = "common/peak_heap.rs"]
+#[path = "../peak_heap.rs"]
 mod peak_heap;
 
 use peak_heap::peak_heap_on_new_thread;
@@ -331,7 +331,7 @@ fn render(rows: &[Row], rosenbrock_million: &Row, huge: Option<&Row>) -> String 
     let _ = writeln!(out, "## Scaling and memory\n");
     let _ = writeln!(
         out,
-        "From `cargo run --release --example scaling` (`examples/scaling.rs`; the same functions \
+        "From `cargo run --release -p ad-reports --bin scaling` (`reports/src/bin/scaling.rs`; the same functions \
          and inputs as the suite). Primal operations are counted from the source: 2 \
          per chain step, 8 per Rosenbrock term; tape nodes are `Tape::len()` after the function \
          (inputs included). Times are medians of warm calls. Peak heap is the most heap held \

@@ -1,4 +1,4 @@
-//! A global allocator that knows the peak heap, for the examples that report memory
+//! A global allocator that knows the peak heap, for the reports that measure memory
 //! (`scaling`, `checkpointing`): the module installs it as the program's global allocator.
 
 use std::alloc::{GlobalAlloc, Layout, System};

@@ -5,13 +5,13 @@
 //! before). Both Hessians are checked against the analytic one first.
 //!
 //! ```sh
-//! cargo run --release --example hessians          # a few seconds; writes target/hessians.md
-//! cargo run --release --example hessians -- OUT.md
+//! cargo run --release -p ad-reports --bin hessians          # a few seconds; writes target/hessians.md
+//! cargo run --release -p ad-reports --bin hessians -- OUT.md
 //! ```
 
-#[path = "common/rosenbrock.rs"]
+#[path = "../../../examples/common/rosenbrock.rs"]
 mod rosenbrock;
-#[path = "common/rosenbrock4.rs"]
+#[path = "../../../examples/common/rosenbrock4.rs"]
 mod rosenbrock4;
 
 use rosenbrock::{rosenbrock_hessian, rosenbrock_hvp};
@@ -93,7 +93,7 @@ fn main() -> ExitCode {
     let _ = writeln!(table, "## Hessians of few inputs\n");
     let _ = writeln!(
         table,
-        "From `cargo run --release --example hessians` (`examples/hessians.rs`): Rosenbrock's \
+        "From `cargo run --release -p ad-reports --bin hessians` (`reports/src/bin/hessians.rs`): Rosenbrock's \
          function of 4 scalars. Over `[f64; 4]` the second-order companions run forward over \
          forward (`Dual<Dual<f64, Lanes<4>>>`, no tape); over `&[f64]` they run reverse over \
          forward, the path `[f64; 4]` also took before. Medians of 31 batches; the primal \
