@@ -225,15 +225,14 @@ fn moved_to<S: Real>(x: S, to: f64) -> S {
 /// macro reads the value and calls `f64`'s own. `ad-macro/src/names.rs` has the macro's table;
 /// `tests/f64_methods.rs` checks that the two name the same methods and calls each one.
 ///
-/// Calls `$callback!` with the table after `$args`.
+/// Calls `$callback!` with the table after `$args`; `$rule` are the one-operand methods of
+/// the table of rules (`scalar/rules.rs`), which are not listed again here.
 macro_rules! with_real_methods {
-    ($callback:ident!($($args:tt)*)) => {
+    ($callback:ident!($($args:tt)*) rules: $($rule:ident)*) => {
         $callback! {
             $($args)*
             trait Float {
-                unary: abs signum sqrt cbrt exp exp2 exp_m1 ln log2 log10 ln_1p sin cos tan asin
-                    acos atan sinh cosh tanh asinh acosh atanh recip floor ceil round trunc fract
-                    to_degrees to_radians;
+                unary: $($rule)* signum floor ceil round trunc;
                 binary: log(base) powf(n) atan2(other) hypot(other) max(other) min(other)
                     clamp(min, max) mul_add(a, b) copysign(sign) abs_sub(other);
                 other: powi(n: i32) -> Self; sin_cos() -> (Self, Self); is_nan() -> bool;
@@ -318,7 +317,15 @@ macro_rules! inherent_float_methods {
     };
 }
 
-with_real_methods!(inherent_float_methods!(impl<> for crate::Var;));
-with_real_methods!(inherent_float_methods!(
-    impl<F: crate::Real, T: crate::Tangent<F>> for crate::Dual<F, T>;
-));
+/// The inherent methods of both scalar types, with the one-operand methods of the table of
+/// rules.
+macro_rules! inherent_methods_with_rules {
+    ($($rule:ident: |$x:ident, $v:ident| $partial:expr;)*) => {
+        with_real_methods!(inherent_float_methods!(impl<> for crate::Var;) rules: $($rule)*);
+        with_real_methods!(inherent_float_methods!(
+            impl<F: crate::Real, T: crate::Tangent<F>> for crate::Dual<F, T>;
+        ) rules: $($rule)*);
+    };
+}
+
+crate::scalar::rules::with_unary_rules!(inherent_methods_with_rules);
