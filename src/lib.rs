@@ -33,6 +33,8 @@
 //! for [`Var`] and [`Dual`], and fills [`linalg`]: solves and decompositions inside annotated
 //! bodies.
 
+#![warn(missing_docs)]
+
 /// Makes a function over `f64` differentiable and generates `name_grad`, its value and gradient.
 ///
 /// # What it generates

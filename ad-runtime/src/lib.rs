@@ -20,6 +20,8 @@
 //! assert_eq!(tape.adjoint(y), 1.5);
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod checkpoint;
 mod differentiable;
 #[cfg(feature = "nalgebra")]
