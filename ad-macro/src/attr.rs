@@ -1,6 +1,7 @@
 //! Parses the arguments of `#[reverse_diff(...)]`.
 
-use proc_macro2::{TokenStream, TokenTree};
+use crate::validate;
+use proc_macro2::TokenStream;
 use quote::ToTokens;
 use syn::parse::Parser;
 use syn::punctuated::Punctuated;
@@ -24,49 +25,21 @@ pub fn parse(args: TokenStream) -> syn::Result<Options> {
     }
     let metas = Punctuated::<Meta, Token![,]>::parse_terminated
         .parse2(args.clone())
-        .map_err(|_| unknown(args.clone()))?;
+        .map_err(|_| validate::unknown_argument(args.clone()))?;
     for meta in metas {
         match &meta {
             Meta::NameValue(pair) if pair.path.is_ident("primitive") => match &pair.value {
                 syn::Expr::Path(path) if options.primitive.is_none() => {
                     options.primitive = Some(path.path.clone());
                 }
-                _ => {
-                    return Err(syn::Error::new_spanned(
-                        &pair.value,
-                        "`primitive` takes the path of the function that returns the partial \
-                         derivatives, once: #[reverse_diff(primitive = my_function_partials)]",
-                    ))
-                }
+                _ => return Err(validate::primitive_not_a_path(&pair.value)),
             },
             Meta::Path(path) if path.is_ident("fused") => options.fused = true,
-            _ => return Err(unknown(meta.into_token_stream())),
+            _ => return Err(validate::unknown_argument(meta.into_token_stream())),
         }
     }
     if let (Some(primitive), true) = (&options.primitive, options.fused) {
-        return Err(syn::Error::new_spanned(
-            primitive,
-            "#[reverse_diff] takes `primitive = ..` or `fused`, not both: a primitive is already \
-             one record",
-        ));
+        return Err(validate::primitive_and_fused(primitive));
     }
     Ok(options)
-}
-
-/// The error for an argument `#[reverse_diff]` does not know, at its first token.
-fn unknown(args: TokenStream) -> syn::Error {
-    let first = args.into_iter().next();
-    let named = match &first {
-        Some(TokenTree::Ident(ident)) => format!(" `{ident}`"),
-        _ => String::new(),
-    };
-    let message = format!(
-        "unknown argument{named} to #[reverse_diff], which takes none, \
-         `primitive = partials_fn` or `fused`: write #[reverse_diff] alone, and #[no_grad] \
-         before each parameter to keep constant"
-    );
-    match first {
-        Some(first) => syn::Error::new_spanned(first, message),
-        None => syn::Error::new(proc_macro2::Span::call_site(), message),
-    }
 }

@@ -11,9 +11,10 @@ use quote::{format_ident, quote, ToTokens};
 use syn::spanned::Spanned;
 use syn::visit::Visit;
 use syn::visit_mut::VisitMut;
-use syn::{Data, DeriveInput, Error, Fields, GenericParam, Ident, Type};
+use syn::{Data, DeriveInput, Fields, GenericParam, Ident, Type};
 
 use crate::names::mentions_f64;
+use crate::validate;
 
 /// The whole expansion of `#[derive(Differentiable)]`.
 pub fn derive(input: DeriveInput) -> TokenStream {
@@ -26,7 +27,7 @@ pub fn derive(input: DeriveInput) -> TokenStream {
 fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     // A union is rejected first: making it generic, as the other messages advise, would not help.
     if let Data::Union(data) = &input.data {
-        return Err(union_error(data));
+        return Err(validate::derive_union(data));
     }
     let scalar = scalar_parameter(input)?;
     let name = &input.ident;
@@ -81,7 +82,7 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
                 map_with: quote!(match with { #map_with_arms }),
             }
         }
-        Data::Union(data) => return Err(union_error(data)),
+        Data::Union(data) => return Err(validate::derive_union(data)),
     };
     let Bodies {
         map_scalars,
@@ -125,15 +126,6 @@ fn expand(input: &DeriveInput) -> syn::Result<TokenStream> {
     })
 }
 
-fn union_error(data: &syn::DataUnion) -> Error {
-    Error::new_spanned(
-        data.union_token,
-        "#[derive(Differentiable)] does not support unions (which field holds the value is not \
-         known): use a struct, or an enum for alternatives, generic over its scalar, like \
-         `struct Vec3<T> { x: T, y: T, z: T }`",
-    )
-}
-
 struct Bodies {
     map_scalars: TokenStream,
     for_each_scalar: TokenStream,
@@ -157,36 +149,15 @@ fn scalar_parameter(input: &DeriveInput) -> syn::Result<Ident> {
         .iter()
         .find(|param| !matches!(param, GenericParam::Type(_)));
     if let Some(param) = other_params {
-        return Err(Error::new_spanned(
-            param,
-            "#[derive(Differentiable)] supports types with exactly one type parameter, the \
-             scalar, and no lifetime or const parameters",
-        ));
+        return Err(validate::derive_other_parameter(param));
     }
     match (types.next(), types.next()) {
         (Some(scalar), None) => Ok(scalar.clone()),
         (None, _) => {
             let raw_f64 = fields_of(&input.data).any(|field| mentions_f64(&field.ty));
-            let message = if raw_f64 {
-                format!(
-                    "#[derive(Differentiable)] needs the type generic over its scalar: write \
-                     `{0}<T>` with `T` where it has `f64` (the gradient is then a `{0}<f64>`)",
-                    input.ident
-                )
-            } else {
-                format!(
-                    "#[derive(Differentiable)] needs the type generic over its scalar, like \
-                     `{}<T>` with fields of type `T`",
-                    input.ident
-                )
-            };
-            Err(Error::new_spanned(&input.ident, message))
+            Err(validate::derive_not_generic(&input.ident, raw_f64))
         }
-        (Some(_), Some(second)) => Err(Error::new_spanned(
-            second,
-            "#[derive(Differentiable)] supports exactly one type parameter, the scalar: \
-             make the other parameters concrete",
-        )),
+        (Some(_), Some(second)) => Err(validate::derive_second_parameter(second)),
     }
 }
 

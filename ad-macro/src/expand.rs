@@ -46,16 +46,9 @@ impl Parse for Annotated {
             return input.parse().map(Annotated::Trait);
         }
         if let Ok(declaration) = input.fork().parse::<TraitItemFn>() {
-            return Err(Error::new_spanned(
-                &declaration.sig.ident,
-                "#[reverse_diff] needs a function body to differentiate: give the method a \
-                 default body, or put #[reverse_diff] on the method in each `impl` of the trait",
-            ));
+            return Err(validate::missing_body(&declaration.sig.ident));
         }
-        Err(input.error(
-            "#[reverse_diff] applies to a function, or to an `impl` block or a trait whose \
-             methods are marked #[reverse_diff]",
-        ))
+        Err(validate::not_a_function(input.span()))
     }
 }
 
@@ -104,10 +97,7 @@ fn parse_items<T: Parse>(expanded: TokenStream) -> syn::Result<Vec<T>> {
 fn trait_block(args: TokenStream, mut block: ItemTrait) -> TokenStream {
     let mut errors = Errors::default();
     if let Some(first) = args.into_iter().next() {
-        errors.push(Error::new_spanned(
-            first,
-            "#[reverse_diff] on a trait takes no arguments: put them on the methods",
-        ));
+        errors.push(validate::block_arguments(first, "a trait"));
     }
     let mut items = Vec::new();
     for item in std::mem::take(&mut block.items) {
@@ -120,11 +110,7 @@ fn trait_block(args: TokenStream, mut block: ItemTrait) -> TokenStream {
             continue;
         };
         let Some(body) = method.default else {
-            errors.push(Error::new_spanned(
-                &method.sig.ident,
-                "#[reverse_diff] needs a function body to differentiate: give the method a \
-                 default body, or put #[reverse_diff] on the method in each `impl` of the trait",
-            ));
+            errors.push(validate::missing_body(&method.sig.ident));
             items.push(TraitItem::Fn(TraitItemFn {
                 default: None,
                 ..method
@@ -158,10 +144,7 @@ fn trait_block(args: TokenStream, mut block: ItemTrait) -> TokenStream {
 fn impl_block(args: TokenStream, mut block: ItemImpl) -> TokenStream {
     let mut errors = Errors::default();
     if let Some(first) = args.into_iter().next() {
-        errors.push(Error::new_spanned(
-            first,
-            "#[reverse_diff] on an `impl` block takes no arguments: put them on the methods",
-        ));
+        errors.push(validate::block_arguments(first, "an `impl` block"));
     }
     let mut items = Vec::new();
     let mut expanded = Vec::new();
@@ -226,7 +209,12 @@ fn reverse_diff(args: TokenStream, item: ItemFn, in_impl: bool) -> TokenStream {
     validate::check_original(&item, &mut errors);
     let function = Function::new(item, in_impl);
     validate::check(&function, &mut errors);
-    primitive::check(&options, &function, &mut errors);
+    validate::check_primitive(
+        options.primitive.is_some(),
+        options.fused,
+        &function,
+        &mut errors,
+    );
     match errors.finish() {
         Ok(()) => {
             let generic = primitive::wrap(&options, &function, generic_function(&function));

@@ -319,3 +319,31 @@ pub fn scalar_count(ty: &Type) -> Option<usize> {
         _ => None,
     }
 }
+
+/// How a differentiable parameter of a primitive is passed (`validate::check_primitive`
+/// rejects the others).
+pub enum PrimitiveShape {
+    /// `x: f64`.
+    Scalar,
+    /// `xs: &[f64]`.
+    Slice,
+}
+
+impl Param {
+    /// The shape of this parameter as a differentiable parameter of a primitive, or `None` if
+    /// it has none.
+    pub fn primitive_shape(&self) -> Option<PrimitiveShape> {
+        if is_f64(&self.ty) {
+            return Some(PrimitiveShape::Scalar);
+        }
+        match &self.ty {
+            Type::Reference(reference) if reference.mutability.is_none() => {
+                match &*reference.elem {
+                    Type::Slice(slice) if is_f64(&slice.elem) => Some(PrimitiveShape::Slice),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+}

@@ -10,61 +10,10 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
-use syn::{Error, FnArg, Ident, ItemFn, Type};
+use syn::{FnArg, Ident, ItemFn};
 
 use crate::attr::Options;
-use crate::model::{Function, Param, Role};
-use crate::names::is_f64;
-use crate::validate::Errors;
-
-/// How a differentiable parameter of a primitive is passed.
-enum Shape {
-    /// `x: f64`.
-    Scalar,
-    /// `xs: &[f64]`.
-    Slice,
-}
-
-fn shape(param: &Param) -> Option<Shape> {
-    if is_f64(&param.ty) {
-        return Some(Shape::Scalar);
-    }
-    match &param.ty {
-        Type::Reference(reference) if reference.mutability.is_none() => match &*reference.elem {
-            Type::Slice(slice) if is_f64(&slice.elem) => Some(Shape::Slice),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// Reports what a primitive or fused function cannot be.
-pub fn check(options: &Options, function: &Function, errors: &mut Errors) {
-    let attribute = if options.primitive.is_some() {
-        "#[reverse_diff(primitive = ..)]"
-    } else if options.fused {
-        "#[reverse_diff(fused)]"
-    } else {
-        return;
-    };
-    if !function.returns_scalar {
-        errors.push(Error::new_spanned(
-            &function.item.sig.output,
-            format!("{attribute} needs a function returning f64"),
-        ));
-    }
-    for param in &function.params {
-        if !matches!(param.role, Role::Constant) && shape(param).is_none() {
-            errors.push(Error::new_spanned(
-                &param.ty,
-                format!(
-                    "{attribute} takes differentiable parameters of type f64 or &[f64] only: \
-                     pass this one as a slice, or mark it #[no_grad]"
-                ),
-            ));
-        }
-    }
-}
+use crate::model::{Function, Param, PrimitiveShape as Shape, Role};
 
 /// The generic function, with its body replaced for a primitive or a fused callee; the
 /// generic function unchanged otherwise.
@@ -116,7 +65,7 @@ fn differentiable(function: &Function) -> impl Iterator<Item = (&Param, Shape)> 
         .params
         .iter()
         .filter(|param| !matches!(param.role, Role::Constant))
-        .filter_map(|param| shape(param).map(|shape| (param, shape)))
+        .filter_map(|param| param.primitive_shape().map(|shape| (param, shape)))
 }
 
 fn clone_of(name: &Ident) -> TokenStream {
@@ -142,7 +91,7 @@ fn primitive(function: &Function, partials: &syn::Path, generic: ItemFn) -> Toke
         closure_params.push(quote!(#pat: #ty));
         let name = &param.name;
         let value = format_ident!("__value_{}", name, span = Span::mixed_site());
-        match (&param.role, shape(param)) {
+        match (&param.role, param.primitive_shape()) {
             (Role::Constant, _) | (_, None) => args.push(clone_of(name)),
             (_, Some(Shape::Scalar)) => {
                 values.push(quote!(let #value = ::ad::Real::value(#name);));
@@ -196,7 +145,7 @@ fn fused(function: &Function, generic: ItemFn) -> TokenStream {
     for param in &function.params {
         let name = &param.name;
         direct_args.push(clone_of(name));
-        match (&param.role, shape(param)) {
+        match (&param.role, param.primitive_shape()) {
             (Role::Constant, _) | (_, None) => nested_args.push(clone_of(name)),
             (_, Some(Shape::Scalar)) => {
                 rebuilt.push(quote!(let #name = __nested[__at]; __at += 1;));

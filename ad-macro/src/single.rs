@@ -7,7 +7,7 @@
 use proc_macro2::{Ident, Literal, TokenStream, TokenTree};
 use quote::{format_ident, quote, ToTokens};
 use syn::fold::Fold;
-use syn::{Error, FnArg, GenericParam, Item, ItemFn, Pat, ReturnType, Type};
+use syn::{FnArg, GenericParam, Item, ItemFn, Pat, ReturnType, Type};
 
 use crate::names::mentions_float;
 
@@ -16,15 +16,9 @@ pub fn over_f32(item: &ItemFn) -> bool {
     signature_mentions(item, "f32") && !signature_mentions(item, "f64")
 }
 
-/// The error for a signature that names both float types, or `None`.
-pub fn mixed(item: &ItemFn) -> Option<Error> {
-    (signature_mentions(item, "f32") && signature_mentions(item, "f64")).then(|| {
-        Error::new_spanned(
-            &item.sig.ident,
-            "#[reverse_diff] differentiates a function over f64 or over f32, not both: write the \
-             signature over one float type and convert inside (`x as f64`)",
-        )
-    })
+/// Whether a signature names both float types (a rejection).
+pub fn mixes_floats(item: &ItemFn) -> bool {
+    signature_mentions(item, "f32") && signature_mentions(item, "f64")
 }
 
 fn signature_mentions(item: &ItemFn, float: &str) -> bool {

@@ -1,9 +1,17 @@
-//! Every rejection of `#[reverse_diff]`, collected so one compile shows every problem. Each error
-//! carries the span of the offending token and says what to write instead.
+//! Every rejection of `#[reverse_diff]` and `#[derive(Differentiable)]`, written here and
+//! nowhere else (as serde_derive's `check` module), collected so one compile shows every
+//! problem. Each error carries the span of the offending token and says what to write instead;
+//! each has a UI test in `tests/ui/`.
+//!
+//! The checks of a parsed function (`check_original`, `check`, `check_primitive`) push onto an
+//! [`Errors`]; the rejections found while parsing the attribute or the item (`attr.rs`,
+//! `expand.rs`, `derive.rs`) are the constructors at the end, which those files call.
 
 use crate::model::{Function, Role};
 use crate::names::{is_no_grad, mentions_f64};
 use crate::single;
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::ToTokens;
 use syn::visit::Visit;
 use syn::{Error, FnArg, GenericParam, ItemFn, ReturnType, Type, TypeParamBound};
 
@@ -120,8 +128,12 @@ fn check_companion_calls(block: &syn::Block, errors: &mut Errors) {
 /// Checks the model: the signature's shape and the parameters' roles.
 pub fn check(function: &Function, errors: &mut Errors) {
     let sig = &function.item.sig;
-    if let Some(error) = single::mixed(&function.item) {
-        errors.push(error);
+    if single::mixes_floats(&function.item) {
+        errors.push(Error::new_spanned(
+            &sig.ident,
+            "#[reverse_diff] differentiates a function over f64 or over f32, not both: write the \
+             signature over one float type and convert inside (`x as f64`)",
+        ));
     } else if single::over_f32(&function.item) {
         // Only a method reaches here over f32 (a free function goes to `single::expand`).
         errors.push(Error::new_spanned(
@@ -310,4 +322,145 @@ fn check_array_view(shape: &Type, errors: &mut Errors) {
             ),
         ));
     }
+}
+
+/// Reports what a primitive (`primitive`) or fused function (`fused`) cannot be.
+pub fn check_primitive(primitive: bool, fused: bool, function: &Function, errors: &mut Errors) {
+    let attribute = if primitive {
+        "#[reverse_diff(primitive = ..)]"
+    } else if fused {
+        "#[reverse_diff(fused)]"
+    } else {
+        return;
+    };
+    if !function.returns_scalar {
+        errors.push(Error::new_spanned(
+            &function.item.sig.output,
+            format!("{attribute} needs a function returning f64"),
+        ));
+    }
+    for param in &function.params {
+        if !matches!(param.role, Role::Constant) && param.primitive_shape().is_none() {
+            errors.push(Error::new_spanned(
+                &param.ty,
+                format!(
+                    "{attribute} takes differentiable parameters of type f64 or &[f64] only: \
+                     pass this one as a slice, or mark it #[no_grad]"
+                ),
+            ));
+        }
+    }
+}
+
+// Rejections found while parsing the attribute's arguments (`attr.rs`).
+
+/// An argument `#[reverse_diff]` does not know, at its first token.
+pub fn unknown_argument(args: TokenStream) -> Error {
+    let first = args.into_iter().next();
+    let named = match &first {
+        Some(TokenTree::Ident(ident)) => format!(" `{ident}`"),
+        _ => String::new(),
+    };
+    let message = format!(
+        "unknown argument{named} to #[reverse_diff], which takes none, \
+         `primitive = partials_fn` or `fused`: write #[reverse_diff] alone, and #[no_grad] \
+         before each parameter to keep constant"
+    );
+    match first {
+        Some(first) => Error::new_spanned(first, message),
+        None => Error::new(Span::call_site(), message),
+    }
+}
+
+/// `primitive = ..` with something other than a path, or given twice.
+pub fn primitive_not_a_path(value: &syn::Expr) -> Error {
+    Error::new_spanned(
+        value,
+        "`primitive` takes the path of the function that returns the partial derivatives, \
+         once: #[reverse_diff(primitive = my_function_partials)]",
+    )
+}
+
+/// `primitive = ..` and `fused` together.
+pub fn primitive_and_fused(primitive: &syn::Path) -> Error {
+    Error::new_spanned(
+        primitive,
+        "#[reverse_diff] takes `primitive = ..` or `fused`, not both: a primitive is already \
+         one record",
+    )
+}
+
+// Rejections found while parsing the annotated item (`expand.rs`).
+
+/// `#[reverse_diff]` on something that is not a function, an `impl` block or a trait.
+pub fn not_a_function(span: Span) -> Error {
+    Error::new(
+        span,
+        "#[reverse_diff] applies to a function, or to an `impl` block or a trait whose methods \
+         are marked #[reverse_diff]",
+    )
+}
+
+/// A marked trait method without a default body.
+pub fn missing_body(method: &syn::Ident) -> Error {
+    Error::new_spanned(
+        method,
+        "#[reverse_diff] needs a function body to differentiate: give the method a default \
+         body, or put #[reverse_diff] on the method in each `impl` of the trait",
+    )
+}
+
+/// Arguments given to `#[reverse_diff]` on an `impl` block or a trait (`block`), at the
+/// first.
+pub fn block_arguments(first: impl ToTokens, block: &str) -> Error {
+    Error::new_spanned(
+        first,
+        format!("#[reverse_diff] on {block} takes no arguments: put them on the methods"),
+    )
+}
+
+// Rejections of `#[derive(Differentiable)]` (`derive.rs`).
+
+/// A union.
+pub fn derive_union(data: &syn::DataUnion) -> Error {
+    Error::new_spanned(
+        data.union_token,
+        "#[derive(Differentiable)] does not support unions (which field holds the value is not \
+         known): use a struct, or an enum for alternatives, generic over its scalar, like \
+         `struct Vec3<T> { x: T, y: T, z: T }`",
+    )
+}
+
+/// A lifetime or const parameter.
+pub fn derive_other_parameter(param: &GenericParam) -> Error {
+    Error::new_spanned(
+        param,
+        "#[derive(Differentiable)] supports types with exactly one type parameter, the \
+         scalar, and no lifetime or const parameters",
+    )
+}
+
+/// No type parameter: `raw_f64` says whether a field names `f64` itself.
+pub fn derive_not_generic(name: &syn::Ident, raw_f64: bool) -> Error {
+    let message = if raw_f64 {
+        format!(
+            "#[derive(Differentiable)] needs the type generic over its scalar: write `{name}<T>` \
+             with `T` where it has `f64` (the gradient is then a `{name}<f64>`)"
+        )
+    } else {
+        format!(
+            "#[derive(Differentiable)] needs the type generic over its scalar, like `{name}<T>` \
+             with fields of type `T`"
+        )
+    };
+    Error::new_spanned(name, message)
+}
+
+/// A second type parameter.
+pub fn derive_second_parameter(second: &syn::Ident) -> Error {
+    Error::new_spanned(
+        second,
+        "#[derive(Differentiable)] supports exactly one type parameter, the scalar: make the \
+         other parameters concrete",
+    )
 }
