@@ -1,6 +1,9 @@
 //! Support items for the code `#[reverse_diff]` and `#[derive(Differentiable)]` generate, and
-//! nothing else (as pin-project's `__private`): each item says which generated code names it.
-//! Not part of the public API: names and signatures here change without notice.
+//! nothing else (as pin-project's `__private`): the re-exports say which generated code names
+//! them, the traits and functions below are the steps the macro's companions are made of
+//! (seeding inputs, reading gradients back, the nested, forward and second-order paths, casts,
+//! constants, `f32`). The one exception, `set_node_limit`, says so. Not part of the public API:
+//! names and signatures here change without notice.
 
 /// The partials of each primitive in `f64`: a fused record calls `rules::name` for each
 /// operation and `rules::pass` for each adjoint (`ad-macro/src/fuse.rs`).

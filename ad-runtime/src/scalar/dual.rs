@@ -21,7 +21,7 @@ use crate::real::Real;
 use crate::real::{accumulate_as_written, checked_partials, Checkpoint, Fuse, Primitive};
 use std::ops::{Add, Div, Mul, Neg};
 
-/// A dual number: a value of the part type `F` (`f64`, [`Var`], or a `Dual` itself for higher
+/// A dual number: a value of the part type `F` (`f64`, [`Var`](crate::Var), or a `Dual` itself for higher
 /// orders) and its tangent, by default of the same type (one direction), or [`Lanes`] of `f64`
 /// (several directions in one pass: `f_grad` of a function of a few scalars).
 ///
@@ -53,7 +53,7 @@ impl<F, T> Dual<F, T> {
 }
 
 /// What a [`Dual`] needs of its part type, which every [`Real`] offers (a supertrait of
-/// `Real`): `f64`, [`Var`] and `Dual` of these.
+/// `Real`): `f64`, [`Var`](crate::Var) and `Dual` of these.
 pub trait DualPart: Copy {
     /// Whether the part carries a derivative of its own (`Var`, `Dual`), so a rule that knows
     /// only first derivatives (a user primitive) cannot serve it.

@@ -34,7 +34,7 @@ impl<F: Real, T: Tangent<F>> Real for Dual<F, T> {
 }
 
 /// Every `f64` method (through `num_traits::Float`, a supertrait of [`Real`]), with the same
-/// conventions at non-differentiable points as [`Var`] (see `rules.rs`).
+/// conventions at non-differentiable points as [`Var`](crate::Var) (see `rules.rs`).
 impl<F: Real, T: Tangent<F>> Float for Dual<F, T> {
     shared_float_methods!(unary);
 
