@@ -630,3 +630,24 @@ fn a_long_sum_between_inputs_is_swept() {
         (44_850.0, 1.0, 0.0)
     );
 }
+
+/// Sums of every length around the sweep's two-slots-a-round loop and around the length from
+/// which a sum keeps its slots apart from the tape (256): each weight reaches its input.
+#[test]
+fn sums_of_every_parity_short_and_long_pass_every_slot() {
+    for n in [1, 2, 3, 4, 5, 254, 255, 256, 257, 300, 301] {
+        let tape = Tape::new();
+        let xs: Vec<Var> = (0..n).map(|i| tape.var(0.5 * i as f64)).collect();
+        let y: Var = xs
+            .iter()
+            .enumerate()
+            .map(|(i, &x)| x * (i + 1) as f64)
+            .sum();
+        tape.backward(y);
+        let expected: f64 = (0..n).map(|i| 0.5 * i as f64 * (i + 1) as f64).sum();
+        assert_eq!(y.value(), expected, "n = {n}");
+        for (i, x) in xs.iter().enumerate() {
+            assert_eq!(tape.adjoint(*x), (i + 1) as f64, "n = {n}, x[{i}]");
+        }
+    }
+}

@@ -1,10 +1,10 @@
 //! The per-thread tape: a linear record of every primitive operation, and the backward sweep.
 //!
-//! Layout (struct of arrays): node `i` owns the operand slots `ends[i - 1]..ends[i]` of
-//! `operands` (the nodes it read) and `partials` (its partial derivative with respect to each).
-//! An input has no operand slots. Unary and binary operations push one or two slots and never
-//! allocate once the buffers are warm; n-ary records (user primitives, fused callees) use the
-//! same layout with n slots.
+//! Layout: node `i` owns the operand slots `ends[i - 1]..ends[i]` of `slots`, each the node it
+//! read and its partial derivative with respect to it (12 bytes, packed). An input has no
+//! operand slots. Unary and binary operations push one or two slots and never allocate once
+//! the buffers are warm; n-ary records (user primitives, fused callees) use the same layout
+//! with n slots.
 
 use crate::Var;
 use std::cell::{Cell, RefCell};
@@ -35,11 +35,12 @@ pub(crate) struct Recording {
     /// The most nodes this recording may hold (lowered only by tests of the overflow message).
     limit: u32,
     ends: Vec<u32>,
-    operands: Vec<u32>,
-    partials: Vec<f64>,
+    /// The operand slots of every node, one node's after another's (one buffer, so a record
+    /// checks one capacity for its slots, and the sweep reads one stream).
+    slots: Vec<Slot>,
     adjoints: Vec<f64>,
     /// The loop sums of this session ([`PendingSum`]), in node order. Such a node has no slots
-    /// in `operands`: its operands stay in the buffer they were accumulated in, moved here
+    /// in `slots`: its operands stay in the buffer they were accumulated in, moved here
     /// whole when the sum was finished, so a sum of n terms is never copied.
     sums: Vec<(u32, Vec<Slot>)>,
     /// Emptied buffers of earlier sessions' sums, for the next [`PendingSum`]s on this thread.
@@ -71,8 +72,7 @@ impl Recording {
             tag: 0,
             limit: MAX_NODES,
             ends: Vec::new(),
-            operands: Vec::new(),
-            partials: Vec::new(),
+            slots: Vec::new(),
             adjoints: Vec::new(),
             sums: Vec::new(),
             spare_sums: Vec::new(),
@@ -82,8 +82,7 @@ impl Recording {
 
     fn clear(&mut self) {
         self.ends.clear();
-        self.operands.clear();
-        self.partials.clear();
+        self.slots.clear();
         self.adjoints.clear();
         for (_, slots) in self.sums.drain(..) {
             keep_spare(&mut self.spare_sums, slots);
@@ -102,8 +101,7 @@ impl Recording {
             .checked_sub(1)
             .map_or(0, |last| self.ends[last] as usize);
         self.ends.truncate(nodes);
-        self.operands.truncate(slots);
-        self.partials.truncate(slots);
+        self.slots.truncate(slots);
         self.adjoints.truncate(nodes);
         while self.sums.last().is_some_and(|sum| sum.0 as usize >= nodes) {
             let (_, slots) = self.sums.pop().expect("checked non-empty");
@@ -129,7 +127,7 @@ impl Recording {
         if index >= self.limit {
             tape_full(self.limit);
         }
-        self.ends.push(self.operands.len() as u32);
+        self.ends.push(self.slots.len() as u32);
         Var {
             value,
             index,
@@ -140,8 +138,10 @@ impl Recording {
     #[inline(always)]
     fn push_operand(&mut self, operand: Var, partial: f64) {
         self.check(operand);
-        self.operands.push(operand.index);
-        self.partials.push(partial);
+        self.slots.push(Slot {
+            partial,
+            operand: operand.index,
+        });
     }
 
     /// Sets every node's adjoint to 0 before a sweep.
@@ -155,24 +155,22 @@ impl Recording {
     fn sweep_nodes(&mut self, low: usize, high: usize) {
         let Recording {
             ends,
-            operands,
-            partials,
+            slots,
             adjoints,
             sums,
             ..
         } = self;
         let nodes = ends.len();
-        assert!(adjoints.len() == nodes && partials.len() == operands.len());
-        assert!(ends.last().map_or(0, |&end| end as usize) == operands.len());
+        assert!(adjoints.len() == nodes);
+        assert!(ends.last().map_or(0, |&end| end as usize) == slots.len());
         assert!(low <= high && high <= nodes);
         if low == high {
             return;
         }
-        // SAFETY (the unchecked reads below): `ends` rises from 0 to `operands.len()` (asserted
-        // above for its last entry; `push_node` appends the operand count so far), so each
-        // node's `start..end` lies within `operands` and `partials`, which have the same length;
-        // an operand was recorded before its user, so `operand < node < nodes`, the length of
-        // `adjoints`. The same holds for the operands of a finished sum, which `PendingSum`
+        // SAFETY (the unchecked reads below): `ends` rises from 0 to `slots.len()` (asserted
+        // above for its last entry; `push_node` appends the slot count so far), so each node's
+        // `start..end` lies within `slots`; an operand was recorded before its user, so
+        // `operand < node < nodes`, the length of `adjoints`. The same holds for the operands of a finished sum, which `PendingSum`
         // checked against this session.
         // The sums not yet swept are `sums[..unswept]`; the node of the last of them is next
         // (`usize::MAX`, no node, once there are none).
@@ -189,11 +187,11 @@ impl Recording {
             let start = unsafe { *ends.get_unchecked(node - 1) } as usize;
             above = node;
             if start != end {
-                unsafe { pass_back(node, start..end, operands, partials, adjoints) };
+                unsafe { pass_back(node, slots.get_unchecked(start..end), adjoints) };
                 end = start;
             } else if node == next_sum {
                 unswept -= 1;
-                unsafe { pass_back_sum(node, &sums[unswept].1, adjoints) };
+                unsafe { pass_back(node, &sums[unswept].1, adjoints) };
                 next_sum = unswept
                     .checked_sub(1)
                     .map_or(usize::MAX, |last| node_of(&sums[last]));
@@ -210,7 +208,7 @@ impl Recording {
             }
         }
         if low == 0 {
-            unsafe { pass_back(0, 0..end, operands, partials, adjoints) };
+            unsafe { pass_back(0, slots.get_unchecked(0..end), adjoints) };
         }
     }
 }
@@ -322,46 +320,30 @@ pub(crate) fn truncate_recording(nodes: usize) {
     drop(with_active_recording(|r| r.truncate(nodes)));
 }
 
-/// Adds `adjoint(node) · partial` to the adjoint of each operand in `slots`.
-///
-/// # Safety
-///
-/// `node` and every operand in `slots` are below `adjoints.len()`, and `slots` lies within
-/// `operands` and `partials`.
-#[inline(always)]
-unsafe fn pass_back(
-    node: usize,
-    slots: std::ops::Range<usize>,
-    operands: &[u32],
-    partials: &[f64],
-    adjoints: &mut [f64],
-) {
-    let adjoint = *adjoints.get_unchecked(node);
-    // Nodes that do not reach the output pass nothing back, so an infinite or NaN partial of an
-    // unused branch cannot poison the gradient (0 * inf would be NaN).
-    if adjoint != 0.0 {
-        for slot in slots {
-            let operand = *operands.get_unchecked(slot) as usize;
-            *adjoints.get_unchecked_mut(operand) += adjoint * *partials.get_unchecked(slot);
-        }
-    }
-}
-
-/// [`pass_back`] for a finished sum, whose slots are its own. (One function generic over the
-/// slots' iterator compiled to a slower sweep: 1–3 % more instructions on dot, Rosenbrock and
-/// the chain.)
+/// Adds `adjoint(node) · partial` to the adjoint of each operand in `slots`: a node's slots on
+/// the tape, or a finished sum's own.
 ///
 /// # Safety
 ///
 /// `node` and every operand in `slots` are below `adjoints.len()`.
 #[inline(always)]
-unsafe fn pass_back_sum(node: usize, slots: &[Slot], adjoints: &mut [f64]) {
+unsafe fn pass_back(node: usize, slots: &[Slot], adjoints: &mut [f64]) {
     let adjoint = *adjoints.get_unchecked(node);
+    // Nodes that do not reach the output pass nothing back, so an infinite or NaN partial of an
+    // unused branch cannot poison the gradient (0 * inf would be NaN).
     if adjoint != 0.0 {
-        for slot in slots {
+        let mut pass = |slot: &Slot| {
             let (operand, partial) = (slot.operand as usize, slot.partial);
             *adjoints.get_unchecked_mut(operand) += adjoint * partial;
+        };
+        // Two slots a round: as one loop, the sweep of the MLP benchmark's gradient took half
+        // as long again.
+        let mut pairs = slots.chunks_exact(2);
+        for pair in &mut pairs {
+            pass(&pair[0]);
+            pass(&pair[1]);
         }
+        pairs.remainder().iter().for_each(pass);
     }
 }
 
@@ -516,9 +498,8 @@ pub(crate) fn record_fused<const K: usize>(
         *first,
         #[inline(always)]
         |r| {
-            r.operands.reserve(K);
-            r.partials.reserve(K);
-            let start = r.operands.len();
+            r.slots.reserve(K);
+            let start = r.slots.len();
             let mut end = start;
             // Branch-free: every leaf writes the slot at `end`, and only a recorded one moves
             // `end` past it (a constant's slot is overwritten by the next leaf or left beyond
@@ -531,8 +512,10 @@ pub(crate) fn record_fused<const K: usize>(
                 // SAFETY: `end <= start + k < start + K`, within the capacity reserved above;
                 // the slots up to `end` are written before the lengths are set to it.
                 unsafe {
-                    r.operands.as_mut_ptr().add(end).write(operand.index);
-                    r.partials.as_mut_ptr().add(end).write(partials[k]);
+                    r.slots.as_mut_ptr().add(end).write(Slot {
+                        partial: partials[k],
+                        operand: operand.index,
+                    });
                 }
                 end += usize::from(recorded);
             }
@@ -542,10 +525,7 @@ pub(crate) fn record_fused<const K: usize>(
                 }
             }
             // SAFETY: slots `start..end` were written above.
-            unsafe {
-                r.operands.set_len(end);
-                r.partials.set_len(end);
-            }
+            unsafe { r.slots.set_len(end) };
             r.push_node(value)
         },
     )
@@ -569,8 +549,8 @@ pub struct PendingSum {
 /// moving the 2 048 17-slot sums of the MLP benchmark's gradient made its sweep 5 % slower.)
 const MOVED_SUM: usize = 256;
 
-/// An operand slot of a [`PendingSum`]: 12 bytes, as in the tape's two arrays (an aligned
-/// `(u32, f64)` would take 16).
+/// An operand slot of a node or of a [`PendingSum`]: the operand's node and the partial
+/// derivative with respect to it, 12 bytes (an aligned `(u32, f64)` would take 16).
 #[derive(Clone, Copy)]
 #[repr(C, packed)]
 struct Slot {
@@ -641,8 +621,7 @@ impl PendingSum {
             if slots.len() < MOVED_SUM {
                 // Short: copied into the tape, where the sweep reads it in line with its
                 // neighbours (thousands of short buffers, each apart, sweep slower).
-                r.operands.extend(slots.iter().map(|slot| slot.operand));
-                r.partials.extend(slots.iter().map(|slot| slot.partial));
+                r.slots.extend_from_slice(&slots);
                 keep_spare(&mut r.spare_sums, slots);
                 r.push_node(value)
             } else {
@@ -733,7 +712,7 @@ impl Tape {
                 tape_full(r.limit);
             }
             // Inputs have no operand slots: each closes at the operand count so far.
-            let end = r.operands.len() as u32;
+            let end = r.slots.len() as u32;
             r.ends.resize(first + values.len(), end);
             let tape = r.tag;
             vars.extend(values.iter().enumerate().map(|(offset, &value)| Var {
