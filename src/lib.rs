@@ -64,18 +64,20 @@
 /// the macro emits, in outline:
 ///
 /// ```text
-/// pub fn loss<__S: ::ad::Real>(w: &[__S], xs: &[f64], ys: &[f64], n: usize) -> __S
-/// where
-///     f64: ::ad::__private::F64Ops<__S>,               // f64 + S, f64 < S, ...
-///     for<'a> &'a f64: ::ad::__private::ScalarOps<__S>, // &f64 * S, ...
-///     for<'a> &'a __S: ::ad::__private::RefOps<__S>,    // &S * &S, -&S, ...
+/// pub fn loss<DifferentiableF64: ::ad::Real>(
+///     w: &[DifferentiableF64], xs: &[f64], ys: &[f64], n: usize,
+/// ) -> DifferentiableF64
+/// where // with S for DifferentiableF64:
+///     f64: ::ad::__private::F64Ops<S>,               // f64 + S, f64 < S, ...
+///     for<'a> &'a f64: ::ad::__private::ScalarOps<S>, // &f64 * S, ...
+///     for<'a> &'a S: ::ad::__private::RefOps<S>,      // &S * &S, -&S, ...
 /// {
-///     let mut total = <__S as ::ad::Real>::from_f64(0.0);
+///     let mut total = <DifferentiableF64 as ::ad::Real>::from_f64(0.0);
 ///     for i in 0..n {
 ///         let residual = w[0] * xs[i] + w[1] - ys[i];
 ///         total += residual * residual;
 ///     }
-///     total / ::ad::__private::IntoReal::<__S>::into_real(n)
+///     total / ::ad::__private::IntoReal::<DifferentiableF64>::into_real(n)
 /// }
 ///
 /// pub fn loss_grad(w: &[f64], xs: &[f64], ys: &[f64], n: usize) -> (f64, Vec<f64>) {
@@ -88,8 +90,9 @@
 /// }
 /// ```
 ///
-/// With `__S = f64` the function is the one you wrote; with `__S = ad::Var` every operation
-/// on a real appends one record (its operands and partial derivatives) to the tape.
+/// With `DifferentiableF64 = f64` the function is the one you wrote; with `DifferentiableF64 =
+/// ad::Var` every operation on a real appends one record (its operands and partial derivatives)
+/// to the tape.
 ///
 /// # Parameters and the gradient
 ///
@@ -165,9 +168,9 @@
 /// `&mut` parameters holding `f64`; `impl Trait` results; functions already generic over their
 /// float type; unknown arguments to the attribute; `#[no_grad]` anywhere but on a parameter.
 /// Calling a plain `fn helper(x: f64) -> f64` with a differentiable value is a type error at
-/// the call (`expected f64, found type parameter __S`): put `#[reverse_diff]` on the helper too
-/// (or make it generic over `S: ad::Real`, or over `T: num_traits::Float`, which every `Real`
-/// is), and the call needs no other change.
+/// the call (expected `f64`, found type parameter `DifferentiableF64`): put `#[reverse_diff]`
+/// on the helper too (or make it generic over `S: ad::Real`, or over `T: num_traits::Float`,
+/// which every `Real` is), and the call needs no other change.
 pub use ad_macro::reverse_diff;
 
 pub use ad_runtime::{num_traits, Differentiable, Dual, DualPart, Lanes, Real, Tangent, Tape, Var};

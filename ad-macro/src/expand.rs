@@ -14,7 +14,7 @@ use syn::{
 use crate::attr;
 use crate::fallback;
 use crate::model::{is_function_bound, FallibleKind, Function, Role};
-use crate::names::{is_no_grad, replace_f64, scalar_param};
+use crate::names::{is_no_grad, replace_f64, scalar_param, scalar_type};
 use crate::primitive;
 use crate::products::{self, SeededInputs};
 use crate::single;
@@ -429,8 +429,8 @@ pub fn companion_signature(function: &Function, suffix: &str, output: TokenStrea
 /// among the type parameters, bound by `ad::Real`) and takes its differentiable
 /// parameters over it, so a differentiated function can call it with its own scalar.
 ///
-/// Before: `fn f(x: f64, ys: &[f64], n: usize)`, scalar `__S`
-/// After:  `fn f_grad<__S: ::ad::Real>(x: __S, ys: &[__S], n: usize) -> ..`
+/// Before: `fn f(x: f64, ys: &[f64], n: usize)`, scalar `S`
+/// After:  `fn f_grad<S: ::ad::Real>(x: S, ys: &[S], n: usize) -> ..`
 pub fn companion_signature_with(
     function: &Function,
     suffix: &str,
@@ -623,7 +623,7 @@ fn grad_companion(function: &Function) -> TokenStream {
         let signature = companion_signature(function, "grad", output_type.into_token_stream());
         (signature, top_level)
     } else {
-        let scalar: Type = syn::parse_quote!(__S);
+        let scalar = scalar_type();
         let signature = companion_signature_with(
             function,
             "grad",

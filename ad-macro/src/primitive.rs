@@ -14,7 +14,7 @@ use syn::{Error, FnArg, Ident, ItemFn, Type};
 
 use crate::attr::Options;
 use crate::model::{Function, Param, Role};
-use crate::names::is_f64;
+use crate::names::{is_f64, scalar_param};
 use crate::validate::Errors;
 
 /// How a differentiable parameter of a primitive is passed.
@@ -129,6 +129,7 @@ fn clone_of(name: &Ident) -> TokenStream {
 ///          Primitive::primitive(__plain(&__values_xs), || <xs as a Vec>,
 ///                               || flatten(&lse_partials(&__values_xs))) }`
 fn primitive(function: &Function, partials: &syn::Path, generic: ItemFn) -> TokenStream {
+    let scalar = scalar_param();
     let mut values = Vec::new();
     let mut args = Vec::new();
     let mut params = function.params.iter();
@@ -150,7 +151,7 @@ fn primitive(function: &Function, partials: &syn::Path, generic: ItemFn) -> Toke
             }
             (_, Some(Shape::Slice)) => {
                 values.push(quote!(
-                    let #value = <__S as ::ad::__private::Primitive>::values(#name);
+                    let #value = <#scalar as ::ad::__private::Primitive>::values(#name);
                 ));
                 args.push(quote!(&*#value));
             }
@@ -163,7 +164,7 @@ fn primitive(function: &Function, partials: &syn::Path, generic: ItemFn) -> Toke
         // The function as written, over f64.
         #[allow(unused_mut, clippy::redundant_closure_call)]
         let __plain = |#(#closure_params),*| -> f64 #block;
-        <__S as ::ad::__private::Primitive>::primitive(
+        <#scalar as ::ad::__private::Primitive>::primitive(
             __plain(#(#args),*),
             #inputs,
             || ::ad::__private::flatten(&#partials(#(#args),*)),
@@ -178,6 +179,7 @@ fn primitive(function: &Function, partials: &syn::Path, generic: ItemFn) -> Toke
 ///          |inputs| __g_unfused(inputs[0], &inputs[1..1 + ys.len()]), || __g_unfused(x, ys)) }`
 ///          and `fn __g_unfused<S: Real>(x: S, ys: &[S]) -> S { body }` (hidden).
 fn fused(function: &Function, generic: ItemFn) -> TokenStream {
+    let scalar = scalar_param();
     let ident = &function.item.sig.ident;
     let unfused_ident = format_ident!("__{}_unfused", ident);
     let mut unfused = generic.clone();
@@ -213,9 +215,9 @@ fn fused(function: &Function, generic: ItemFn) -> TokenStream {
     }
     let inputs = inputs(function);
     let body = quote! {
-        <__S as ::ad::__private::Primitive>::fused(
+        <#scalar as ::ad::__private::Primitive>::fused(
             #inputs,
-            |__nested: &[__S]| {
+            |__nested: &[#scalar]| {
                 let mut __at = 0usize;
                 #(#rebuilt)*
                 let _ = __at;

@@ -14,7 +14,7 @@ use crate::expand::{
     companion_attributes, companion_signature_with, gradient_type, tuple_or_single,
 };
 use crate::model::{scalar_count, Function, Param, Passing, Role};
-use crate::names::{is_f64, replace_f64};
+use crate::names::{is_f64, replace_f64, scalar_type};
 
 /// The differentiable parameters seeded for one run of the generic function.
 pub struct SeededInputs {
@@ -223,24 +223,24 @@ pub fn tape_inputs(function: &Function) -> SeededInputs {
     )
 }
 
-/// The body of `f_grad` (no `cotangent`) or `f_vjp` over the caller's scalar `__S`. At `f64` (a
+/// The body of `f_grad` (no `cotangent`) or `f_vjp` over the caller's scalar `S`. At `f64` (a
 /// call from plain code) it is the `top_level` body, on the arguments handed over as `f64`. Over
 /// another scalar (a call from a differentiated function) the function runs once on
-/// `Reverse<__S>` and the linear tape is swept back in `__S` arithmetic from the result, seeded
+/// `Reverse<S>` and the linear tape is swept back in `S` arithmetic from the result, seeded
 /// with 1 or the cotangent, so the caller differentiates the gradient too.
 ///
 /// Before: the top-level body of `fn f_grad(x: f64, ys: &[f64])`
-/// After:  `if <__S as DualPart>::IS_F64 {
-///              let x: f64 = to_f64::<f64, __S>(x); let ys: &[f64] = to_f64_slice::<f64, __S>(ys);
+/// After:  `if <S as DualPart>::IS_F64 {
+///              let x: f64 = to_f64::<f64, S>(x); let ys: &[f64] = to_f64_slice::<f64, S>(ys);
 ///              let (__value, __gradient) = { <top-level body> };
-///              (from_f64::<f64, __S>(__value), (from_f64::<f64, __S>(__gradient.0), ..))
+///              (from_f64::<f64, S>(__value), (from_f64::<f64, S>(__gradient.0), ..))
 ///          } else {
-///              let __linear = Linear::<__S>::begin();
-///              let __seeded_x = nested_input::<f64, __S>(&__linear, &x); ..
+///              let __linear = Linear::<S>::begin();
+///              let __seeded_x = nested_input::<f64, S>(&__linear, &x); ..
 ///              let __output = f(..);
 ///              let __adjoints = __linear.backward(once((__output, 1)));
-///              (nested_values::<f64, __S>(&__output),
-///               (nested_gradient::<f64, __S>(&__seeded_x, &__adjoints), ..))
+///              (nested_values::<f64, S>(&__output),
+///               (nested_gradient::<f64, S>(&__seeded_x, &__adjoints), ..))
 ///          }`
 pub fn over_scalar(
     function: &Function,
@@ -546,7 +546,7 @@ fn vjp(function: &Function, result: &Type) -> TokenStream {
         #recycle
         (::ad::__private::output_values::<#result, ::ad::Var>(&#output), __gradient)
     };
-    let scalar: Type = syn::parse_quote!(__S);
+    let scalar = scalar_type();
     let nested = is_structural(result);
     let (output_type, body) = if nested {
         let over = |ty: TokenStream| replace_f64(&syn::parse_quote!(#ty), &scalar);
@@ -642,7 +642,7 @@ fn jacobian(function: &Function, result: &Type) -> TokenStream {
 }
 
 /// One extra parameter per differentiable parameter, with its type over `scalar`:
-/// `x_tangent: f64`, `ys_tangent: &[f64]` (or `x_tangent: __S`, `ys_tangent: &[__S]`).
+/// `x_tangent: f64`, `ys_tangent: &[f64]` (or `x_tangent: S`, `ys_tangent: &[S]`).
 fn per_parameter(function: &Function, suffix: &str, scalar: &Type) -> Vec<(Ident, TokenStream)> {
     function
         .params
@@ -678,14 +678,14 @@ fn extra_source(
 /// differentiated too). For a user type as the result, `S` is `f64`.
 ///
 /// Before: `fn f(x: f64, ys: &[f64]) -> Vec<f64>`
-/// After:  `fn f_jvp<__S: Real>(x: __S, ys: &[__S], x_tangent: __S, ys_tangent: &[__S])
-///          -> (Vec<__S>, Vec<__S>) { let __seeded_x = dual_input::<f64, __S>(&x, &x_tangent);
-///          let __seeded_ys = dual_input_slice::<f64, __S>(ys, ys_tangent);
-///          dual_output::<Vec<f64>, __S>(&f(..)) }`
+/// After:  `fn f_jvp<S: Real>(x: S, ys: &[S], x_tangent: S, ys_tangent: &[S])
+///          -> (Vec<S>, Vec<S>) { let __seeded_x = dual_input::<f64, S>(&x, &x_tangent);
+///          let __seeded_ys = dual_input_slice::<f64, S>(ys, ys_tangent);
+///          dual_output::<Vec<f64>, S>(&f(..)) }`
 fn jvp(function: &Function, result: &Type) -> TokenStream {
     let nested = is_structural(result);
     let scalar: Type = if nested {
-        syn::parse_quote!(__S)
+        scalar_type()
     } else {
         syn::parse_quote!(f64)
     };
