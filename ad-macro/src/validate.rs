@@ -2,7 +2,7 @@
 //! carries the span of the offending token and says what to write instead.
 
 use crate::model::{Function, Role};
-use crate::names::{is_no_grad, mentions_f64};
+use crate::names::{is_no_grad, mentions_f64, SCALAR};
 use crate::single;
 use syn::visit::Visit;
 use syn::{Error, FnArg, GenericParam, ItemFn, ReturnType, Type, TypeParamBound};
@@ -66,6 +66,31 @@ pub fn check_original(item: &ItemFn, errors: &mut Errors) {
         finder.visit_generic_param(param);
     }
     check_companion_calls(&item.block, errors);
+    check_scalar_name(item, errors);
+}
+
+/// Reports the user's own use of the name the macro gives the scalar type parameter
+/// ([`SCALAR`]): inside the generated function it would mean the parameter, not the user's item.
+fn check_scalar_name(item: &ItemFn, errors: &mut Errors) {
+    struct NameFinder<'a>(&'a mut Errors);
+    impl Visit<'_> for NameFinder<'_> {
+        fn visit_ident(&mut self, ident: &syn::Ident) {
+            if ident == SCALAR {
+                self.0.push(Error::new_spanned(
+                    ident,
+                    format!(
+                        "`{SCALAR}` is the name #[reverse_diff] gives the type that replaces \
+                         `f64` in this function: rename your item (or type parameter) to \
+                         something else"
+                    ),
+                ));
+            }
+        }
+        fn visit_item(&mut self, _: &syn::Item) {}
+    }
+    let mut finder = NameFinder(errors);
+    finder.visit_signature(&item.sig);
+    finder.visit_block(&item.block);
 }
 
 /// The companions that run at `f64` only, so a differentiated body cannot call them with its
