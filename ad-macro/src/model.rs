@@ -189,6 +189,21 @@ impl Function {
             .sum()
     }
 
+    /// Which of the function's arguments, in call order (`self` first when it takes it), are
+    /// differentiable `f64`s: a sibling's call passes them the scalar, so constant data there
+    /// is converted (see [`crate::translate::Siblings`]).
+    ///
+    /// Before: `fn predict(&self, p: &[f64], t: f64, #[no_grad] c: f64)`.
+    /// After: `[false, false, true, false]`.
+    pub fn scalar_arguments(&self) -> Vec<bool> {
+        let receiver = self.has_receiver.then_some(false);
+        let params = self
+            .params
+            .iter()
+            .map(|param| matches!(param.role, Role::Differentiable) && is_f64(&param.ty));
+        receiver.into_iter().chain(params).collect()
+    }
+
     /// Whether a parameter is a function over the scalar: the function can then only be
     /// differentiated from another annotated function that passes it, so it has no companions.
     pub fn takes_function(&self) -> bool {
