@@ -22,15 +22,33 @@ use std::ops::{AddAssign, Neg, SubAssign};
 /// a foreign impl like ndarray's `impl Neg for &ArrayBase<S, D> where &A: Neg` asks the same
 /// question again one level down, until rustc overflows (E0275). With one impl per scalar type
 /// the candidates are these impls only, and the question waits until `?S` is known.
+#[diagnostic::on_unimplemented(
+    message = "`{S}` is not a scalar a #[reverse_diff] function runs on",
+    label = "expected `f64` (or the scalar of the differentiated function calling this)",
+    note = "a #[reverse_diff] function over `f64` takes `f64` values (write `2.0`, not `2`; \
+            convert with `as f64`)"
+)]
 pub trait ScalarOps<S>: ArithOps<S, S> + for<'a> ArithOps<&'a S, S> {}
 
 /// What `&S` must offer: everything `&f64` offers with `f64` and with `S`.
+#[diagnostic::on_unimplemented(
+    message = "`{S}` is not a scalar a #[reverse_diff] function runs on",
+    label = "expected `f64` (or the scalar of the differentiated function calling this)",
+    note = "a #[reverse_diff] function over `f64` takes `f64` values (write `2.0`, not `2`; \
+            convert with `as f64`)"
+)]
 pub trait RefOps<S>:
     ScalarOps<S> + ArithOps<f64, S> + for<'a> ArithOps<&'a f64, S> + Neg<Output = S>
 {
 }
 
 /// What `f64` must offer with `S`: arithmetic and comparisons with `S` on the right.
+#[diagnostic::on_unimplemented(
+    message = "`{S}` is not a scalar a #[reverse_diff] function runs on",
+    label = "expected `f64` (or the scalar of the differentiated function calling this)",
+    note = "a #[reverse_diff] function over `f64` takes `f64` values (write `2.0`, not `2`; \
+            convert with `as f64`)"
+)]
 pub trait F64Ops<S>: ScalarOps<S> + PartialEq<S> + PartialOrd<S> {}
 
 /// The impls of [`ScalarOps`], [`RefOps`] and [`F64Ops`] for one scalar type.
@@ -101,6 +119,12 @@ impl<T> Arrays for T {}
 
 /// The target of `e as f64` in a differentiated body: numbers become constants, a real stays
 /// itself (keeping its derivative).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be converted to the scalar `{S}` of this differentiated function",
+    label = "expected an `f64`, a number or a value of the function here",
+    note = "a reference to an `f64` needs dereferencing (`*u`, or the pattern `|&u|` in a \
+            closure)"
+)]
 pub trait IntoReal<S> {
     /// Converts to the scalar type.
     fn into_real(self) -> S;
