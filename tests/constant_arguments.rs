@@ -88,7 +88,10 @@ fn check_scalar(f: impl Fn(f64) -> f64, grad: impl Fn(f64) -> (f64, f64), x: f64
     assert_eq!(value.to_bits(), f(x).to_bits());
     let expected = central_derivative(&f, x, STEP);
     let tolerance = 1e-6 * expected.abs().max(1.0);
-    assert!((derivative - expected).abs() <= tolerance, "{derivative} vs {expected}");
+    assert!(
+        (derivative - expected).abs() <= tolerance,
+        "{derivative} vs {expected}"
+    );
 }
 
 #[test]

@@ -77,6 +77,11 @@ pub fn seeded_inputs(
     let callee = if function.in_impl {
         quote!(Self::#ident)
     } else {
+        // At the attribute's span: where the function is in fact an associated function of an
+        // `impl` the attribute cannot see, rustc's "cannot find function" points at
+        // `#[reverse_diff]` rather than suggesting `fn Self::name` at the function's name.
+        let mut ident = ident.clone();
+        ident.set_span(proc_macro2::Span::call_site());
         quote!(#ident)
     };
     SeededInputs {
