@@ -67,11 +67,15 @@ pub fn seeded_inputs(
         call_args.push(match param.passing {
             Passing::ByValue => quote!(::core::clone::Clone::clone(&#seeded)),
             Passing::ByRef => quote!(&#seeded),
+            Passing::View => quote!(#seeded.view()),
         });
         reads.push(read(&param.shape, &seeded));
         let shape = &param.shape;
         recycle.extend(quote!(::ad::__private::recycle::<#shape>(#seeded);));
-        gradient_types.push(gradient_type(&param.ty));
+        gradient_types.push(match param.passing {
+            Passing::View => gradient_type(&param.shape),
+            _ => gradient_type(&param.ty),
+        });
     }
     let ident = &function.item.sig.ident;
     let callee = if function.in_impl {
@@ -93,11 +97,13 @@ pub fn seeded_inputs(
     }
 }
 
-/// A reference to a parameter's value: `&x` for `x: T`, `x` for `x: &T`.
+/// A reference to a parameter's value: `&x` for `x: T`, `x` for `x: &T`, an owned copy
+/// `&x.to_owned()` for a view `x` (of the parameter's shape, the owned array).
 fn reference_to(param: &Param, name: &Ident) -> TokenStream {
     match param.passing {
         Passing::ByValue => quote!(&#name),
         Passing::ByRef => quote!(#name),
+        Passing::View => quote!(&#name.to_owned()),
     }
 }
 
@@ -271,7 +277,10 @@ pub fn over_scalar(
                 (Passing::ByRef, _) => {
                     quote!(::ad::__private::to_f64_ref::<#shape, #scalar>(#name))
                 }
-                (Passing::ByValue, _) => quote!(::ad::__private::to_f64::<#shape, #scalar>(#name)),
+                // A view's companions are for plain code only ([`Function::takes_view`]).
+                (Passing::ByValue | Passing::View, _) => {
+                    quote!(::ad::__private::to_f64::<#shape, #scalar>(#name))
+                }
             };
             quote!(let #name: #ty = #cast;)
         })
@@ -552,7 +561,7 @@ fn vjp(function: &Function, result: &Type) -> TokenStream {
         (::ad::__private::output_values::<#result, ::ad::Var>(&#output), __gradient)
     };
     let scalar = scalar_type();
-    let nested = is_structural(result);
+    let nested = is_structural(result) && !function.takes_view();
     let (output_type, body) = if nested {
         let over = |ty: TokenStream| replace_f64(&syn::parse_quote!(#ty), &scalar);
         let output_type = over(quote!((#result, #gradient_type)));
@@ -688,7 +697,7 @@ fn extra_source(
 ///          let __seeded_ys = dual_input_slice::<f64, S>(ys, ys_tangent);
 ///          dual_output::<Vec<f64>, S>(&f(..)) }`
 fn jvp(function: &Function, result: &Type) -> TokenStream {
-    let nested = is_structural(result);
+    let nested = is_structural(result) && !function.takes_view();
     let scalar: Type = if nested {
         scalar_type()
     } else {

@@ -315,8 +315,9 @@ fn check_mut_references(ty: &Type, errors: &mut Errors) {
     MutFinder(errors).visit_type(ty);
 }
 
-/// An ndarray view (`ArrayView1<f64>`, `ArrayView<'a, f64, D>`, `CowArray`) as a differentiable
-/// parameter: its scalars are borrowed, so the companion has nowhere to put the seeded ones.
+/// A mutable ndarray view (`ArrayViewMut1<f64>`) or a `CowArray` as a differentiable
+/// parameter: the first would be written through (like `&mut`), and the second is either kind.
+/// A view that only reads (`ArrayView1<f64>`) is differentiable.
 fn check_array_view(shape: &Type, errors: &mut Errors) {
     let Type::Path(path) = shape else {
         return;
@@ -325,13 +326,13 @@ fn check_array_view(shape: &Type, errors: &mut Errors) {
         return;
     };
     let name = last.ident.to_string();
-    if name.starts_with("ArrayView") || name == "CowArray" {
+    if name.starts_with("ArrayViewMut") || name == "CowArray" {
         errors.push(Error::new_spanned(
             shape,
             format!(
-                "a differentiable parameter cannot be an ndarray view (`{name}`): take the array \
-                 by reference (`&Array1<f64>`, `&Array2<f64>`) and pass `&view.to_owned()`; \
-                 a view of constant data is fine with #[no_grad]"
+                "a differentiable parameter cannot be an ndarray `{name}`: take a view \
+                 (`ArrayView1<f64>`) or the array by reference (`&Array1<f64>`) and return new \
+                 values instead of writing them; constant data is fine with #[no_grad]"
             ),
         ));
     }

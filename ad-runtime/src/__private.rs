@@ -9,6 +9,9 @@ use crate::tape::{record_fused, record_nary};
 pub use crate::tape::{set_node_limit, Adjoints, PendingSum};
 use crate::{Differentiable, Dual, Lanes, Pullback, Real, Tangent, Tape, Var};
 pub use num_traits::Float;
+
+#[cfg(feature = "ndarray")]
+pub use crate::ndarray::View;
 use std::borrow::Cow;
 use std::marker::PhantomData;
 use std::ops::{AddAssign, Neg, SubAssign};
