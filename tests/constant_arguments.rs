@@ -40,6 +40,21 @@ fn closure_of_scalar(x: f64) -> f64 {
     g(x.sin()) + g(2.0)
 }
 
+/// Closures typed `f64` whose parameter type comes from where they go: a boxed `dyn Fn(f64) ->
+/// f64`, and the `impl Fn(f64) -> f64` parameter of another annotated function.
+#[reverse_diff]
+fn closures_given_a_type(x: f64) -> f64 {
+    let boxed: Vec<Box<dyn Fn(f64) -> f64>> =
+        vec![Box::new(|u: f64| u * x), Box::new(|u: f64| u.sin())];
+    let total: f64 = boxed.iter().map(|f| f(x)).sum();
+    total + apply(|u: f64| u * u, x)
+}
+
+#[reverse_diff]
+fn apply(f: impl Fn(f64) -> f64, x: f64) -> f64 {
+    f(x) + f(2.0)
+}
+
 /// Exponential decay `y = a e^{-k t}` fitted to data held by the model.
 struct Decay {
     ts: Vec<f64>,
@@ -110,6 +125,13 @@ fn a_closure_typed_f64_still_takes_the_scalar() {
     // d/dx [sin²x + x + 4 + x] = 2 sin x cos x + 2
     let expected = 2.0 * x.sin() * x.cos() + 2.0;
     assert!((dx - expected).abs() <= 1e-12, "{dx} vs {expected}");
+}
+
+#[test]
+fn closures_typed_f64_take_their_type_from_where_they_go() {
+    for x in [0.4, -1.3] {
+        check_scalar(closures_given_a_type, closures_given_a_type_grad, x);
+    }
 }
 
 #[test]
