@@ -117,7 +117,8 @@
 /// # Inside the body
 ///
 /// Ordinary Rust: `let`, blocks, tuples, `if`/`match`/loops/early `return` (the tape records the
-/// operations that actually ran; comparisons look at values), closures, iterator chains
+/// operations that actually ran; comparisons look at values), closures (one whose parameter is
+/// typed `f64` also takes constant data: `NODES.iter().map(|&u| g(u))`), iterator chains
 /// (`iter().map(..).sum::<f64>()`), local `Vec<f64>` and arrays, float literals, `as f64` casts
 /// and casts to integers (`x.floor() as usize`, the value), `f64::EPSILON`,
 /// `std::f64::consts::PI` and named constants (`PI`, a `const G: f64`), every `f64` method
@@ -130,8 +131,10 @@
 /// On a method, `self` (in any form) is constant data and `name_grad` is generated in the same
 /// `impl` block: `model.loss_grad(&w)`. An associated function without `self` needs
 /// `#[reverse_diff]` on the `impl` block as well (the attribute on the function alone cannot
-/// know it stands in an `impl`, unless the function names `Self`); on a trait's `impl`, the
-/// block attribute keeps the trait's signatures and puts the companions in an inherent `impl`:
+/// know it stands in an `impl`, unless the function names `Self`). The block attribute also
+/// lets the marked methods pass constant data where another one takes a differentiable `f64`
+/// (`self.weighted(self.xs[0])`). On a trait's `impl`, the block attribute keeps the trait's
+/// signatures and puts the companions in an inherent `impl`:
 ///
 /// ```
 /// use ad::reverse_diff;
@@ -146,6 +149,11 @@
 ///     }
 ///
 ///     #[reverse_diff]
+///     fn shifted(&self, w: f64) -> f64 {
+///         self.weighted(w) + self.weighted(self.xs[0]) // constant data where `w` is expected
+///     }
+///
+///     #[reverse_diff]
 ///     fn square(x: f64) -> f64 {
 ///         x * x
 ///     }
@@ -153,6 +161,7 @@
 ///
 /// let model = Model { xs: vec![1.0, 2.0] };
 /// assert_eq!(model.weighted_grad(2.0), (6.0, 3.0));
+/// assert_eq!(model.shifted_grad(2.0), (9.0, 3.0));
 /// assert_eq!(Model::square_grad(3.0), (9.0, 6.0));
 /// ```
 ///
@@ -166,8 +175,9 @@
 ///
 /// A result with no `f64`; no differentiable parameter; `async fn`, `const fn`, `extern fn`;
 /// `&mut` parameters holding `f64`; `impl Trait` results; functions already generic over their
-/// float type; unknown arguments to the attribute; `#[no_grad]` anywhere but on a parameter.
-/// Calling a plain `fn helper(x: f64) -> f64` with a differentiable value is a type error at
+/// float type; unknown arguments to the attribute; `#[no_grad]` anywhere but on a parameter;
+/// your own item named `DifferentiableF64` in the function; a mutable ndarray view as a
+/// differentiable parameter. Calling a plain `fn helper(x: f64) -> f64` with a differentiable value is a type error at
 /// the call (expected `f64`, found type parameter `DifferentiableF64`): put `#[reverse_diff]`
 /// on the helper too (or make it generic over `S: ad::Real`, or over `T: num_traits::Float`,
 /// which every `Real` is), and the call needs no other change.
