@@ -1,7 +1,7 @@
 //! Every rejection of `#[reverse_diff]`, collected so one compile shows every problem. Each error
 //! carries the span of the offending token and says what to write instead.
 
-use crate::model::{Function, Role};
+use crate::model::{is_array_view, Function, Role};
 use crate::names::{is_no_grad, mentions_f64, SCALAR};
 use crate::single;
 use syn::visit::Visit;
@@ -317,8 +317,17 @@ fn check_mut_references(ty: &Type, errors: &mut Errors) {
 
 /// A mutable ndarray view (`ArrayViewMut1<f64>`) or a `CowArray` as a differentiable
 /// parameter: the first would be written through (like `&mut`), and the second is either kind.
-/// A view that only reads (`ArrayView1<f64>`) is differentiable.
+/// A view that only reads (`ArrayView1<f64>`) is differentiable, taken by value: the shape of
+/// `&ArrayView1<f64>` is still a view, which has no owned copy for the companion to seed.
 fn check_array_view(shape: &Type, errors: &mut Errors) {
+    if is_array_view(shape) {
+        errors.push(Error::new_spanned(
+            shape,
+            "a differentiable ndarray view is taken by value: write `x: ArrayView1<f64>` \
+             (a view is already a borrow), not `x: &ArrayView1<f64>`",
+        ));
+        return;
+    }
     let Type::Path(path) = shape else {
         return;
     };
