@@ -66,18 +66,20 @@
 /// the macro emits, in outline:
 ///
 /// ```text
-/// pub fn loss<__S: ::ad::Real>(w: &[__S], xs: &[f64], ys: &[f64], n: usize) -> __S
-/// where
-///     f64: ::ad::__private::F64Ops<__S>,               // f64 + S, f64 < S, ...
-///     for<'a> &'a f64: ::ad::__private::ScalarOps<__S>, // &f64 * S, ...
-///     for<'a> &'a __S: ::ad::__private::RefOps<__S>,    // &S * &S, -&S, ...
+/// pub fn loss<DifferentiableF64: ::ad::Real>(
+///     w: &[DifferentiableF64], xs: &[f64], ys: &[f64], n: usize,
+/// ) -> DifferentiableF64
+/// where // with S for DifferentiableF64:
+///     f64: ::ad::__private::F64Ops<S>,               // f64 + S, f64 < S, ...
+///     for<'a> &'a f64: ::ad::__private::ScalarOps<S>, // &f64 * S, ...
+///     for<'a> &'a S: ::ad::__private::RefOps<S>,      // &S * &S, -&S, ...
 /// {
-///     let mut total = <__S as ::ad::Real>::from_f64(0.0);
+///     let mut total = <DifferentiableF64 as ::ad::Real>::from_f64(0.0);
 ///     for i in 0..n {
 ///         let residual = w[0] * xs[i] + w[1] - ys[i];
 ///         total += residual * residual;
 ///     }
-///     total / ::ad::__private::IntoReal::<__S>::into_real(n)
+///     total / ::ad::__private::IntoReal::<DifferentiableF64>::into_real(n)
 /// }
 ///
 /// pub fn loss_grad(w: &[f64], xs: &[f64], ys: &[f64], n: usize) -> (f64, Vec<f64>) {
@@ -90,8 +92,9 @@
 /// }
 /// ```
 ///
-/// With `__S = f64` the function is the one you wrote; with `__S = ad::Var` every operation
-/// on a real appends one record (its operands and partial derivatives) to the tape.
+/// With `DifferentiableF64 = f64` the function is the one you wrote; with `DifferentiableF64 =
+/// ad::Var` every operation on a real appends one record (its operands and partial derivatives)
+/// to the tape.
 ///
 /// # Parameters and the gradient
 ///
@@ -116,7 +119,8 @@
 /// # Inside the body
 ///
 /// Ordinary Rust: `let`, blocks, tuples, `if`/`match`/loops/early `return` (the tape records the
-/// operations that actually ran; comparisons look at values), closures, iterator chains
+/// operations that actually ran; comparisons look at values), closures (one whose parameter is
+/// typed `f64` also takes constant data: `NODES.iter().map(|&u| g(u))`), iterator chains
 /// (`iter().map(..).sum::<f64>()`), local `Vec<f64>` and arrays, float literals, `as f64` casts
 /// and casts to integers (`x.floor() as usize`, the value), `f64::EPSILON`,
 /// `std::f64::consts::PI` and named constants (`PI`, a `const G: f64`), every `f64` method
@@ -129,8 +133,10 @@
 /// On a method, `self` (in any form) is constant data and `name_grad` is generated in the same
 /// `impl` block: `model.loss_grad(&w)`. An associated function without `self` needs
 /// `#[reverse_diff]` on the `impl` block as well (the attribute on the function alone cannot
-/// know it stands in an `impl`, unless the function names `Self`); on a trait's `impl`, the
-/// block attribute keeps the trait's signatures and puts the companions in an inherent `impl`:
+/// know it stands in an `impl`, unless the function names `Self`). The block attribute also
+/// lets the marked methods pass constant data where another one takes a differentiable `f64`
+/// (`self.weighted(self.xs[0])`). On a trait's `impl`, the block attribute keeps the trait's
+/// signatures and puts the companions in an inherent `impl`:
 ///
 /// ```
 /// use ad::reverse_diff;
@@ -145,6 +151,11 @@
 ///     }
 ///
 ///     #[reverse_diff]
+///     fn shifted(&self, w: f64) -> f64 {
+///         self.weighted(w) + self.weighted(self.xs[0]) // constant data where `w` is expected
+///     }
+///
+///     #[reverse_diff]
 ///     fn square(x: f64) -> f64 {
 ///         x * x
 ///     }
@@ -152,6 +163,7 @@
 ///
 /// let model = Model { xs: vec![1.0, 2.0] };
 /// assert_eq!(model.weighted_grad(2.0), (6.0, 3.0));
+/// assert_eq!(model.shifted_grad(2.0), (9.0, 3.0));
 /// assert_eq!(Model::square_grad(3.0), (9.0, 6.0));
 /// ```
 ///
@@ -165,11 +177,12 @@
 ///
 /// A result with no `f64`; no differentiable parameter; `async fn`, `const fn`, `extern fn`;
 /// `&mut` parameters holding `f64`; `impl Trait` results; functions already generic over their
-/// float type; unknown arguments to the attribute; `#[no_grad]` anywhere but on a parameter.
-/// Calling a plain `fn helper(x: f64) -> f64` with a differentiable value is a type error at
-/// the call (`expected f64, found type parameter __S`): put `#[reverse_diff]` on the helper too
-/// (or make it generic over `S: ad::Real`, or over `T: num_traits::Float`, which every `Real`
-/// is), and the call needs no other change.
+/// float type; unknown arguments to the attribute; `#[no_grad]` anywhere but on a parameter;
+/// your own item named `DifferentiableF64` in the function; a mutable ndarray view as a
+/// differentiable parameter. Calling a plain `fn helper(x: f64) -> f64` with a differentiable value is a type error at
+/// the call (expected `f64`, found type parameter `DifferentiableF64`): put `#[reverse_diff]`
+/// on the helper too (or make it generic over `S: ad::Real`, or over `T: num_traits::Float`,
+/// which every `Real` is), and the call needs no other change.
 pub use ad_macro::reverse_diff;
 
 pub use ad_runtime::{num_traits, Differentiable, Dual, DualPart, Lanes, Real, Tangent, Tape, Var};

@@ -14,11 +14,11 @@ use syn::{
 use crate::attr;
 use crate::fallback;
 use crate::model::{is_function_bound, FallibleKind, Function, Role};
-use crate::names::{is_no_grad, replace_f64, scalar_param};
+use crate::names::{is_no_grad, replace_f64, scalar_param, scalar_type};
 use crate::primitive;
 use crate::products::{self, SeededInputs};
 use crate::single;
-use crate::translate::Translator;
+use crate::translate::{Siblings, Translator};
 use crate::validate::{self, Errors};
 
 /// What `#[reverse_diff]` can stand on.
@@ -55,7 +55,7 @@ impl Parse for Annotated {
 /// Expands `#[reverse_diff]` on a function or on an `impl` block.
 pub fn annotated(args: TokenStream, item: Annotated) -> TokenStream {
     match item {
-        Annotated::Function(item) => reverse_diff(args, item, false),
+        Annotated::Function(item) => reverse_diff(args, item, None),
         Annotated::Impl(item) => impl_block(args, item),
         Annotated::Trait(item) => trait_block(args, item),
     }
@@ -64,18 +64,20 @@ pub fn annotated(args: TokenStream, item: Annotated) -> TokenStream {
 /// Removes the `#[reverse_diff]` marker from a method's attributes and returns its arguments,
 /// or `None` for an unmarked method.
 fn take_marker(attrs: &mut Vec<syn::Attribute>) -> Option<TokenStream> {
-    let is_marker = |attr: &syn::Attribute| {
-        attr.path()
-            .segments
-            .last()
-            .is_some_and(|segment| segment.ident == "reverse_diff")
-    };
     let position = attrs.iter().position(is_marker)?;
     Some(match attrs.remove(position).meta {
         syn::Meta::Path(_) => TokenStream::new(),
         syn::Meta::List(list) => list.tokens,
         syn::Meta::NameValue(value) => value.into_token_stream(),
     })
+}
+
+/// Whether an attribute is the `#[reverse_diff]` marker.
+fn is_marker(attr: &syn::Attribute) -> bool {
+    attr.path()
+        .segments
+        .last()
+        .is_some_and(|segment| segment.ident == "reverse_diff")
 }
 
 /// Parses the expansion of one method back into the items of a block.
@@ -99,6 +101,10 @@ fn trait_block(args: TokenStream, mut block: ItemTrait) -> TokenStream {
     if let Some(first) = args.into_iter().next() {
         errors.push(validate::block_arguments(first, "a trait"));
     }
+    let siblings = siblings(block.items.iter().filter_map(|item| match item {
+        TraitItem::Fn(method) => Some((&method.attrs, &method.sig)),
+        _ => None,
+    }));
     let mut items = Vec::new();
     for item in std::mem::take(&mut block.items) {
         let TraitItem::Fn(mut method) = item else {
@@ -123,7 +129,7 @@ fn trait_block(args: TokenStream, mut block: ItemTrait) -> TokenStream {
             sig: method.sig,
             block: Box::new(body),
         };
-        match parse_items::<TraitItem>(reverse_diff(args, function, true)) {
+        match parse_items::<TraitItem>(reverse_diff(args, function, Some(&siblings))) {
             Ok(parsed) => items.extend(parsed),
             Err(error) => errors.push(error),
         }
@@ -146,6 +152,10 @@ fn impl_block(args: TokenStream, mut block: ItemImpl) -> TokenStream {
     if let Some(first) = args.into_iter().next() {
         errors.push(validate::block_arguments(first, "an `impl` block"));
     }
+    let siblings = siblings(block.items.iter().filter_map(|item| match item {
+        ImplItem::Fn(method) => Some((&method.attrs, &method.sig)),
+        _ => None,
+    }));
     let mut items = Vec::new();
     let mut expanded = Vec::new();
     for item in std::mem::take(&mut block.items) {
@@ -178,7 +188,7 @@ fn impl_block(args: TokenStream, mut block: ItemImpl) -> TokenStream {
             sig: method.sig,
             block: Box::new(method.block),
         };
-        match parse_items::<ImplItem>(reverse_diff(args, function, true)) {
+        match parse_items::<ImplItem>(reverse_diff(args, function, Some(&siblings))) {
             Ok(parsed) if in_trait_impl => expanded.extend(parsed),
             Ok(parsed) => items.extend(parsed),
             Err(error) => errors.push(error),
@@ -195,11 +205,33 @@ fn impl_block(args: TokenStream, mut block: ItemImpl) -> TokenStream {
     quote!(#errors #block #inherent)
 }
 
+/// The methods of a block marked `#[reverse_diff]`, with which of their arguments are
+/// differentiable `f64`s ([`Function::scalar_arguments`]).
+fn siblings<'a>(
+    methods: impl Iterator<Item = (&'a Vec<syn::Attribute>, &'a syn::Signature)>,
+) -> Siblings {
+    methods
+        .filter(|(attrs, _)| attrs.iter().any(is_marker))
+        .map(|(_, sig)| {
+            let item = ItemFn {
+                attrs: Vec::new(),
+                vis: syn::Visibility::Inherited,
+                sig: sig.clone(),
+                block: Box::new(syn::parse_quote!({})),
+            };
+            let arguments = Function::new(item, true).scalar_arguments();
+            (sig.ident.to_string(), arguments)
+        })
+        .collect()
+}
+
 /// The whole expansion of `#[reverse_diff]`: the checks, then the generic function and its
-/// companions, or the original function and compile errors.
-fn reverse_diff(args: TokenStream, item: ItemFn, in_impl: bool) -> TokenStream {
+/// companions, or the original function and compile errors. `block` holds the marked methods
+/// of the annotated `impl` block or trait the function stands in, if any.
+fn reverse_diff(args: TokenStream, item: ItemFn, block: Option<&Siblings>) -> TokenStream {
+    let in_impl = block.is_some();
     if single::over_f32(&item) && !in_impl && item.sig.receiver().is_none() {
-        return single::expand(args, item, |args, twin| reverse_diff(args, twin, false));
+        return single::expand(args, item, |args, twin| reverse_diff(args, twin, None));
     }
     let mut errors = Errors::default();
     let options = attr::parse(args).unwrap_or_else(|error| {
@@ -217,7 +249,9 @@ fn reverse_diff(args: TokenStream, item: ItemFn, in_impl: bool) -> TokenStream {
     );
     match errors.finish() {
         Ok(()) => {
-            let generic = primitive::wrap(&options, &function, generic_function(&function));
+            let siblings = block.cloned().unwrap_or_default();
+            let generic =
+                primitive::wrap(&options, &function, generic_function(&function, siblings));
             let grad = ((function.returns_scalar || function.fallible.is_some())
                 && !function.takes_function())
             .then(|| grad_companion(&function));
@@ -241,9 +275,9 @@ fn reverse_diff(args: TokenStream, item: ItemFn, in_impl: bool) -> TokenStream {
 /// Before: `fn f(x: f64, #[no_grad] c: f64) -> f64 { x * c + 1.0 }`
 /// After:  `fn f<S: ::ad::Real>(x: S, c: f64) -> S where f64: ..., &S: ...
 ///          { x * c + <S as ::ad::Real>::from_f64(1.0) }`
-fn generic_function(function: &Function) -> ItemFn {
+fn generic_function(function: &Function, siblings: Siblings) -> ItemFn {
     let scalar = scalar_param();
-    let mut translator = Translator::new(scalar.clone());
+    let mut translator = Translator::new(scalar.clone(), siblings);
     let mut item = function.item.clone();
     let mut params = function.params.iter();
     for arg in item.sig.inputs.iter_mut() {
@@ -417,8 +451,8 @@ pub fn companion_signature(function: &Function, suffix: &str, output: TokenStrea
 /// among the type parameters, bound by `ad::Real`) and takes its differentiable
 /// parameters over it, so a differentiated function can call it with its own scalar.
 ///
-/// Before: `fn f(x: f64, ys: &[f64], n: usize)`, scalar `__S`
-/// After:  `fn f_grad<__S: ::ad::Real>(x: __S, ys: &[__S], n: usize) -> ..`
+/// Before: `fn f(x: f64, ys: &[f64], n: usize)`, scalar `S`
+/// After:  `fn f_grad<S: ::ad::Real>(x: S, ys: &[S], n: usize) -> ..`
 pub fn companion_signature_with(
     function: &Function,
     suffix: &str,
@@ -606,12 +640,13 @@ fn grad_companion(function: &Function) -> TokenStream {
          parameter, in order (generated by `#[reverse_diff]`). Callable inside another \
          differentiated function, with its scalar: the gradient is then differentiated too."
     );
-    // A fallible function's `f_grad` is for the top level only.
-    let (signature, body) = if function.fallible.is_some() {
+    // A fallible function's `f_grad` is for the top level only, and so is that of a function
+    // taking a view (of the caller's scalar, it would have no owned copy to seed).
+    let (signature, body) = if function.fallible.is_some() || function.takes_view() {
         let signature = companion_signature(function, "grad", output_type.into_token_stream());
         (signature, top_level)
     } else {
-        let scalar: Type = syn::parse_quote!(__S);
+        let scalar = scalar_type();
         let signature = companion_signature_with(
             function,
             "grad",

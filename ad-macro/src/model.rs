@@ -22,6 +22,9 @@ pub enum Passing {
     ByValue,
     /// `x: &T`: the companion seeds `*x` and passes a reference to the seeded value.
     ByRef,
+    /// `x: ArrayView1<f64>` (an ndarray view): the companion seeds an owned copy (the
+    /// parameter's shape is the owned array) and passes a view of the seeded array.
+    View,
 }
 
 /// One parameter (receivers are modelled separately).
@@ -144,6 +147,9 @@ impl Function {
                     };
                     let (passing, shape) = match &ty {
                         Type::Reference(reference) => (Passing::ByRef, (*reference.elem).clone()),
+                        _ if matches!(role, Role::Differentiable) && is_array_view(&ty) => {
+                            (Passing::View, owned_array(&ty))
+                        }
                         _ => (Passing::ByValue, ty.clone()),
                     };
                     let name = match &*typed.pat {
@@ -187,6 +193,29 @@ impl Function {
             .filter(|param| matches!(param.role, Role::Differentiable))
             .map(|param| scalar_count(&param.shape))
             .sum()
+    }
+
+    /// Which of the function's arguments, in call order (`self` first when it takes it), are
+    /// differentiable `f64`s: a sibling's call passes them the scalar, so constant data there
+    /// is converted (see [`crate::translate::Siblings`]).
+    ///
+    /// Before: `fn predict(&self, p: &[f64], t: f64, #[no_grad] c: f64)`.
+    /// After: `[false, false, true, false]`.
+    pub fn scalar_arguments(&self) -> Vec<bool> {
+        let receiver = self.has_receiver.then_some(false);
+        let params = self
+            .params
+            .iter()
+            .map(|param| matches!(param.role, Role::Differentiable) && is_f64(&param.ty));
+        receiver.into_iter().chain(params).collect()
+    }
+
+    /// Whether a differentiable parameter is an ndarray view: its companions are then for plain
+    /// code only (over `f64`), as a view of the caller's scalar has no owned copy to seed.
+    pub fn takes_view(&self) -> bool {
+        self.params
+            .iter()
+            .any(|param| matches!(param.passing, Passing::View))
     }
 
     /// Whether a parameter is a function over the scalar: the function can then only be
@@ -346,4 +375,42 @@ impl Param {
             _ => None,
         }
     }
+}
+
+/// Whether `ty` is an ndarray view that can be read (`ArrayView1<f64>`, `ArrayView<'a, f64, D>`,
+/// `ndarray::ArrayViewD<f64>`), by the name of its last segment; not `ArrayViewMut`.
+pub fn is_array_view(ty: &Type) -> bool {
+    let Type::Path(path) = ty else {
+        return false;
+    };
+    path.qself.is_none()
+        && path.path.segments.last().is_some_and(|segment| {
+            let name = segment.ident.to_string();
+            name.starts_with("ArrayView") && !name.starts_with("ArrayViewMut")
+        })
+}
+
+/// The owned array of a view's shape, as the runtime names it: every lifetime of the view
+/// `'static`, so the type can stand in a companion's result.
+///
+/// Before: `ArrayView1<'a, f64>`, `ArrayView2<f64>`.
+/// After:  `<ArrayView1<'static, f64> as ::ad::__private::View>::Owned` (an `Array1<f64>`).
+fn owned_array(view: &Type) -> Type {
+    let mut view = view.clone();
+    if let Type::Path(path) = &mut view {
+        if let Some(segment) = path.path.segments.last_mut() {
+            if let syn::PathArguments::AngleBracketed(args) = &mut segment.arguments {
+                let lifetime = args
+                    .args
+                    .iter()
+                    .position(|arg| matches!(arg, syn::GenericArgument::Lifetime(_)));
+                let static_lifetime: syn::GenericArgument = syn::parse_quote!('static);
+                match lifetime {
+                    Some(position) => args.args[position] = static_lifetime,
+                    None => args.args.insert(0, static_lifetime),
+                }
+            }
+        }
+    }
+    syn::parse_quote!(<#view as ::ad::__private::View>::Owned)
 }

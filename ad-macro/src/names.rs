@@ -5,9 +5,20 @@ use syn::fold::Fold;
 use syn::visit::Visit;
 use syn::{Ident, Type};
 
+/// The name of the scalar type parameter that replaces `f64`. Errors from rustc name it ("expected
+/// `f64`, found type parameter `DifferentiableF64`"), so it says what it stands for: the
+/// function's `f64`, now differentiable. A user's item of that name is rejected (`validate`).
+pub const SCALAR: &str = "DifferentiableF64";
+
 /// The scalar type parameter that replaces `f64`.
 pub fn scalar_param() -> Ident {
-    Ident::new("__S", Span::call_site())
+    Ident::new(SCALAR, Span::call_site())
+}
+
+/// The scalar type parameter as a type.
+pub fn scalar_type() -> Type {
+    let scalar = scalar_param();
+    syn::parse_quote!(#scalar)
 }
 
 /// Whether `ty` is exactly the type `f64`.
@@ -22,7 +33,7 @@ pub fn is_f64(ty: &Type) -> bool {
 
 /// `ty` with every `f64` replaced by `by`.
 ///
-/// Before: `&[f64]`, `Vec3<f64>`. After (`by` = `__S`): `&[__S]`, `Vec3<__S>`.
+/// Before: `&[f64]`, `Vec3<f64>`. After (`by` = `S`): `&[S]`, `Vec3<S>`.
 pub fn replace_f64(ty: &Type, by: &Type) -> Type {
     struct ReplaceF64<'a>(&'a Type);
     impl Fold for ReplaceF64<'_> {

@@ -14,6 +14,7 @@ use syn::{FnArg, Ident, ItemFn};
 
 use crate::attr::Options;
 use crate::model::{Function, Param, PrimitiveShape as Shape, Role};
+use crate::names::scalar_param;
 
 /// The generic function, with its body replaced for a primitive or a fused callee; the
 /// generic function unchanged otherwise.
@@ -78,6 +79,7 @@ fn clone_of(name: &Ident) -> TokenStream {
 ///          Primitive::primitive(__plain(&__values_xs), || <xs as a Vec>,
 ///                               || flatten(&lse_partials(&__values_xs))) }`
 fn primitive(function: &Function, partials: &syn::Path, generic: ItemFn) -> TokenStream {
+    let scalar = scalar_param();
     let mut values = Vec::new();
     let mut args = Vec::new();
     let mut params = function.params.iter();
@@ -99,7 +101,7 @@ fn primitive(function: &Function, partials: &syn::Path, generic: ItemFn) -> Toke
             }
             (_, Some(Shape::Slice)) => {
                 values.push(quote!(
-                    let #value = <__S as ::ad::__private::Primitive>::values(#name);
+                    let #value = <#scalar as ::ad::__private::Primitive>::values(#name);
                 ));
                 args.push(quote!(&*#value));
             }
@@ -112,7 +114,7 @@ fn primitive(function: &Function, partials: &syn::Path, generic: ItemFn) -> Toke
         // The function as written, over f64.
         #[allow(unused_mut, clippy::redundant_closure_call)]
         let __plain = |#(#closure_params),*| -> f64 #block;
-        <__S as ::ad::__private::Primitive>::primitive(
+        <#scalar as ::ad::__private::Primitive>::primitive(
             __plain(#(#args),*),
             #inputs,
             || ::ad::__private::flatten(&#partials(#(#args),*)),
@@ -127,6 +129,7 @@ fn primitive(function: &Function, partials: &syn::Path, generic: ItemFn) -> Toke
 ///          |inputs| __g_unfused(inputs[0], &inputs[1..1 + ys.len()]), || __g_unfused(x, ys)) }`
 ///          and `fn __g_unfused<S: Real>(x: S, ys: &[S]) -> S { body }` (hidden).
 fn fused(function: &Function, generic: ItemFn) -> TokenStream {
+    let scalar = scalar_param();
     let ident = &function.item.sig.ident;
     let unfused_ident = format_ident!("__{}_unfused", ident);
     let mut unfused = generic.clone();
@@ -162,9 +165,9 @@ fn fused(function: &Function, generic: ItemFn) -> TokenStream {
     }
     let inputs = inputs(function);
     let body = quote! {
-        <__S as ::ad::__private::Primitive>::fused(
+        <#scalar as ::ad::__private::Primitive>::fused(
             #inputs,
-            |__nested: &[__S]| {
+            |__nested: &[#scalar]| {
                 let mut __at = 0usize;
                 #(#rebuilt)*
                 let _ = __at;

@@ -14,7 +14,7 @@ use crate::expand::{
     companion_attributes, companion_signature_with, gradient_type, tuple_or_single,
 };
 use crate::model::{scalar_count, Function, Param, Passing, Role};
-use crate::names::{is_f64, replace_f64};
+use crate::names::{is_f64, replace_f64, scalar_type};
 
 /// The differentiable parameters seeded for one run of the generic function.
 pub struct SeededInputs {
@@ -67,16 +67,25 @@ pub fn seeded_inputs(
         call_args.push(match param.passing {
             Passing::ByValue => quote!(::core::clone::Clone::clone(&#seeded)),
             Passing::ByRef => quote!(&#seeded),
+            Passing::View => quote!(#seeded.view()),
         });
         reads.push(read(&param.shape, &seeded));
         let shape = &param.shape;
         recycle.extend(quote!(::ad::__private::recycle::<#shape>(#seeded);));
-        gradient_types.push(gradient_type(&param.ty));
+        gradient_types.push(match param.passing {
+            Passing::View => gradient_type(&param.shape),
+            _ => gradient_type(&param.ty),
+        });
     }
     let ident = &function.item.sig.ident;
     let callee = if function.in_impl {
         quote!(Self::#ident)
     } else {
+        // At the attribute's span: where the function is in fact an associated function of an
+        // `impl` the attribute cannot see, rustc's "cannot find function" points at
+        // `#[reverse_diff]` rather than suggesting `fn Self::name` at the function's name.
+        let mut ident = ident.clone();
+        ident.set_span(proc_macro2::Span::call_site());
         quote!(#ident)
     };
     SeededInputs {
@@ -88,11 +97,13 @@ pub fn seeded_inputs(
     }
 }
 
-/// A reference to a parameter's value: `&x` for `x: T`, `x` for `x: &T`.
+/// A reference to a parameter's value: `&x` for `x: T`, `x` for `x: &T`, an owned copy
+/// `&x.to_owned()` for a view `x` (of the parameter's shape, the owned array).
 fn reference_to(param: &Param, name: &Ident) -> TokenStream {
     match param.passing {
         Passing::ByValue => quote!(&#name),
         Passing::ByRef => quote!(#name),
+        Passing::View => quote!(&#name.to_owned()),
     }
 }
 
@@ -223,24 +234,24 @@ pub fn tape_inputs(function: &Function) -> SeededInputs {
     )
 }
 
-/// The body of `f_grad` (no `cotangent`) or `f_vjp` over the caller's scalar `__S`. At `f64` (a
+/// The body of `f_grad` (no `cotangent`) or `f_vjp` over the caller's scalar `S`. At `f64` (a
 /// call from plain code) it is the `top_level` body, on the arguments handed over as `f64`. Over
 /// another scalar (a call from a differentiated function) the function runs once on
-/// `Reverse<__S>` and the linear tape is swept back in `__S` arithmetic from the result, seeded
+/// `Reverse<S>` and the linear tape is swept back in `S` arithmetic from the result, seeded
 /// with 1 or the cotangent, so the caller differentiates the gradient too.
 ///
 /// Before: the top-level body of `fn f_grad(x: f64, ys: &[f64])`
-/// After:  `if <__S as DualPart>::IS_F64 {
-///              let x: f64 = to_f64::<f64, __S>(x); let ys: &[f64] = to_f64_slice::<f64, __S>(ys);
+/// After:  `if <S as DualPart>::IS_F64 {
+///              let x: f64 = to_f64::<f64, S>(x); let ys: &[f64] = to_f64_slice::<f64, S>(ys);
 ///              let (__value, __gradient) = { <top-level body> };
-///              (from_f64::<f64, __S>(__value), (from_f64::<f64, __S>(__gradient.0), ..))
+///              (from_f64::<f64, S>(__value), (from_f64::<f64, S>(__gradient.0), ..))
 ///          } else {
-///              let __linear = Linear::<__S>::begin();
-///              let __seeded_x = nested_input::<f64, __S>(&__linear, &x); ..
+///              let __linear = Linear::<S>::begin();
+///              let __seeded_x = nested_input::<f64, S>(&__linear, &x); ..
 ///              let __output = f(..);
 ///              let __adjoints = __linear.backward(once((__output, 1)));
-///              (nested_values::<f64, __S>(&__output),
-///               (nested_gradient::<f64, __S>(&__seeded_x, &__adjoints), ..))
+///              (nested_values::<f64, S>(&__output),
+///               (nested_gradient::<f64, S>(&__seeded_x, &__adjoints), ..))
 ///          }`
 pub fn over_scalar(
     function: &Function,
@@ -266,7 +277,10 @@ pub fn over_scalar(
                 (Passing::ByRef, _) => {
                     quote!(::ad::__private::to_f64_ref::<#shape, #scalar>(#name))
                 }
-                (Passing::ByValue, _) => quote!(::ad::__private::to_f64::<#shape, #scalar>(#name)),
+                // A view's companions are for plain code only ([`Function::takes_view`]).
+                (Passing::ByValue | Passing::View, _) => {
+                    quote!(::ad::__private::to_f64::<#shape, #scalar>(#name))
+                }
             };
             quote!(let #name: #ty = #cast;)
         })
@@ -546,8 +560,8 @@ fn vjp(function: &Function, result: &Type) -> TokenStream {
         #recycle
         (::ad::__private::output_values::<#result, ::ad::Var>(&#output), __gradient)
     };
-    let scalar: Type = syn::parse_quote!(__S);
-    let nested = is_structural(result);
+    let scalar = scalar_type();
+    let nested = is_structural(result) && !function.takes_view();
     let (output_type, body) = if nested {
         let over = |ty: TokenStream| replace_f64(&syn::parse_quote!(#ty), &scalar);
         let output_type = over(quote!((#result, #gradient_type)));
@@ -642,7 +656,7 @@ fn jacobian(function: &Function, result: &Type) -> TokenStream {
 }
 
 /// One extra parameter per differentiable parameter, with its type over `scalar`:
-/// `x_tangent: f64`, `ys_tangent: &[f64]` (or `x_tangent: __S`, `ys_tangent: &[__S]`).
+/// `x_tangent: f64`, `ys_tangent: &[f64]` (or `x_tangent: S`, `ys_tangent: &[S]`).
 fn per_parameter(function: &Function, suffix: &str, scalar: &Type) -> Vec<(Ident, TokenStream)> {
     function
         .params
@@ -678,14 +692,14 @@ fn extra_source(
 /// differentiated too). For a user type as the result, `S` is `f64`.
 ///
 /// Before: `fn f(x: f64, ys: &[f64]) -> Vec<f64>`
-/// After:  `fn f_jvp<__S: Real>(x: __S, ys: &[__S], x_tangent: __S, ys_tangent: &[__S])
-///          -> (Vec<__S>, Vec<__S>) { let __seeded_x = dual_input::<f64, __S>(&x, &x_tangent);
-///          let __seeded_ys = dual_input_slice::<f64, __S>(ys, ys_tangent);
-///          dual_output::<Vec<f64>, __S>(&f(..)) }`
+/// After:  `fn f_jvp<S: Real>(x: S, ys: &[S], x_tangent: S, ys_tangent: &[S])
+///          -> (Vec<S>, Vec<S>) { let __seeded_x = dual_input::<f64, S>(&x, &x_tangent);
+///          let __seeded_ys = dual_input_slice::<f64, S>(ys, ys_tangent);
+///          dual_output::<Vec<f64>, S>(&f(..)) }`
 fn jvp(function: &Function, result: &Type) -> TokenStream {
-    let nested = is_structural(result);
+    let nested = is_structural(result) && !function.takes_view();
     let scalar: Type = if nested {
-        syn::parse_quote!(__S)
+        scalar_type()
     } else {
         syn::parse_quote!(f64)
     };

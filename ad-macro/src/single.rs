@@ -9,7 +9,7 @@ use quote::{format_ident, quote, ToTokens};
 use syn::fold::Fold;
 use syn::{FnArg, GenericParam, Item, ItemFn, Pat, ReturnType, Type};
 
-use crate::names::mentions_float;
+use crate::names::{mentions_float, SCALAR};
 
 /// Whether a function is over `f32`: its signature names `f32` and not `f64`.
 pub fn over_f32(item: &ItemFn) -> bool {
@@ -136,13 +136,13 @@ fn wrapper(original: &ItemFn, companion: &ItemFn, suffix: &str) -> TokenStream {
         suffix,
         span = original.sig.ident.span()
     );
-    // Before: `fn __ad_f64_f_grad<__S: Real>(x: __S) -> (__S, __S)`.
+    // Before: `fn __ad_f64_f_grad<S: Real>(x: S) -> (S, S)`.
     // After:  `fn f_grad(x: f32) -> (f32, f32)`.
     sig.generics.params = sig
         .generics
         .params
         .into_iter()
-        .filter(|param| !matches!(param, GenericParam::Type(ty) if ty.ident == "__S"))
+        .filter(|param| !matches!(param, GenericParam::Type(ty) if ty.ident == SCALAR))
         .collect();
     let mut narrow = NarrowTypes;
     let mut arguments = Vec::new();
@@ -193,7 +193,7 @@ fn wrapper(original: &ItemFn, companion: &ItemFn, suffix: &str) -> TokenStream {
     }
 }
 
-/// `f64` and the twin's scalar parameter `__S` as `f32`, in a companion's types.
+/// `f64` and the twin's scalar parameter ([`SCALAR`]) as `f32`, in a companion's types.
 struct NarrowTypes;
 
 impl Fold for NarrowTypes {
@@ -201,7 +201,7 @@ impl Fold for NarrowTypes {
         match &ty {
             Type::Path(path)
                 if path.qself.is_none()
-                    && (path.path.is_ident("f64") || path.path.is_ident("__S")) =>
+                    && (path.path.is_ident("f64") || path.path.is_ident(SCALAR)) =>
             {
                 syn::parse_quote!(f32)
             }

@@ -56,9 +56,17 @@ const EXPRESSION_MACROS: &[&str] = &[
     "unreachable",
 ];
 
+/// The methods marked `#[reverse_diff]` in the `impl` block or trait being expanded, by name:
+/// which of their arguments (the receiver first, when they take one) are differentiable `f64`s
+/// ([`crate::model::Function::scalar_arguments`]). A call to one of them (`self.predict(p, t)`,
+/// `Self::predict(self, p, t)`) converts constant data passed there to the scalar.
+pub type Siblings = HashMap<String, Vec<bool>>;
+
 /// The body rewrite over the scalar type parameter `scalar`.
 pub struct Translator {
     scalar: Ident,
+    /// The marked methods of the enclosing block.
+    siblings: Siblings,
     /// What the names in scope hold, for [`Fusion`].
     scopes: Scopes,
     /// Whether expressions are fused (not inside the unfused form of a fused expression).
@@ -80,9 +88,10 @@ pub struct Translator {
 }
 
 impl Translator {
-    pub fn new(scalar: Ident) -> Translator {
+    pub fn new(scalar: Ident, siblings: Siblings) -> Translator {
         Translator {
             scalar,
+            siblings,
             scopes: Scopes::new(),
             fusing: true,
             sums: HashMap::new(),
@@ -268,6 +277,7 @@ impl Translator {
         closure: syn::ExprClosure,
         mut bind: impl FnMut(&mut Scopes, &Pat),
     ) -> syn::ExprClosure {
+        let closure = convert_scalar_params(closure);
         self.scopes.push();
         for input in &closure.inputs {
             bind(&mut self.scopes, input);
@@ -497,6 +507,41 @@ impl Translator {
         Expr::MethodCall(call)
     }
 
+    /// Which arguments of a call to the sibling `name` take the scalar, from its argument
+    /// number `skip` on (1 in the method form, whose receiver is not among the arguments).
+    fn sibling_arguments(&self, name: Option<&Ident>, skip: usize) -> Vec<bool> {
+        name.and_then(|name| self.siblings.get(&name.to_string()))
+            .map(|scalars| scalars.iter().skip(skip).copied().collect())
+            .unwrap_or_default()
+    }
+
+    /// Folds a call's arguments, each of which keeps a named constant as written.
+    ///
+    /// Before: `self.predict(p, t)` with `t` constant data and `predict` a marked method of
+    /// the block whose second parameter is a differentiable `f64`. After: `self.predict(p,
+    /// IntoReal::<S>::into_real(t))`: a constant of the scalar (a real stays itself). An
+    /// argument whose type comes from inference (`xs.iter().sum()`) is left to be inferred.
+    fn fold_arguments(
+        &mut self,
+        args: Punctuated<Expr, Token![,]>,
+        scalars: &[bool],
+    ) -> Punctuated<Expr, Token![,]> {
+        args.into_iter()
+            .enumerate()
+            .map(|(index, arg)| {
+                let convert = scalars.get(index) == Some(&true) && has_own_type(&arg);
+                let arg = self.fold_keeping_constant(arg);
+                if convert {
+                    let scalar = &self.scalar;
+                    syn::parse_quote_spanned!(arg.span()=>
+                        ::ad::__private::IntoReal::<#scalar>::into_real(#arg))
+                } else {
+                    arg
+                }
+            })
+            .collect()
+    }
+
     /// Before: `x.floor() as usize` (or `as u8`, `as f32`...). After:
     /// `::ad::__private::cast_operand!(x.floor()) as usize`: `as` does not take the scalar type
     /// parameter, so a real's value is cast, and any other operand (an integer, a `char`) is cast
@@ -591,6 +636,54 @@ fn is_real_method_path(expr: &Expr, methods: impl Fn(&str) -> bool) -> bool {
             names.as_slice(),
             ["f64", method] | ["std" | "core", "f64", method] if methods(method)
         )
+}
+
+/// The name `f` of a call `Self::f(..)`.
+fn sibling_path(func: &Expr) -> Option<&Ident> {
+    let Expr::Path(path) = func else {
+        return None;
+    };
+    match path.path.segments.iter().collect::<Vec<_>>().as_slice() {
+        [ty, method] if path.qself.is_none() && ty.ident == "Self" => Some(&method.ident),
+        _ => None,
+    }
+}
+
+/// Whether `expr` is `self`.
+fn is_self(expr: &Expr) -> bool {
+    matches!(expr, Expr::Path(path) if path.qself.is_none() && path.path.is_ident("self"))
+}
+
+/// Before: `|u: f64, k: usize| body`. After: `|u, k: usize| { let u: f64 = u; body }`, whose
+/// `let` the translation turns into `let u: S = IntoReal::<S>::into_real(u);`: the closure
+/// takes constant data (`NODES.iter().map(|&u| g(u))`) or the scalar alike, as rustc infers
+/// its parameter's type from its calls (one type per closure).
+fn convert_scalar_params(mut closure: syn::ExprClosure) -> syn::ExprClosure {
+    let mut lets: Vec<Stmt> = Vec::new();
+    for input in closure.inputs.iter_mut() {
+        let Pat::Type(typed) = input else {
+            continue;
+        };
+        let Pat::Ident(pat) = &*typed.pat else {
+            continue;
+        };
+        if !is_f64(&typed.ty) || pat.by_ref.is_some() || pat.subpat.is_some() {
+            continue;
+        }
+        let name = &pat.ident;
+        let mutability = &pat.mutability;
+        lets.push(syn::parse_quote_spanned!(typed.span()=> let #mutability #name: f64 = #name;));
+        *input = Pat::Ident(syn::PatIdent {
+            mutability: None,
+            ..pat.clone()
+        });
+    }
+    if lets.is_empty() {
+        return closure;
+    }
+    let body = &closure.body;
+    *closure.body = syn::parse_quote_spanned!(body.span()=> { #(#lets)* #body });
+    closure
 }
 
 /// Whether the place `expr` is an element of a container (`v[i]`, `a[i][j]`, `ps[i].x`).
@@ -938,18 +1031,22 @@ impl Fold for Translator {
             receiver = Box::new(syn::parse_quote_spanned!(span=>
                 ::ad::__private::cast_operand!(#receiver)));
         }
-        let args = call
-            .args
-            .into_iter()
-            .map(|arg| match arg {
-                Expr::Closure(closure) if by_item => {
-                    Expr::Closure(self.fold_closure_binding(closure, |scopes, input| {
-                        scopes.bind_loop(input, &iter)
-                    }))
-                }
-                other => self.fold_keeping_constant(other),
-            })
-            .collect();
+        let args = if is_self(&iter) {
+            let scalars = self.sibling_arguments(Some(&call.method), 1);
+            self.fold_arguments(call.args, &scalars)
+        } else {
+            call.args
+                .into_iter()
+                .map(|arg| match arg {
+                    Expr::Closure(closure) if by_item => {
+                        Expr::Closure(self.fold_closure_binding(closure, |scopes, input| {
+                            scopes.bind_loop(input, &iter)
+                        }))
+                    }
+                    other => self.fold_keeping_constant(other),
+                })
+                .collect()
+        };
         syn::ExprMethodCall {
             receiver,
             turbofish: call
@@ -986,14 +1083,11 @@ impl Fold for Translator {
     }
 
     fn fold_expr_call(&mut self, call: syn::ExprCall) -> syn::ExprCall {
+        let scalars = self.sibling_arguments(sibling_path(&call.func), 0);
         let func = Box::new(self.fold_keeping_constant(*call.func));
         syn::ExprCall {
             func,
-            args: call
-                .args
-                .into_iter()
-                .map(|arg| self.fold_keeping_constant(arg))
-                .collect(),
+            args: self.fold_arguments(call.args, &scalars),
             ..call
         }
     }

@@ -7,8 +7,8 @@
 //! [`Errors`]; the rejections found while parsing the attribute or the item (`attr.rs`,
 //! `expand.rs`, `derive.rs`) are the constructors at the end, which those files call.
 
-use crate::model::{Function, Role};
-use crate::names::{is_no_grad, mentions_f64};
+use crate::model::{is_array_view, Function, Role};
+use crate::names::{is_no_grad, mentions_f64, SCALAR};
 use crate::single;
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::ToTokens;
@@ -74,6 +74,31 @@ pub fn check_original(item: &ItemFn, errors: &mut Errors) {
         finder.visit_generic_param(param);
     }
     check_companion_calls(&item.block, errors);
+    check_scalar_name(item, errors);
+}
+
+/// Reports the user's own use of the name the macro gives the scalar type parameter
+/// ([`SCALAR`]): inside the generated function it would mean the parameter, not the user's item.
+fn check_scalar_name(item: &ItemFn, errors: &mut Errors) {
+    struct NameFinder<'a>(&'a mut Errors);
+    impl Visit<'_> for NameFinder<'_> {
+        fn visit_ident(&mut self, ident: &syn::Ident) {
+            if ident == SCALAR {
+                self.0.push(Error::new_spanned(
+                    ident,
+                    format!(
+                        "`{SCALAR}` is the name #[reverse_diff] gives the type that replaces \
+                         `f64` in this function: rename your item (or type parameter) to \
+                         something else"
+                    ),
+                ));
+            }
+        }
+        fn visit_item(&mut self, _: &syn::Item) {}
+    }
+    let mut finder = NameFinder(errors);
+    finder.visit_signature(&item.sig);
+    finder.visit_block(&item.block);
 }
 
 /// The companions that run at `f64` only, so a differentiated body cannot call them with its
@@ -302,9 +327,19 @@ fn check_mut_references(ty: &Type, errors: &mut Errors) {
     MutFinder(errors).visit_type(ty);
 }
 
-/// An ndarray view (`ArrayView1<f64>`, `ArrayView<'a, f64, D>`, `CowArray`) as a differentiable
-/// parameter: its scalars are borrowed, so the companion has nowhere to put the seeded ones.
+/// A mutable ndarray view (`ArrayViewMut1<f64>`) or a `CowArray` as a differentiable
+/// parameter: the first would be written through (like `&mut`), and the second is either kind.
+/// A view that only reads (`ArrayView1<f64>`) is differentiable, taken by value: the shape of
+/// `&ArrayView1<f64>` is still a view, which has no owned copy for the companion to seed.
 fn check_array_view(shape: &Type, errors: &mut Errors) {
+    if is_array_view(shape) {
+        errors.push(Error::new_spanned(
+            shape,
+            "a differentiable ndarray view is taken by value: write `x: ArrayView1<f64>` \
+             (a view is already a borrow), not `x: &ArrayView1<f64>`",
+        ));
+        return;
+    }
     let Type::Path(path) = shape else {
         return;
     };
@@ -312,13 +347,13 @@ fn check_array_view(shape: &Type, errors: &mut Errors) {
         return;
     };
     let name = last.ident.to_string();
-    if name.starts_with("ArrayView") || name == "CowArray" {
+    if name.starts_with("ArrayViewMut") || name == "CowArray" {
         errors.push(Error::new_spanned(
             shape,
             format!(
-                "a differentiable parameter cannot be an ndarray view (`{name}`): take the array \
-                 by reference (`&Array1<f64>`, `&Array2<f64>`) and pass `&view.to_owned()`; \
-                 a view of constant data is fine with #[no_grad]"
+                "a differentiable parameter cannot be an ndarray `{name}`: take a view \
+                 (`ArrayView1<f64>`) or the array by reference (`&Array1<f64>`) and return new \
+                 values instead of writing them; constant data is fine with #[no_grad]"
             ),
         ));
     }

@@ -32,6 +32,11 @@ pub use crate::tape::set_node_limit;
 use crate::linear::{Adjoints as LinearAdjoints, Reverse};
 use crate::real::ArithOps;
 use crate::{Differentiable, Dual, Lanes, Pullback, Real, Tangent, Tape, Var};
+
+/// An ndarray view's owned array, which a view parameter is seeded as and whose gradient it
+/// gets.
+#[cfg(feature = "ndarray")]
+pub use crate::ndarray::View;
 use std::marker::PhantomData;
 use std::ops::Neg;
 
@@ -44,15 +49,33 @@ use std::ops::Neg;
 /// a foreign impl like ndarray's `impl Neg for &ArrayBase<S, D> where &A: Neg` asks the same
 /// question again one level down, until rustc overflows (E0275). With one impl per scalar type
 /// the candidates are these impls only, and the question waits until `?S` is known.
+#[diagnostic::on_unimplemented(
+    message = "`{S}` is not a scalar a #[reverse_diff] function runs on",
+    label = "expected `f64` (or the scalar of the differentiated function calling this)",
+    note = "a #[reverse_diff] function over `f64` takes `f64` values (write `2.0`, not `2`; \
+            convert with `as f64`)"
+)]
 pub trait ScalarOps<S>: ArithOps<S, S> + for<'a> ArithOps<&'a S, S> {}
 
 /// What `&S` must offer: everything `&f64` offers with `f64` and with `S`.
+#[diagnostic::on_unimplemented(
+    message = "`{S}` is not a scalar a #[reverse_diff] function runs on",
+    label = "expected `f64` (or the scalar of the differentiated function calling this)",
+    note = "a #[reverse_diff] function over `f64` takes `f64` values (write `2.0`, not `2`; \
+            convert with `as f64`)"
+)]
 pub trait RefOps<S>:
     ScalarOps<S> + ArithOps<f64, S> + for<'a> ArithOps<&'a f64, S> + Neg<Output = S>
 {
 }
 
 /// What `f64` must offer with `S`: arithmetic and comparisons with `S` on the right.
+#[diagnostic::on_unimplemented(
+    message = "`{S}` is not a scalar a #[reverse_diff] function runs on",
+    label = "expected `f64` (or the scalar of the differentiated function calling this)",
+    note = "a #[reverse_diff] function over `f64` takes `f64` values (write `2.0`, not `2`; \
+            convert with `as f64`)"
+)]
 pub trait F64Ops<S>: ScalarOps<S> + PartialEq<S> + PartialOrd<S> {}
 
 /// The impls of [`ScalarOps`], [`RefOps`] and [`F64Ops`] for one scalar type.

@@ -17,6 +17,13 @@ use crate::{Tape, Var};
 /// `Self::With<S>` is the same shape with every `f64` replaced by `S` (what the translated
 /// function takes), and `Self::Gradient` is the shape a gradient comes back in: `Self` for sized
 /// types, `Vec<_>` for a slice.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be a differentiable parameter or result of #[reverse_diff]",
+    label = "not `ad::Differentiable`",
+    note = "a type of your own: make it generic over its scalar and derive the trait \
+            (`#[derive(ad::Differentiable)] struct Point<T> {{ x: T, y: T }}`, used as \
+            `Point<f64>`); constant data: mark the parameter `#[no_grad]`"
+)]
 pub trait Differentiable {
     /// The same shape over the scalar `S`.
     type With<S>;

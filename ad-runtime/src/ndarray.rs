@@ -7,7 +7,7 @@ use crate::differentiable::Differentiable;
 use crate::real::Real;
 use crate::Var;
 use crate::{Dual, Tangent};
-use ndarray::{Array, ArrayBase, Data, Dimension, ScalarOperand};
+use ndarray::{Array, ArrayBase, ArrayView, Data, Dimension, ScalarOperand};
 
 impl ScalarOperand for Var {}
 
@@ -49,4 +49,16 @@ impl<D: Dimension> Differentiable for Array<f64, D> {
     fn map_with<A, B>(with: &Array<A, D>, f: &mut impl FnMut(&A) -> B) -> Array<B, D> {
         map_logical(with, f)
     }
+}
+
+/// A view of `f64` (`ArrayView1<f64>`, `ArrayView2<f64>`, any dimension) as a differentiable
+/// parameter: the companions seed an owned copy of it, of type `Owned`, pass the function a view
+/// of the seeded copy, and read the gradient back as an `Owned` array of the view's shape.
+pub trait View {
+    /// The owned array of the view's shape.
+    type Owned: Differentiable;
+}
+
+impl<D: Dimension> View for ArrayView<'_, f64, D> {
+    type Owned = Array<f64, D>;
 }

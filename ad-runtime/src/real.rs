@@ -68,6 +68,12 @@ impl<T, Rhs> AssignOps<Rhs> for T where
 ///
 /// [`Var`]: crate::Var
 /// [`Dual`]: crate::Dual
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a scalar a #[reverse_diff] function runs on",
+    label = "expected `f64` (or the scalar of the differentiated function calling this)",
+    note = "a #[reverse_diff] function over `f64` takes `f64` values (write `2.0`, not `2`; \
+            convert with `as f64`)"
+)]
 pub trait Real:
     Float
     + Copy

@@ -156,6 +156,12 @@ pub(crate) fn checked_partials(inputs: usize, partials: Vec<f64>) -> Vec<f64> {
 
 /// The target of `e as f64` in a differentiated body: numbers become constants, a real stays
 /// itself (keeping its derivative).
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be converted to the scalar `{S}` of this differentiated function",
+    label = "expected an `f64`, a number or a value of the function here",
+    note = "a reference to an `f64` needs dereferencing (`*u`, or the pattern `|&u|` in a \
+            closure)"
+)]
 pub trait IntoReal<S> {
     /// Converts to the scalar type.
     fn into_real(self) -> S;

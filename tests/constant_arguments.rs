@@ -1,0 +1,157 @@
+//! Constant data passed where a differentiable `f64` is expected: to a closure whose parameter
+//! is typed `f64` (quadrature over constant nodes), and to a method of the same annotated
+//! `impl` block (`self.predict(p, t)` with `t` from `#[no_grad]` data or a named constant).
+//! Gradients are checked against central differences (tolerance 1e-6), values bit for bit.
+
+mod common;
+
+use ad::reverse_diff;
+use common::{assert_gradient_matches, central_derivative, check, STEP};
+
+/// Three-point Gauss–Legendre nodes and weights on [-1, 1].
+const NODES: [f64; 3] = [-0.774_596_669_241_483_4, 0.0, 0.774_596_669_241_483_4];
+const WEIGHTS: [f64; 3] = [5.0 / 9.0, 8.0 / 9.0, 5.0 / 9.0];
+
+/// `∫₋₁¹ w sin(w u) + u² du` by Gauss–Legendre: the closure takes the constant nodes.
+#[reverse_diff]
+fn quadrature(w: f64) -> f64 {
+    let g = |u: f64| (w * u).sin() + u * u;
+    NODES
+        .iter()
+        .zip(WEIGHTS.iter())
+        .map(|(&u, &c)| c * w * g(u))
+        .sum()
+}
+
+/// The form: `NODES.iter().map(|&u| w * g(u))`, with a `mut` closure parameter.
+#[reverse_diff]
+fn weighted_nodes(w: f64) -> f64 {
+    let g = |mut u: f64| {
+        u *= 2.0;
+        (w * u).exp()
+    };
+    NODES.iter().map(|&u| w * g(u)).sum::<f64>()
+}
+
+/// The same closure shape called with the differentiable value still works.
+#[reverse_diff]
+fn closure_of_scalar(x: f64) -> f64 {
+    let g = |u: f64| u * u + x;
+    g(x.sin()) + g(2.0)
+}
+
+/// Closures typed `f64` whose parameter type comes from where they go: a boxed `dyn Fn(f64) ->
+/// f64`, and the `impl Fn(f64) -> f64` parameter of another annotated function.
+#[reverse_diff]
+fn closures_given_a_type(x: f64) -> f64 {
+    let boxed: Vec<Box<dyn Fn(f64) -> f64>> =
+        vec![Box::new(|u: f64| u * x), Box::new(|u: f64| u.sin())];
+    let total: f64 = boxed.iter().map(|f| f(x)).sum();
+    total + apply(|u: f64| u * u, x)
+}
+
+#[reverse_diff]
+fn apply(f: impl Fn(f64) -> f64, x: f64) -> f64 {
+    f(x) + f(2.0)
+}
+
+/// Exponential decay `y = a e^{-k t}` fitted to data held by the model.
+struct Decay {
+    ts: Vec<f64>,
+    ys: Vec<f64>,
+}
+
+const LATE: f64 = 3.0;
+
+#[reverse_diff]
+impl Decay {
+    /// The prediction at time `t` (differentiable in `p` and in `t`).
+    #[reverse_diff]
+    fn predict(&self, p: &[f64], t: f64) -> f64 {
+        p[0] * (-p[1] * t).exp()
+    }
+
+    /// Squared error over the model's own data: `t` is constant data of `self`.
+    #[reverse_diff]
+    fn loss(&self, p: &[f64]) -> f64 {
+        let mut total = 0.0;
+        for (&t, &y) in self.ts.iter().zip(&self.ys) {
+            let r = self.predict(p, t) - y;
+            total += r * r;
+        }
+        total + self.predict(p, LATE)
+    }
+
+    /// Squared error over `#[no_grad]` data, through both call forms.
+    #[reverse_diff]
+    fn loss_on(&self, p: &[f64], #[no_grad] ts: &[f64], #[no_grad] ys: &[f64]) -> f64 {
+        let mut total = 0.0;
+        for i in 0..ts.len() {
+            let r = self.predict(p, ts[i]) - ys[i];
+            let s = Self::predict(self, p, ts[i]) - ys[i];
+            total += r * s;
+        }
+        total
+    }
+}
+
+/// Checks a scalar function's `_grad` at `x`: the value bit for bit, the derivative against
+/// central differences.
+#[track_caller]
+fn check_scalar(f: impl Fn(f64) -> f64, grad: impl Fn(f64) -> (f64, f64), x: f64) {
+    let (value, derivative) = grad(x);
+    assert_eq!(value.to_bits(), f(x).to_bits());
+    let expected = central_derivative(&f, x, STEP);
+    let tolerance = 1e-6 * expected.abs().max(1.0);
+    assert!(
+        (derivative - expected).abs() <= tolerance,
+        "{derivative} vs {expected}"
+    );
+}
+
+#[test]
+fn a_closure_over_constant_nodes_matches_central_differences() {
+    for w in [0.3, 1.7, -2.2] {
+        check_scalar(quadrature, quadrature_grad, w);
+        check_scalar(weighted_nodes, weighted_nodes_grad, w);
+    }
+}
+
+#[test]
+fn a_closure_typed_f64_still_takes_the_scalar() {
+    let x = 0.8;
+    let (value, dx) = closure_of_scalar_grad(x);
+    assert_eq!(value.to_bits(), closure_of_scalar(x).to_bits());
+    // d/dx [sin²x + x + 4 + x] = 2 sin x cos x + 2
+    let expected = 2.0 * x.sin() * x.cos() + 2.0;
+    assert!((dx - expected).abs() <= 1e-12, "{dx} vs {expected}");
+}
+
+#[test]
+fn closures_typed_f64_take_their_type_from_where_they_go() {
+    for x in [0.4, -1.3] {
+        check_scalar(closures_given_a_type, closures_given_a_type_grad, x);
+    }
+}
+
+#[test]
+fn a_sibling_method_takes_constant_data_for_its_scalar() {
+    let model = Decay {
+        ts: vec![0.0, 0.5, 1.0, 2.0],
+        ys: vec![2.0, 1.3, 0.8, 0.3],
+    };
+    let p = [1.8, 0.9];
+    check(|p| model.loss(p), |p| model.loss_grad(p), &p);
+    let (ts, ys) = ([0.1, 0.7, 1.5], [1.6, 1.0, 0.5]);
+    check(
+        |p| model.loss_on(p, &ts, &ys),
+        |p| model.loss_on_grad(p, &ts, &ys),
+        &p,
+    );
+    // `predict` keeps its own derivative in `t`.
+    let (value, (dp, dt)) = model.predict_grad(&p, 0.4);
+    assert_eq!(value.to_bits(), model.predict(&p, 0.4).to_bits());
+    assert_gradient_matches(|p| model.predict(p, 0.4), &p, &dp, 1e-6);
+    let expected = central_derivative(|t| model.predict(&p, t), 0.4, STEP);
+    assert!((dt - expected).abs() <= 1e-6, "{dt} vs {expected}");
+}
