@@ -38,6 +38,8 @@ mod pullback;
 mod real;
 #[doc(hidden)]
 pub mod rules;
+#[cfg(feature = "sparse")]
+pub mod sparse;
 mod tape;
 mod var;
 
@@ -45,6 +47,10 @@ mod var;
 /// feature `nalgebra`.
 #[cfg(not(feature = "nalgebra"))]
 pub mod linalg {}
+
+/// Sparse Jacobians and Hessians from a [`Pullback`]: empty without the cargo feature `sparse`.
+#[cfg(not(feature = "sparse"))]
+pub mod sparse {}
 
 #[doc(hidden)]
 pub mod __private;

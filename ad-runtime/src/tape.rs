@@ -935,6 +935,49 @@ impl Detached {
     pub(crate) fn len(&self) -> usize {
         self.nodes
     }
+
+    /// Lends `read` adjoints in which node `i`'s adjoint is `i + 1`: a gradient read from them
+    /// names the node of each input scalar (exactly: node numbers are below 2³², well within
+    /// `f64`'s integers).
+    #[cfg(feature = "sparse")]
+    pub(crate) fn read_node_numbers<R>(&self, read: impl FnOnce(&Adjoints<'_>) -> R) -> R {
+        let numbers: Vec<f64> = (1..=self.nodes).map(|number| number as f64).collect();
+        let tag = self.recording.borrow().tag;
+        read(&Adjoints {
+            adjoints: &numbers,
+            tag,
+        })
+    }
+
+    /// Appends to `into` the nodes that `node` of the forward pass read: its operand slots, a
+    /// sum's operands, or, for an output of a checkpointed segment, the segment's inputs (the
+    /// replay is not run, so each output is taken to read all of them). An input reads nothing.
+    #[cfg(feature = "sparse")]
+    pub(crate) fn operands(&self, node: usize, into: &mut Vec<u32>) {
+        let r = self.recording.borrow();
+        let start = node
+            .checked_sub(1)
+            .map_or(0, |below| r.ends[below] as usize);
+        let end = r.ends[node] as usize;
+        if start != end {
+            into.extend_from_slice(&r.operands[start..end]);
+        } else if let Ok(sum) = r.sums.binary_search_by_key(&(node as u32), |sum| sum.0) {
+            into.extend(r.sums[sum].1.iter().map(|slot| slot.operand));
+        } else {
+            let after = r
+                .checkpoints
+                .partition_point(|checkpoint| checkpoint.first as usize <= node);
+            if let Some(checkpoint) = after.checked_sub(1).map(|last| &r.checkpoints[last]) {
+                if node < (checkpoint.first + checkpoint.outputs) as usize {
+                    let inputs = checkpoint
+                        .inputs
+                        .iter()
+                        .filter(|input| !input.is_constant());
+                    into.extend(inputs.map(|input| input.index));
+                }
+            }
+        }
+    }
 }
 
 impl Drop for Detached {

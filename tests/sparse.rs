@@ -1,0 +1,483 @@
+//! Sparse Jacobians and Hessians (issue 17, cargo feature `sparse`, which the tests always build
+//! the runtime with): patterns read from the recording, row colourings, and entries checked
+//! against the dense `f_jacobian` (bit for bit: the same sweeps) and `f_hessian` (another
+//! arithmetic: 1e-12 relative) on banded, block-diagonal, arrow and random structures.
+
+use ad::reverse_diff;
+use ad::sparse::{CsrMatrix, Sparsity};
+use std::collections::BTreeSet;
+
+/// Deterministic pseudo-random numbers (a 64-bit LCG), so the random structures are the same on
+/// every run.
+struct Lcg(u64);
+
+impl Lcg {
+    fn next(&mut self) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        self.0 >> 33
+    }
+
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+
+    fn unit(&mut self) -> f64 {
+        self.next() as f64 / (1u64 << 31) as f64
+    }
+}
+
+fn point(n: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| 0.3 + 0.7 * ((i * 7 + 3) as f64).sin())
+        .collect()
+}
+
+/// The entries of a sparse matrix as (row, column) pairs.
+fn entries(matrix: &CsrMatrix<f64>) -> BTreeSet<(usize, usize)> {
+    matrix.triplet_iter().map(|(i, j, _)| (i, j)).collect()
+}
+
+fn pattern_entries(sparsity: &Sparsity) -> BTreeSet<(usize, usize)> {
+    sparsity.pattern().entries().collect()
+}
+
+/// Every entry of `sparse` equals the dense one (exactly, or within `relative`), and every
+/// dense entry outside the pattern is 0.
+fn assert_matches_dense(sparse: &CsrMatrix<f64>, dense: &[Vec<f64>], relative: Option<f64>) {
+    assert_eq!(sparse.nrows(), dense.len());
+    let stored = entries(sparse);
+    for (i, row) in dense.iter().enumerate() {
+        assert_eq!(sparse.ncols(), row.len());
+        for (j, &expected) in row.iter().enumerate() {
+            let got = sparse
+                .get_entry(i, j)
+                .map_or(0.0, |entry| entry.into_value());
+            if !stored.contains(&(i, j)) {
+                assert_eq!(expected, 0.0, "entry ({i}, {j}) is outside the pattern");
+            }
+            match relative {
+                None => assert_eq!(
+                    got.to_bits(),
+                    expected.to_bits(),
+                    "({i}, {j}): {got} vs {expected}"
+                ),
+                Some(tolerance) => assert!(
+                    (got - expected).abs() <= tolerance * expected.abs().max(1.0),
+                    "({i}, {j}): {got} vs {expected}"
+                ),
+            }
+        }
+    }
+}
+
+/// The colouring is valid (rows of one colour share no column) and within the greedy bounds:
+/// at least the most rows of any column (they all conflict), at most one more than the most rows
+/// any row conflicts with. Returns the colour count.
+fn assert_valid_coloring(sparsity: &Sparsity) -> usize {
+    let pattern = sparsity.pattern();
+    let colors = sparsity.colors();
+    let by_column = pattern.transpose();
+    let mut most_per_column = 0;
+    let mut most_conflicts = 0;
+    for row in 0..pattern.major_dim() {
+        let mut conflicts = BTreeSet::new();
+        for &column in pattern.lane(row) {
+            for &other in by_column.lane(column) {
+                if other != row {
+                    assert_ne!(
+                        colors[row], colors[other],
+                        "rows {row} and {other} share {column}"
+                    );
+                    conflicts.insert(other);
+                }
+            }
+        }
+        most_conflicts = most_conflicts.max(conflicts.len());
+    }
+    for column in 0..by_column.major_dim() {
+        most_per_column = most_per_column.max(by_column.lane(column).len());
+    }
+    let count = sparsity.color_count();
+    assert_eq!(count, colors.iter().max().map_or(0, |c| c + 1));
+    assert!(
+        count >= most_per_column,
+        "{count} colours < {most_per_column}"
+    );
+    assert!(
+        count <= most_conflicts + 1,
+        "{count} colours > {most_conflicts} + 1"
+    );
+    count
+}
+
+// ---- Jacobians ----
+
+/// Row i reads the inputs within `BAND` of i.
+const BAND: usize = 2;
+
+#[reverse_diff]
+fn banded(x: &[f64]) -> Vec<f64> {
+    let n = x.len();
+    (0..n)
+        .map(|i| {
+            let low = i.saturating_sub(BAND);
+            let high = (i + BAND).min(n - 1);
+            let mut total = 0.0;
+            for j in low..=high {
+                total += (x[j] * x[i] + j as f64).sin();
+            }
+            total
+        })
+        .collect()
+}
+
+#[test]
+fn a_banded_jacobian_takes_one_sweep_per_band_width_and_equals_the_dense_one() {
+    for n in [1, 4, 5, 40] {
+        let x = point(n);
+        let (value, pullback) = banded_pullback(&x);
+        assert_eq!(value, banded(&x));
+        let sparsity = pullback.sparsity();
+        let expected: BTreeSet<_> = (0..n)
+            .flat_map(|i| (i.saturating_sub(BAND)..=(i + BAND).min(n - 1)).map(move |j| (i, j)))
+            .collect();
+        assert_eq!(pattern_entries(&sparsity), expected);
+        // Rows i and i + 2·BAND share column i + BAND: greedy in order takes exactly 2·BAND + 1.
+        assert_eq!(assert_valid_coloring(&sparsity), n.min(2 * BAND + 1));
+        let sparse = pullback.sparse_jacobian_with(&sparsity);
+        assert_matches_dense(&sparse, &banded_jacobian(&x).1, None);
+    }
+}
+
+/// Blocks of `BLOCK` inputs, each mapped to `BLOCK` outputs.
+const BLOCK: usize = 4;
+
+#[reverse_diff]
+fn block_diagonal(x: &[f64], scale: f64) -> Vec<f64> {
+    let mut out = Vec::new();
+    for block in x.chunks(BLOCK) {
+        let norm: f64 = block.iter().map(|v| v * v).sum::<f64>();
+        for (k, v) in block.iter().enumerate() {
+            out.push((scale * v + k as f64).exp() / (1.0 + norm));
+        }
+    }
+    out
+}
+
+#[test]
+fn a_block_diagonal_jacobian_takes_one_sweep_per_block_row_and_reads_the_columns_in_order() {
+    let x = point(6 * BLOCK);
+    let (_, pullback) = block_diagonal_pullback(&x, 0.8);
+    let sparsity = pullback.sparsity();
+    // The columns are the gradient's scalars in order: x's, then `scale`, read by every row.
+    let columns = x.len();
+    let expected: BTreeSet<_> = (0..x.len())
+        .flat_map(|i| {
+            let block = i / BLOCK * BLOCK;
+            (block..block + BLOCK).chain([columns]).map(move |j| (i, j))
+        })
+        .collect();
+    assert_eq!(pattern_entries(&sparsity), expected);
+    // The column of `scale` is dense: every row conflicts with every other.
+    assert_eq!(assert_valid_coloring(&sparsity), x.len());
+    let dense: Vec<Vec<f64>> = block_diagonal_jacobian(&x, 0.8)
+        .1
+        .into_iter()
+        .map(|(dx, dscale)| dx.into_iter().chain([dscale]).collect())
+        .collect();
+    assert_matches_dense(&pullback.sparse_jacobian(), &dense, None);
+}
+
+#[reverse_diff]
+fn block_diagonal_fixed(x: &[f64]) -> Vec<f64> {
+    block_diagonal(x, 0.8)
+}
+
+#[test]
+fn a_block_diagonal_jacobian_without_a_shared_column_takes_block_many_sweeps() {
+    let x = point(6 * BLOCK);
+    let (_, pullback) = block_diagonal_fixed_pullback(&x);
+    let sparsity = pullback.sparsity();
+    let expected: BTreeSet<_> = (0..x.len())
+        .flat_map(|i| (i / BLOCK * BLOCK..i / BLOCK * BLOCK + BLOCK).map(move |j| (i, j)))
+        .collect();
+    assert_eq!(pattern_entries(&sparsity), expected);
+    assert_eq!(assert_valid_coloring(&sparsity), BLOCK);
+    let dense = block_diagonal_fixed_jacobian(&x).1;
+    assert_matches_dense(&pullback.sparse_jacobian(), &dense, None);
+}
+
+/// Row i < n − 1 reads x_i and the hub x_{n−1}; the last row reads everything (a sum long
+/// enough to be kept in its own buffer on the tape).
+#[reverse_diff]
+fn arrow(x: &[f64]) -> Vec<f64> {
+    let n = x.len();
+    let hub = x[n - 1];
+    let mut out: Vec<f64> = (0..n - 1).map(|i| x[i] * x[i] * hub).collect();
+    let mut total = 0.0;
+    for v in x {
+        total += v.cos();
+    }
+    out.push(total);
+    out
+}
+
+#[test]
+fn an_arrow_jacobian_is_found_and_its_dense_column_makes_every_row_conflict() {
+    let n = 300;
+    let x = point(n);
+    let (_, pullback) = arrow_pullback(&x);
+    let sparsity = pullback.sparsity();
+    let expected: BTreeSet<_> = (0..n - 1)
+        .flat_map(|i| [(i, i), (i, n - 1)])
+        .chain((0..n).map(|j| (n - 1, j)))
+        .collect();
+    assert_eq!(pattern_entries(&sparsity), expected);
+    // One-sided colouring cannot do better than one sweep per row here (a known limit: the
+    // hub's column is dense).
+    assert_eq!(assert_valid_coloring(&sparsity), n);
+    assert_matches_dense(&pullback.sparse_jacobian(), &arrow_jacobian(&x).1, None);
+}
+
+/// Row i is a sum over its own random set of inputs.
+#[reverse_diff]
+fn scattered(x: &[f64], #[no_grad] reads: &[Vec<usize>]) -> Vec<f64> {
+    reads
+        .iter()
+        .enumerate()
+        .map(|(i, columns)| {
+            let mut total = 0.0;
+            for &j in columns {
+                total += (x[j] * (i + 1) as f64).tanh() * x[j];
+            }
+            total
+        })
+        .collect()
+}
+
+#[test]
+fn random_sparse_jacobians_have_their_pattern_and_a_valid_coloring() {
+    let mut random = Lcg(17);
+    for (rows, columns, per_row) in [(50, 60, 3), (120, 100, 5), (30, 400, 12)] {
+        let reads: Vec<Vec<usize>> = (0..rows)
+            .map(|_| {
+                let count = 1 + random.below(per_row);
+                (0..count).map(|_| random.below(columns)).collect()
+            })
+            .collect();
+        let x: Vec<f64> = (0..columns).map(|_| random.unit() - 0.5).collect();
+        let (_, pullback) = scattered_pullback(&x, &reads);
+        let sparsity = pullback.sparsity();
+        let expected: BTreeSet<_> = reads
+            .iter()
+            .enumerate()
+            .flat_map(|(i, columns)| columns.iter().map(move |&j| (i, j)))
+            .collect();
+        assert_eq!(pattern_entries(&sparsity), expected);
+        assert!(assert_valid_coloring(&sparsity) < rows);
+        assert_matches_dense(
+            &pullback.sparse_jacobian(),
+            &scattered_jacobian(&x, &reads).1,
+            None,
+        );
+    }
+}
+
+#[reverse_diff]
+fn with_constant_rows(x: &[f64]) -> Vec<f64> {
+    vec![x[0] * x[1], 2.0, x[2].sin(), x[0]]
+}
+
+#[test]
+fn constant_rows_are_empty_and_an_input_returned_as_it_is_is_an_entry() {
+    let x = [0.5, -1.5, 2.0];
+    let (_, pullback) = with_constant_rows_pullback(&x);
+    let sparsity = pullback.sparsity();
+    let expected: BTreeSet<_> = [(0, 0), (0, 1), (2, 2), (3, 0)].into_iter().collect();
+    assert_eq!(pattern_entries(&sparsity), expected);
+    assert_eq!(assert_valid_coloring(&sparsity), 2);
+    let sparse = pullback.sparse_jacobian();
+    assert_matches_dense(&sparse, &with_constant_rows_jacobian(&x).1, None);
+    assert_eq!(sparse.get_entry(0, 1).unwrap().into_value(), 0.5);
+}
+
+/// A checkpointed loop of elementwise steps: the pattern through a checkpoint takes each output
+/// of the segment to read every input of it (the replay is not run), a superset of the truth.
+#[reverse_diff]
+fn checkpointed(x: &[f64]) -> Vec<f64> {
+    let state = ad::checkpoint::every(6, 2, x.to_vec(), |s, _| {
+        s.iter().map(|v| v.sin() + 0.5 * v).collect()
+    });
+    state.iter().zip(x).map(|(s, v)| s * v).collect()
+}
+
+#[test]
+fn through_a_checkpoint_the_pattern_is_conservative_and_the_entries_still_exact() {
+    let x = point(5);
+    let (_, pullback) = checkpointed_pullback(&x);
+    let sparsity = pullback.sparsity();
+    let dense = checkpointed_jacobian(&x).1;
+    let nonzero: BTreeSet<_> = (0..5)
+        .flat_map(|i| (0..5).map(move |j| (i, j)))
+        .filter(|&(i, j)| dense[i][j] != 0.0)
+        .collect();
+    assert!(pattern_entries(&sparsity).is_superset(&nonzero));
+    assert_valid_coloring(&sparsity);
+    assert_matches_dense(&pullback.sparse_jacobian(), &dense, None);
+}
+
+#[test]
+fn a_sparsity_is_reused_at_another_point_of_the_same_structure() {
+    let sparsity = banded_pullback(&point(30)).1.sparsity();
+    let x: Vec<f64> = point(30).iter().map(|v| v * 1.7 - 0.2).collect();
+    let (_, pullback) = banded_pullback(&x);
+    let sparse = pullback.sparse_jacobian_with(&sparsity);
+    assert_matches_dense(&sparse, &banded_jacobian(&x).1, None);
+}
+
+#[test]
+#[should_panic(expected = "the sparsity has 30 rows but the result has 10 scalars")]
+fn a_sparsity_of_another_shape_is_refused() {
+    let sparsity = banded_pullback(&point(30)).1.sparsity();
+    banded_pullback(&point(10))
+        .1
+        .sparse_jacobian_with(&sparsity);
+}
+
+// ---- Hessians: the sparse Jacobian of the gradient ----
+
+/// A chain of particles with anharmonic springs: a tridiagonal Hessian.
+#[reverse_diff]
+fn chain_energy(x: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        total += x[i].powi(4) / 4.0 + x[i].cos();
+        if i + 1 < x.len() {
+            total += (x[i + 1] - x[i]).powi(2) * (1.0 + 0.1 * x[i] * x[i + 1]);
+        }
+    }
+    total
+}
+
+#[reverse_diff]
+fn chain_gradient(x: &[f64]) -> Vec<f64> {
+    chain_energy_grad(x).1
+}
+
+#[test]
+fn a_chain_hessian_takes_three_sweeps_at_any_size_and_equals_the_dense_one() {
+    for n in [2, 3, 10, 200] {
+        let x = point(n);
+        let (gradient, pullback) = chain_gradient_pullback(&x);
+        // The gradient recorded through the nested path, against the plain one (the sums run
+        // in another order).
+        for (got, expected) in gradient.iter().zip(chain_energy_grad(&x).1) {
+            assert!((got - expected).abs() <= 1e-14 * expected.abs().max(1.0));
+        }
+        let sparsity = pullback.sparsity();
+        let expected: BTreeSet<_> = (0..n)
+            .flat_map(|i| (i.saturating_sub(1)..=(i + 1).min(n - 1)).map(move |j| (i, j)))
+            .collect();
+        assert_eq!(pattern_entries(&sparsity), expected);
+        assert_eq!(assert_valid_coloring(&sparsity), n.min(3));
+        let hessian = pullback.sparse_jacobian_with(&sparsity);
+        let (_, _, dense) = chain_energy_hessian(&x);
+        assert_matches_dense(&hessian, &dense, Some(1e-12));
+    }
+}
+
+/// A finite-difference Dirichlet energy on a `side × side` grid with a nonlinear potential:
+/// ½ Σ |∇u|² + Σ (u⁴/4 − u): the 5-point Laplacian plus a diagonal.
+#[reverse_diff]
+fn grid_energy(u: &[f64], side: usize) -> f64 {
+    let mut total = 0.0;
+    for row in 0..side {
+        for column in 0..side {
+            let here = u[row * side + column];
+            total += here.powi(4) / 4.0 - here;
+            if column + 1 < side {
+                total += 0.5 * (u[row * side + column + 1] - here).powi(2);
+            }
+            if row + 1 < side {
+                total += 0.5 * (u[(row + 1) * side + column] - here).powi(2);
+            }
+        }
+    }
+    total
+}
+
+#[reverse_diff]
+fn grid_gradient(u: &[f64], side: usize) -> Vec<f64> {
+    grid_energy_grad(u, side).1
+}
+
+#[test]
+fn a_grid_laplacian_hessian_has_the_five_point_pattern_and_few_colours() {
+    let side = 7;
+    let u = point(side * side);
+    let (_, pullback) = grid_gradient_pullback(&u, side);
+    let sparsity = pullback.sparsity();
+    let neighbours = |k: usize| {
+        let (row, column) = (k / side, k % side);
+        let mut near = vec![k];
+        if column > 0 {
+            near.push(k - 1);
+        }
+        if column + 1 < side {
+            near.push(k + 1);
+        }
+        if row > 0 {
+            near.push(k - side);
+        }
+        if row + 1 < side {
+            near.push(k + side);
+        }
+        near.into_iter().map(move |j| (k, j))
+    };
+    let expected: BTreeSet<_> = (0..side * side).flat_map(neighbours).collect();
+    assert_eq!(pattern_entries(&sparsity), expected);
+    // Rows within two grid steps conflict (12 others at most): at most 13 colours at any size.
+    let colors = assert_valid_coloring(&sparsity);
+    assert!((5..=13).contains(&colors), "{colors}");
+    let (_, _, dense) = grid_energy_hessian(&u, side);
+    assert_matches_dense(&pullback.sparse_jacobian(), &dense, Some(1e-12));
+}
+
+/// Σ sin(x_i x_j) over random pairs: the Hessian's pattern is the pairs and the diagonal.
+#[reverse_diff]
+fn pair_energy(x: &[f64], #[no_grad] pairs: &[(usize, usize)]) -> f64 {
+    let mut total = 0.0;
+    for &(i, j) in pairs {
+        total += (x[i] * x[j]).sin();
+    }
+    total
+}
+
+#[reverse_diff]
+fn pair_gradient(x: &[f64], #[no_grad] pairs: &[(usize, usize)]) -> Vec<f64> {
+    pair_energy_grad(x, pairs).1
+}
+
+#[test]
+fn a_random_sparse_hessian_has_the_pairs_as_its_pattern() {
+    let mut random = Lcg(5);
+    let n = 60;
+    let pairs: Vec<(usize, usize)> = (0..90)
+        .map(|_| (random.below(n), random.below(n)))
+        .filter(|(i, j)| i != j)
+        .collect();
+    let x: Vec<f64> = (0..n).map(|_| random.unit() + 0.2).collect();
+    let (_, pullback) = pair_gradient_pullback(&x, &pairs);
+    let sparsity = pullback.sparsity();
+    let expected: BTreeSet<_> = pairs
+        .iter()
+        .flat_map(|&(i, j)| [(i, j), (j, i), (i, i), (j, j)])
+        .collect();
+    assert_eq!(pattern_entries(&sparsity), expected);
+    assert!(assert_valid_coloring(&sparsity) < n);
+    let (_, _, dense) = pair_energy_hessian(&x, &pairs);
+    assert_matches_dense(&pullback.sparse_jacobian(), &dense, Some(1e-12));
+}
