@@ -1,32 +1,47 @@
 //! Sparse Jacobians and Hessians from a [`Pullback`] (cargo feature `sparse`): the sparsity
-//! pattern read off the recorded tape, rows coloured so that rows with no column in common share
-//! one backward sweep, and the result as a nalgebra-sparse [`CsrMatrix`].
+//! pattern read off the recorded tape, rows (or columns) coloured so that lines with no entry in
+//! a common column (row) share one sweep, and the result as a nalgebra-sparse [`CsrMatrix`].
 //!
 //! The recording is walked once forward, each node carrying the set of input scalars it depends
 //! on (nodes that reach no output are skipped, and a set is freed after its last reader); the
 //! sets of the result's scalars are the rows of the pattern. Rows are then coloured greedily in
 //! order: a row takes the smallest colour that no earlier row sharing a column with it has. One
-//! sweep per colour, seeded with 1 on each of its rows, gives for each column the entry of the
-//! one row of the colour that depends on it. A Hessian is the sparse Jacobian of the gradient,
-//! recorded as a function of its own (`f_grad` is generic over the caller's scalar).
+//! backward sweep per colour, seeded with 1 on each of its rows, gives for each column the entry
+//! of the one row of the colour that depends on it. Columns are coloured the same way, and
+//! swept forward over the recorded partials, when that takes fewer colours (bundle adjustment:
+//! a camera is seen by many observations, but an observation sees one camera). A Hessian is the
+//! sparse Jacobian of the gradient, recorded as a function of its own (`f_grad` is generic over
+//! the caller's scalar).
 
 use crate::__private::flatten;
-use crate::{Differentiable, Pullback};
+use crate::{Differentiable, Pullback, Var};
 use nalgebra_sparse::pattern::SparsityPattern;
 use std::rc::Rc;
 
 pub use nalgebra_sparse::{self, CsrMatrix};
 
+/// How the Jacobian is compressed: which of its lines share a sweep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Sweep {
+    /// Rows with no column in common share one backward sweep, seeded with 1 on each of them.
+    Reverse,
+    /// Columns with no row in common share one forward sweep over the recorded partials,
+    /// seeded with 1 on each of them (a Jacobian–vector product on the recording; no rerun of
+    /// the function).
+    Forward,
+}
+
 /// The sparsity pattern of a Jacobian, rows for the result's scalars and columns for the
-/// gradient's, with a colouring of its rows: rows of one colour have no column in common and are
-/// pulled back in one sweep. From [`Pullback::sparsity`]; reusable for the Jacobian at another
-/// point whose recording has the same structure ([`Pullback::sparse_jacobian_with`]).
+/// gradient's, with a colouring of its rows (or columns): lines of one colour share one sweep.
+/// From [`Pullback::sparsity`]; reusable for the Jacobian at another point whose recording has
+/// the same structure ([`Pullback::sparse_jacobian_with`]).
 #[derive(Clone, Debug)]
 pub struct Sparsity {
     pattern: SparsityPattern,
-    /// The colour of each row.
+    sweep: Sweep,
+    /// The colour of each row ([`Sweep::Reverse`]) or column ([`Sweep::Forward`]).
     colors: Vec<usize>,
-    /// The rows of each colour, in order.
+    /// The lines of each colour, in order.
     groups: Vec<Vec<usize>>,
 }
 
@@ -38,47 +53,88 @@ impl Sparsity {
         &self.pattern
     }
 
-    /// The colour of each row.
+    /// Whether rows share backward sweeps or columns share forward ones.
+    pub fn sweep(&self) -> Sweep {
+        self.sweep
+    }
+
+    /// The colour of each row ([`Sweep::Reverse`]) or of each column ([`Sweep::Forward`]).
     pub fn colors(&self) -> &[usize] {
         &self.colors
     }
 
-    /// How many colours, the number of backward sweeps of a sparse Jacobian.
+    /// How many colours: the number of sweeps of a sparse Jacobian.
     pub fn color_count(&self) -> usize {
         self.groups.len()
     }
-}
 
-impl<R: Differentiable + ?Sized, G: Differentiable> Pullback<R, G> {
-    /// The Jacobian's sparsity pattern, read from the recording, and a colouring of its rows.
-    /// Costs about one pass over the recording, in time proportional to the number of nodes
-    /// times the number of inputs each depends on.
-    ///
-    /// The columns are the gradient's scalars in layout order (`flatten` of what
-    /// [`Pullback::pull`] returns), the rows the result's.
-    pub fn sparsity(&self) -> Sparsity {
-        let columns = self.input_nodes();
-        let pattern = dependencies(self, &columns);
-        let colors = color_rows(&pattern);
-        let mut groups = vec![Vec::new(); colors.iter().max().map_or(0, |&last| last + 1)];
-        for (row, &color) in colors.iter().enumerate() {
-            groups[color].push(row);
+    fn new(pattern: SparsityPattern, sweep: Sweep, colors: Vec<usize>) -> Sparsity {
+        let mut groups = vec![Vec::new(); count(&colors)];
+        for (line, &color) in colors.iter().enumerate() {
+            groups[color].push(line);
         }
         Sparsity {
             pattern,
+            sweep,
             colors,
             groups,
         }
     }
+}
 
-    /// The Jacobian as a sparse matrix: [`Pullback::sparsity`], then one backward sweep per
-    /// colour. Each entry is the one a full row pull ([`Pullback::pull`] with a one-hot
-    /// cotangent, or `f_jacobian`) gives, bit for bit.
+impl<R: Differentiable + ?Sized, G: Differentiable> Pullback<R, G> {
+    /// The Jacobian's sparsity pattern, read from the recording, and a colouring of its rows
+    /// or of its columns, whichever needs fewer colours (rows on a tie, and always with
+    /// checkpoints on the recording: a forward sweep cannot cross them). Costs about one pass
+    /// over the recording, in time proportional to the number of nodes times the number of
+    /// inputs each depends on, plus the colouring.
+    ///
+    /// The columns are the gradient's scalars in layout order (`flatten` of what
+    /// [`Pullback::pull`] returns), the rows the result's.
+    pub fn sparsity(&self) -> Sparsity {
+        let pattern = dependencies(self, &self.input_nodes());
+        let transpose = pattern.transpose();
+        if self.recording.has_checkpoints() {
+            let colors = color_lanes(&pattern, &transpose);
+            return Sparsity::new(pattern, Sweep::Reverse, colors);
+        }
+        // Each side needs at least as many colours as the longest line across it has entries:
+        // the side with the lower bound is coloured first, the other only if it can do better.
+        let longest = |lines: &SparsityPattern| {
+            let offsets = lines.major_offsets();
+            offsets.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0)
+        };
+        let (rows_at_least, columns_at_least) = (longest(&transpose), longest(&pattern));
+        if rows_at_least <= columns_at_least {
+            let by_rows = color_lanes(&pattern, &transpose);
+            if columns_at_least < count(&by_rows) {
+                let by_columns = color_lanes(&transpose, &pattern);
+                if count(&by_columns) < count(&by_rows) {
+                    return Sparsity::new(pattern, Sweep::Forward, by_columns);
+                }
+            }
+            Sparsity::new(pattern, Sweep::Reverse, by_rows)
+        } else {
+            let by_columns = color_lanes(&transpose, &pattern);
+            if rows_at_least <= count(&by_columns) {
+                let by_rows = color_lanes(&pattern, &transpose);
+                if count(&by_rows) <= count(&by_columns) {
+                    return Sparsity::new(pattern, Sweep::Reverse, by_rows);
+                }
+            }
+            Sparsity::new(pattern, Sweep::Forward, by_columns)
+        }
+    }
+
+    /// The Jacobian as a sparse matrix: [`Pullback::sparsity`], then one sweep per colour.
+    /// With rows coloured, each entry is the one a full row pull ([`Pullback::pull`] with a
+    /// one-hot cotangent, or `f_jacobian`) gives, bit for bit; with columns, the same
+    /// derivative summed in another order.
     pub fn sparse_jacobian(&self) -> CsrMatrix<f64> {
         self.sparse_jacobian_with(&self.sparsity())
     }
 
-    /// The Jacobian with a known pattern and colouring: one backward sweep per colour.
+    /// The Jacobian with a known pattern and colouring: one sweep per colour.
     ///
     /// The sparsity may come from another point, as long as every entry this recording
     /// depends on is in its pattern and its colouring is valid (a recording through other
@@ -86,34 +142,64 @@ impl<R: Differentiable + ?Sized, G: Differentiable> Pullback<R, G> {
     ///
     /// # Panics
     ///
-    /// If the sparsity has another number of rows or columns than this Jacobian.
+    /// If the sparsity has another number of rows or columns than this Jacobian, or colours
+    /// columns while the recording has checkpoints.
     pub fn sparse_jacobian_with(&self, sparsity: &Sparsity) -> CsrMatrix<f64> {
         let pattern = &sparsity.pattern;
-        let columns = pattern.minor_dim();
-        if pattern.major_dim() != self.outputs.len() {
-            panic!(
-                "ad: the sparsity has {} rows but the result has {} scalars",
-                pattern.major_dim(),
-                self.outputs.len()
-            );
-        }
+        check_dimension("rows", pattern.major_dim(), self.outputs.len());
         let mut values = vec![0.0; pattern.nnz()];
         let offsets = pattern.major_offsets();
-        for group in &sparsity.groups {
-            let seeds = group.iter().map(|&row| (self.outputs[row], 1.0));
-            let compressed = self
-                .recording
-                .pull(seeds, |adjoints| flatten(&(self.read)(adjoints)));
-            if compressed.len() != columns {
-                panic!(
-                    "ad: the sparsity has {columns} columns but the gradient has {} scalars",
-                    compressed.len()
-                );
+        match sparsity.sweep {
+            Sweep::Reverse => {
+                for group in &sparsity.groups {
+                    let seeds = group.iter().map(|&row| (self.outputs[row], 1.0));
+                    let pulled = self
+                        .recording
+                        .pull(seeds, |adjoints| flatten(&(self.read)(adjoints)));
+                    check_dimension("columns", pattern.minor_dim(), pulled.len());
+                    for &row in group {
+                        let entries = &mut values[offsets[row]..offsets[row + 1]];
+                        for (value, &column) in entries.iter_mut().zip(pattern.lane(row)) {
+                            *value = pulled[column];
+                        }
+                    }
+                }
             }
-            for &row in group {
-                let entries = offsets[row]..offsets[row + 1];
-                for (value, &column) in values[entries.clone()].iter_mut().zip(pattern.lane(row)) {
-                    *value = compressed[column];
+            Sweep::Forward => {
+                if self.recording.has_checkpoints() {
+                    panic!(
+                        "ad: a forward sweep cannot cross the checkpoints of this recording: \
+                         colour its rows (`Pullback::sparsity` does)"
+                    );
+                }
+                let columns = self.input_nodes();
+                check_dimension("columns", pattern.minor_dim(), columns.len());
+                // The product of the Jacobian with each colour's 0/1 vector, at every row.
+                let pushed: Vec<Vec<f64>> = sparsity
+                    .groups
+                    .iter()
+                    .map(|group| {
+                        let seeds = group
+                            .iter()
+                            .filter_map(|&column| columns[column].map(|node| (node, 1.0)));
+                        self.recording.push_forward(seeds, |tangents| {
+                            let tangent = |output: &Var| {
+                                let constant = output.is_constant();
+                                if constant {
+                                    0.0
+                                } else {
+                                    tangents[output.index as usize]
+                                }
+                            };
+                            self.outputs.iter().map(tangent).collect()
+                        })
+                    })
+                    .collect();
+                for row in 0..pattern.major_dim() {
+                    let entries = &mut values[offsets[row]..offsets[row + 1]];
+                    for (value, &column) in entries.iter_mut().zip(pattern.lane(row)) {
+                        *value = pushed[sparsity.colors[column]][row];
+                    }
                 }
             }
         }
@@ -135,6 +221,18 @@ impl<R: Differentiable + ?Sized, G: Differentiable> Pullback<R, G> {
             })
             .collect()
     }
+}
+
+/// Panics unless a sparsity's count of rows or columns is the Jacobian's.
+fn check_dimension(what: &str, theirs: usize, ours: usize) {
+    if theirs != ours {
+        panic!("ad: the sparsity has {theirs} {what} but the Jacobian has {ours}");
+    }
+}
+
+/// How many colours a colouring uses.
+fn count(colors: &[usize]) -> usize {
+    colors.iter().max().map_or(0, |&last| last + 1)
 }
 
 /// The sets of input columns each result scalar depends on, by one pass over the recording.
@@ -243,11 +341,12 @@ fn is_subset(part: &Rc<[u32]>, whole: &Rc<[u32]>) -> bool {
     part.iter().all(|item| rest.any(|other| other == item))
 }
 
-/// Colours the rows greedily in order: each row takes the smallest colour that no earlier row
-/// sharing a column with it has. Uses at most one more colour than the most rows any row shares
-/// a column with, and at least as many as the most rows any column has.
-fn color_rows(pattern: &SparsityPattern) -> Vec<usize> {
-    let by_column = pattern.transpose();
+/// Colours the rows of `pattern` greedily in order: each row takes the smallest colour that
+/// no earlier row sharing a column with it has. Uses at most one more colour than the most rows
+/// any row shares a column with, and at least as many as the most rows any column has.
+/// `by_column` is the transpose of `pattern` (the columns are coloured as the rows of the
+/// transpose, with `pattern` as its transpose).
+fn color_lanes(pattern: &SparsityPattern, by_column: &SparsityPattern) -> Vec<usize> {
     let rows = pattern.major_dim();
     let mut colors = vec![usize::MAX; rows];
     // `taken[c] == row` when colour c is used by a neighbour of `row`.
@@ -255,9 +354,8 @@ fn color_rows(pattern: &SparsityPattern) -> Vec<usize> {
     for row in 0..rows {
         for &column in pattern.lane(row) {
             for &other in by_column.lane(column) {
-                let color = colors[other];
                 if other < row {
-                    taken[color] = row;
+                    taken[colors[other]] = row;
                 }
             }
         }

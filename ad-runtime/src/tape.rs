@@ -978,6 +978,62 @@ impl Detached {
             }
         }
     }
+
+    /// Whether the forward pass recorded checkpointed segments (whose outputs have no recorded
+    /// partials: [`Detached::push_forward`] cannot cross them).
+    #[cfg(feature = "sparse")]
+    pub(crate) fn has_checkpoints(&self) -> bool {
+        !self.recording.borrow().checkpoints.is_empty()
+    }
+
+    /// Sweeps the recorded partials forward from tangents of input nodes (a Jacobian–vector
+    /// product on the recording, without running the function again), then lends the tangent of
+    /// every node to `read`. The recording must have no checkpoints.
+    #[cfg(feature = "sparse")]
+    pub(crate) fn push_forward<R>(
+        &self,
+        seeds: impl IntoIterator<Item = (u32, f64)>,
+        read: impl FnOnce(&[f64]) -> R,
+    ) -> R {
+        let r = self.recording.borrow();
+        assert!(
+            r.checkpoints.is_empty(),
+            "no forward sweep through checkpoints"
+        );
+        let mut tangents = vec![0.0; self.nodes];
+        for (node, seed) in seeds {
+            tangents[node as usize] += seed;
+        }
+        // As in the backward sweep, an operand of tangent 0 adds nothing, so an infinite
+        // partial of an unused branch cannot make a NaN.
+        let mut sums = r.sums.iter().peekable();
+        let mut start = 0;
+        for node in 0..self.nodes {
+            let end = r.ends[node] as usize;
+            let mut total = 0.0;
+            if start != end {
+                for (&operand, &partial) in
+                    r.operands[start..end].iter().zip(&r.partials[start..end])
+                {
+                    let tangent = tangents[operand as usize];
+                    if tangent != 0.0 {
+                        total += partial * tangent;
+                    }
+                }
+                tangents[node] = total;
+            } else if let Some((_, slots)) = sums.next_if(|sum| sum.0 as usize == node) {
+                for slot in slots {
+                    let tangent = tangents[slot.operand as usize];
+                    if tangent != 0.0 {
+                        total += slot.partial * tangent;
+                    }
+                }
+                tangents[node] = total;
+            }
+            start = end;
+        }
+        read(&tangents)
+    }
 }
 
 impl Drop for Detached {
