@@ -465,3 +465,49 @@ fn a_random_sparse_hessian_has_the_pairs_as_its_pattern() {
     let (_, _, dense) = pair_energy_hessian(&x, &pairs);
     assert_matches_dense(&pullback.sparse_jacobian(), &dense, Some(1e-12));
 }
+
+// ---- A matrix from the caller's products, one per colour ----
+
+#[test]
+fn a_hessian_from_one_hvp_per_colour_reuses_the_sparsity_of_another_point() {
+    let sparsity = chain_gradient_pullback(&point(40)).1.sparsity();
+    assert_eq!(sparsity.color_count(), 3);
+    let x: Vec<f64> = point(40).iter().map(|v| 0.5 - v).collect();
+    let mut products = 0;
+    let hessian = sparsity.matrix_from_products(|direction| {
+        products += 1;
+        chain_energy_hvp(&x, direction).2
+    });
+    assert_eq!(products, 3);
+    let (_, _, dense) = chain_energy_hessian(&x);
+    assert_matches_dense(&hessian, &dense, Some(1e-12));
+}
+
+#[test]
+fn jacobians_from_jvps_by_columns_and_vjps_by_rows() {
+    let x = point(6 * BLOCK);
+    let n = x.len();
+    let by_columns = block_diagonal_pullback(&x, 0.8).1.sparsity();
+    assert_eq!(by_columns.sweep(), Sweep::Forward);
+    let jacobian =
+        by_columns.matrix_from_products(|seed| block_diagonal_jvp(&x, 0.8, &seed[..n], seed[n]).1);
+    let dense: Vec<Vec<f64>> = block_diagonal_jacobian(&x, 0.8)
+        .1
+        .into_iter()
+        .map(|(dx, dscale)| dx.into_iter().chain([dscale]).collect())
+        .collect();
+    assert_matches_dense(&jacobian, &dense, Some(1e-14));
+
+    let x = point(30);
+    let by_rows = banded_pullback(&x).1.sparsity();
+    assert_eq!(by_rows.sweep(), Sweep::Reverse);
+    let jacobian = by_rows.matrix_from_products(|seed| banded_vjp(&x, &seed.to_vec()).1);
+    assert_matches_dense(&jacobian, &banded_jacobian(&x).1, None);
+}
+
+#[test]
+#[should_panic(expected = "a product has 3 entries but the matrix has 30 columns")]
+fn a_product_of_the_wrong_length_is_refused() {
+    let sparsity = banded_pullback(&point(30)).1.sparsity();
+    sparsity.matrix_from_products(|_| vec![0.0; 3]);
+}

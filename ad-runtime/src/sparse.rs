@@ -68,6 +68,66 @@ impl Sparsity {
         self.groups.len()
     }
 
+    /// The matrix from one product per colour by the caller: `product(seed)` gets the 0/1
+    /// vector of a colour's lines and returns `seedᵀ J` (a vector–Jacobian product, one entry
+    /// per column) for [`Sweep::Reverse`], `J seed` (one entry per row) for
+    /// [`Sweep::Forward`]. For a Hessian, symmetric, both are `f_hvp` along `seed`: with the
+    /// sparsity found once (from the recorded gradient), each later Hessian costs one `f_hvp`
+    /// per colour and no recording of the gradient.
+    ///
+    /// # Panics
+    ///
+    /// If a product has another length than the matrix's columns (reverse) or rows (forward).
+    pub fn matrix_from_products(
+        &self,
+        mut product: impl FnMut(&[f64]) -> Vec<f64>,
+    ) -> CsrMatrix<f64> {
+        let lines = self.colors.len();
+        self.assemble(|group| {
+            let mut seed = vec![0.0; lines];
+            for &line in group {
+                seed[line] = 1.0;
+            }
+            product(&seed)
+        })
+    }
+
+    /// The matrix from the compressed products, one per colour: `compressed(lines)` is the sum
+    /// of the rows (reverse) or columns (forward) `lines`, which share no entry's column (row),
+    /// so each entry is read from the product of its row's (column's) colour.
+    fn assemble(&self, mut compressed: impl FnMut(&[usize]) -> Vec<f64>) -> CsrMatrix<f64> {
+        let pattern = &self.pattern;
+        let across = match self.sweep {
+            Sweep::Reverse => ("columns", pattern.minor_dim()),
+            Sweep::Forward => ("rows", pattern.major_dim()),
+        };
+        let products: Vec<Vec<f64>> = self
+            .groups
+            .iter()
+            .map(|group| {
+                let product = compressed(group);
+                if product.len() != across.1 {
+                    panic!(
+                        "ad: a product has {} entries but the matrix has {} {}",
+                        product.len(),
+                        across.1,
+                        across.0
+                    );
+                }
+                product
+            })
+            .collect();
+        let mut values = Vec::with_capacity(pattern.nnz());
+        for row in 0..pattern.major_dim() {
+            values.extend(pattern.lane(row).iter().map(|&column| match self.sweep {
+                Sweep::Reverse => products[self.colors[row]][column],
+                Sweep::Forward => products[self.colors[column]][row],
+            }));
+        }
+        CsrMatrix::try_from_pattern_and_values(pattern.clone(), values)
+            .expect("one value per entry of the pattern")
+    }
+
     fn new(pattern: SparsityPattern, sweep: Sweep, colors: Vec<usize>) -> Sparsity {
         let mut groups = vec![Vec::new(); count(&colors)];
         for (line, &color) in colors.iter().enumerate() {
@@ -145,26 +205,13 @@ impl<R: Differentiable + ?Sized, G: Differentiable> Pullback<R, G> {
     /// If the sparsity has another number of rows or columns than this Jacobian, or colours
     /// columns while the recording has checkpoints.
     pub fn sparse_jacobian_with(&self, sparsity: &Sparsity) -> CsrMatrix<f64> {
-        let pattern = &sparsity.pattern;
-        check_dimension("rows", pattern.major_dim(), self.outputs.len());
-        let mut values = vec![0.0; pattern.nnz()];
-        let offsets = pattern.major_offsets();
+        check_dimension("rows", sparsity.pattern.major_dim(), self.outputs.len());
         match sparsity.sweep {
-            Sweep::Reverse => {
-                for group in &sparsity.groups {
-                    let seeds = group.iter().map(|&row| (self.outputs[row], 1.0));
-                    let pulled = self
-                        .recording
-                        .pull(seeds, |adjoints| flatten(&(self.read)(adjoints)));
-                    check_dimension("columns", pattern.minor_dim(), pulled.len());
-                    for &row in group {
-                        let entries = &mut values[offsets[row]..offsets[row + 1]];
-                        for (value, &column) in entries.iter_mut().zip(pattern.lane(row)) {
-                            *value = pulled[column];
-                        }
-                    }
-                }
-            }
+            Sweep::Reverse => sparsity.assemble(|rows| {
+                let seeds = rows.iter().map(|&row| (self.outputs[row], 1.0));
+                self.recording
+                    .pull(seeds, |adjoints| flatten(&(self.read)(adjoints)))
+            }),
             Sweep::Forward => {
                 if self.recording.has_checkpoints() {
                     panic!(
@@ -173,38 +220,25 @@ impl<R: Differentiable + ?Sized, G: Differentiable> Pullback<R, G> {
                     );
                 }
                 let columns = self.input_nodes();
-                check_dimension("columns", pattern.minor_dim(), columns.len());
-                // The product of the Jacobian with each colour's 0/1 vector, at every row.
-                let pushed: Vec<Vec<f64>> = sparsity
-                    .groups
-                    .iter()
-                    .map(|group| {
-                        let seeds = group
-                            .iter()
-                            .filter_map(|&column| columns[column].map(|node| (node, 1.0)));
-                        self.recording.push_forward(seeds, |tangents| {
-                            let tangent = |output: &Var| {
-                                let constant = output.is_constant();
-                                if constant {
-                                    0.0
-                                } else {
-                                    tangents[output.index as usize]
-                                }
-                            };
-                            self.outputs.iter().map(tangent).collect()
-                        })
+                check_dimension("columns", sparsity.pattern.minor_dim(), columns.len());
+                sparsity.assemble(|group| {
+                    let seeds = group
+                        .iter()
+                        .filter_map(|&column| columns[column].map(|node| (node, 1.0)));
+                    self.recording.push_forward(seeds, |tangents| {
+                        let tangent = |output: &Var| {
+                            let constant = output.is_constant();
+                            if constant {
+                                0.0
+                            } else {
+                                tangents[output.index as usize]
+                            }
+                        };
+                        self.outputs.iter().map(tangent).collect()
                     })
-                    .collect();
-                for row in 0..pattern.major_dim() {
-                    let entries = &mut values[offsets[row]..offsets[row + 1]];
-                    for (value, &column) in entries.iter_mut().zip(pattern.lane(row)) {
-                        *value = pushed[sparsity.colors[column]][row];
-                    }
-                }
+                })
             }
         }
-        CsrMatrix::try_from_pattern_and_values(pattern.clone(), values)
-            .expect("one value per entry of the pattern")
     }
 
     /// The node of each input scalar, in the gradient's layout order (`None` for a scalar the
