@@ -31,7 +31,8 @@
 //! on them. The cargo feature `nalgebra` makes nalgebra matrices of `f64` parameters and results
 //! (their gradients come back as the same matrix types), implements nalgebra's `RealField`
 //! for [`Var`] and [`Dual`], and fills [`linalg`]: solves and decompositions inside annotated
-//! bodies.
+//! bodies. The cargo feature `sparse` fills [`sparse`]: sparse Jacobians and Hessians from a
+//! retained pullback, in as many sweeps as their structure needs colours.
 
 /// Makes a function over `f64` differentiable and generates `name_grad`, its value and gradient.
 ///
