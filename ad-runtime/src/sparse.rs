@@ -308,10 +308,12 @@ fn dependencies<R: ?Sized, G>(
             }
         }
     }
-    // Forward: each needed node's set of columns, shared with an operand when it adds nothing.
+    // Forward: each needed node's set of columns, shared with its widest operand's when the
+    // others add nothing. `marked[column] == node` once the column is in the node's union.
     let mut sets: Vec<Option<Rc<[u32]>>> = vec![None; nodes];
     let empty: Rc<[u32]> = Rc::from([]);
-    let mut merged = Vec::new();
+    let mut marked = vec![u32::MAX; columns.len()];
+    let mut union = Vec::new();
     for node in 0..nodes {
         if last_reader[node] == NOT_READ {
             continue;
@@ -323,21 +325,22 @@ fn dependencies<R: ?Sized, G>(
         operands.clear();
         recording.operands(node, &mut operands);
         let set_of = |operand: &u32| sets[*operand as usize].as_ref().unwrap_or(&empty);
-        let widest = operands.iter().map(set_of).max_by_key(|set| set.len());
-        let widest = widest.cloned().unwrap_or_else(|| Rc::clone(&empty));
-        let set = if operands
-            .iter()
-            .all(|operand| is_subset(set_of(operand), &widest))
-        {
-            widest
-        } else {
-            merged.clear();
-            for operand in &operands {
-                merged.extend_from_slice(set_of(operand));
+        union.clear();
+        for operand in &operands {
+            for &column in set_of(operand).iter() {
+                if marked[column as usize] != node as u32 {
+                    marked[column as usize] = node as u32;
+                    union.push(column);
+                }
             }
-            merged.sort_unstable();
-            merged.dedup();
-            Rc::from(merged.as_slice())
+        }
+        let widest = operands.iter().map(set_of).max_by_key(|set| set.len());
+        let set = match widest {
+            Some(widest) if widest.len() == union.len() => Rc::clone(widest),
+            _ => {
+                union.sort_unstable();
+                Rc::from(union.as_slice())
+            }
         };
         for &operand in &operands {
             if last_reader[operand as usize] == node as u32 {
@@ -363,16 +366,6 @@ fn dependencies<R: ?Sized, G>(
         indices,
     )
     .expect("sorted columns within bounds")
-}
-
-/// Whether the sorted set `part` is within the sorted set `whole` (the same set, or the empty
-/// set, in the common cases: checked by pointer and length first).
-fn is_subset(part: &Rc<[u32]>, whole: &Rc<[u32]>) -> bool {
-    if Rc::ptr_eq(part, whole) || part.is_empty() {
-        return true;
-    }
-    let mut rest = whole.iter();
-    part.iter().all(|item| rest.any(|other| other == item))
 }
 
 /// Colours the rows of `pattern` greedily in order: each row takes the smallest colour that
