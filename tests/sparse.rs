@@ -300,6 +300,38 @@ fn random_sparse_jacobians_have_their_pattern_and_a_valid_coloring() {
     }
 }
 
+/// Row i is a loop sum of 300 terms of x_i and `scale`: sums that long keep their own buffer on
+/// the tape, and the dense column of `scale` makes the columns share forward sweeps.
+#[reverse_diff]
+fn long_sums(x: &[f64], scale: f64) -> Vec<f64> {
+    x.iter()
+        .map(|v| {
+            let mut total = 0.0;
+            for k in 0..300 {
+                total += (v * scale + k as f64 * 0.01).sin();
+            }
+            total
+        })
+        .collect()
+}
+
+#[test]
+fn a_forward_sweep_reads_the_operands_of_long_sums() {
+    let x = point(12);
+    let (_, pullback) = long_sums_pullback(&x, 0.7);
+    let sparsity = pullback.sparsity();
+    let expected: BTreeSet<_> = (0..12).flat_map(|i| [(i, i), (i, 12)]).collect();
+    assert_eq!(pattern_entries(&sparsity), expected);
+    assert_eq!(sparsity.sweep(), Sweep::Forward);
+    assert_eq!(assert_valid_coloring(&sparsity), 2);
+    let dense: Vec<Vec<f64>> = long_sums_jacobian(&x, 0.7)
+        .1
+        .into_iter()
+        .map(|(dx, dscale)| dx.into_iter().chain([dscale]).collect())
+        .collect();
+    assert_matches_dense(&pullback.sparse_jacobian(), &dense, Some(1e-13));
+}
+
 #[reverse_diff]
 fn with_constant_rows(x: &[f64]) -> Vec<f64> {
     vec![x[0] * x[1], 2.0, x[2].sin(), x[0]]
