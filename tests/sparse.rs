@@ -84,6 +84,9 @@ fn assert_valid_coloring(sparsity: &Sparsity) -> usize {
     let lines = match sparsity.sweep() {
         Sweep::Reverse => sparsity.pattern().clone(),
         Sweep::Forward => sparsity.pattern().transpose(),
+        Sweep::Symmetric => {
+            panic!("one-sided colourings only (`sparsity`, not `hessian_sparsity`)")
+        }
     };
     let colors = sparsity.colors();
     assert_eq!(colors.len(), lines.major_dim());
@@ -123,7 +126,7 @@ fn assert_valid_coloring(sparsity: &Sparsity) -> usize {
 fn jacobian_tolerance(sparsity: &Sparsity) -> Option<f64> {
     match sparsity.sweep() {
         Sweep::Reverse => None,
-        Sweep::Forward => Some(1e-14),
+        Sweep::Forward | Sweep::Symmetric => Some(1e-14),
     }
 }
 
@@ -477,15 +480,20 @@ fn pair_gradient(x: &[f64], #[no_grad] pairs: &[(usize, usize)]) -> Vec<f64> {
     pair_energy_grad(x, pairs).1
 }
 
-#[test]
-fn a_random_sparse_hessian_has_the_pairs_as_its_pattern() {
-    let mut random = Lcg(5);
-    let n = 60;
-    let pairs: Vec<(usize, usize)> = (0..90)
+/// A point of `n` unknowns and up to `count` random pairs of distinct unknowns, from `seed`.
+fn random_pairs(seed: u64, n: usize, count: usize) -> (Vec<f64>, Vec<(usize, usize)>) {
+    let mut random = Lcg(seed);
+    let pairs = (0..count)
         .map(|_| (random.below(n), random.below(n)))
         .filter(|(i, j)| i != j)
         .collect();
-    let x: Vec<f64> = (0..n).map(|_| random.unit() + 0.2).collect();
+    let x = (0..n).map(|_| random.unit() + 0.2).collect();
+    (x, pairs)
+}
+
+#[test]
+fn a_random_sparse_hessian_has_the_pairs_as_its_pattern() {
+    let (x, pairs) = random_pairs(5, 60, 90);
     let (_, pullback) = pair_gradient_pullback(&x, &pairs);
     let sparsity = pullback.sparsity();
     let expected: BTreeSet<_> = pairs
@@ -493,7 +501,7 @@ fn a_random_sparse_hessian_has_the_pairs_as_its_pattern() {
         .flat_map(|&(i, j)| [(i, j), (j, i), (i, i), (j, j)])
         .collect();
     assert_eq!(pattern_entries(&sparsity), expected);
-    assert!(assert_valid_coloring(&sparsity) < n);
+    assert!(assert_valid_coloring(&sparsity) < x.len());
     let (_, _, dense) = pair_energy_hessian(&x, &pairs);
     assert_matches_dense(&pullback.sparse_jacobian(), &dense, Some(1e-12));
 }
@@ -542,4 +550,110 @@ fn jacobians_from_jvps_by_columns_and_vjps_by_rows() {
 fn a_product_of_the_wrong_length_is_refused() {
     let sparsity = banded_pullback(&point(30)).1.sparsity();
     sparsity.matrix_from_products(|_| vec![0.0; 3]);
+}
+
+// ---- Hessians by their symmetry: star colouring ----
+
+/// An arrow Hessian: every x_i meets the hub x_{n−1}, and nothing else.
+#[reverse_diff]
+fn hub_energy(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut total = x[n - 1].sin();
+    for i in 0..n - 1 {
+        total += x[i] * x[i] * x[n - 1] + x[i].cos();
+    }
+    total
+}
+
+#[reverse_diff]
+fn hub_gradient(x: &[f64]) -> Vec<f64> {
+    hub_energy_grad(x).1
+}
+
+/// A symmetric sparsity is a valid star colouring: every off-diagonal entry is the only one
+/// of its colour in its row, or in its column.
+fn assert_star_coloring(sparsity: &Sparsity) {
+    let pattern = sparsity.pattern();
+    let colors = sparsity.colors();
+    let alone = |line: usize, other: usize| {
+        let neighbours = pattern.lane(line).iter().filter(|&&near| near != line);
+        neighbours
+            .filter(|&&near| colors[near] == colors[other])
+            .count()
+            == 1
+    };
+    for (i, j) in pattern.entries() {
+        if i != j {
+            assert_ne!(colors[i], colors[j], "neighbours {i} and {j}");
+            assert!(
+                alone(i, j) || alone(j, i),
+                "entry ({i}, {j}) is in no product alone"
+            );
+        }
+    }
+}
+
+#[test]
+fn an_arrow_hessian_takes_two_colours_by_its_symmetry() {
+    let n = 200;
+    let x = point(n);
+    let (_, pullback) = hub_gradient_pullback(&x);
+    // One-sided: the hub's dense column makes every row conflict.
+    assert_eq!(pullback.sparsity().color_count(), n);
+    let sparsity = pullback.hessian_sparsity();
+    assert_eq!(sparsity.sweep(), Sweep::Symmetric);
+    assert_eq!(sparsity.color_count(), 2);
+    assert_star_coloring(&sparsity);
+    let expected: BTreeSet<_> = (0..n - 1)
+        .flat_map(|i| [(i, i), (i, n - 1), (n - 1, i)])
+        .chain([(n - 1, n - 1)])
+        .collect();
+    assert_eq!(pattern_entries(&sparsity), expected);
+    let (_, _, dense) = hub_energy_hessian(&x);
+    assert_matches_dense(
+        &pullback.sparse_jacobian_with(&sparsity),
+        &dense,
+        Some(1e-12),
+    );
+    let by_hvps = sparsity.matrix_from_products(|direction| hub_energy_hvp(&x, direction).2);
+    assert_matches_dense(&by_hvps, &dense, Some(1e-12));
+}
+
+/// `hessian_sparsity` takes no more colours than `sparsity`, is a star colouring when it
+/// colours by symmetry, and gives `dense` by the gradient's sweeps and by `hvp` per colour.
+fn assert_hessian_sparsity<R: ?Sized + ad::Differentiable>(
+    pullback: &ad::Pullback<R, Vec<f64>>,
+    dense: &[Vec<f64>],
+    hvp: impl Fn(&[f64]) -> Vec<f64>,
+) {
+    let sparsity = pullback.hessian_sparsity();
+    assert!(sparsity.color_count() <= pullback.sparsity().color_count());
+    if sparsity.sweep() == Sweep::Symmetric {
+        assert_star_coloring(&sparsity);
+    }
+    let sweeps = pullback.sparse_jacobian_with(&sparsity);
+    assert_matches_dense(&sweeps, dense, Some(1e-12));
+    assert_matches_dense(&sparsity.matrix_from_products(hvp), dense, Some(1e-12));
+}
+
+#[test]
+fn star_colourings_of_grid_and_random_hessians_recover_every_entry() {
+    let side = 9;
+    let u = point(side * side);
+    let (_, _, dense) = grid_energy_hessian(&u, side);
+    let hvp = |direction: &[f64]| laplacian::grid_energy_hvp(&u, side, direction).2;
+    assert_hessian_sparsity(&grid_gradient_pullback(&u, side).1, &dense, hvp);
+
+    let (x, pairs) = random_pairs(23, 80, 120);
+    let (_, _, dense) = pair_energy_hessian(&x, &pairs);
+    let hvp = |direction: &[f64]| pair_energy_hvp(&x, &pairs, direction).2;
+    assert_hessian_sparsity(&pair_gradient_pullback(&x, &pairs).1, &dense, hvp);
+}
+
+#[test]
+#[should_panic(expected = "a Hessian's sparsity needs a square Jacobian, not 4 × 3")]
+fn a_hessian_sparsity_of_a_rectangular_jacobian_is_refused() {
+    with_constant_rows_pullback(&[0.5, -1.5, 2.0])
+        .1
+        .hessian_sparsity();
 }
