@@ -1,6 +1,7 @@
 //! ADBench's objectives (module `tests/adbench/`): each as a plain `f64` call and with its
 //! derivative from `#[reverse_diff]`. GMM d=2 K=5 (n = 1000) and LSTM l=2 c=1024 with their
-//! gradients; BA on the first 2 000 observations of ba1 with the sparse Jacobian.
+//! gradients; BA on the first 2 000 observations of ba1 with the sparse Jacobian, assembled from
+//! per-observation blocks and by `ad::sparse`.
 //! `cargo run --release --example adbench` prints the same measurements for every instance,
 //! with their ratios.
 //!
@@ -37,6 +38,10 @@ fn adbench_objectives(c: &mut Criterion) {
     });
     group.bench_function("ba1_2000_observations/jacobian", |b| {
         b.iter(|| ba::ba_jacobian(black_box(&ba)))
+    });
+    // The same Jacobian by `ad::sparse`, knowing nothing of BA's structure.
+    group.bench_function("ba1_2000_observations/jacobian_sparse", |b| {
+        b.iter(|| ba::ba_jacobian_sparse(black_box(&ba)))
     });
 
     let lstm = load("lstm/lstm_l2_c1024.txt", lstm::read_lstm);

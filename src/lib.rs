@@ -31,7 +31,8 @@
 //! on them. The cargo feature `nalgebra` makes nalgebra matrices of `f64` parameters and results
 //! (their gradients come back as the same matrix types), implements nalgebra's `RealField`
 //! for [`Var`] and [`Dual`], and fills [`linalg`]: solves and decompositions inside annotated
-//! bodies.
+//! bodies. The cargo feature `sparse` fills [`sparse`]: sparse Jacobians and Hessians from a
+//! retained pullback, in as many sweeps as their structure needs colours.
 
 #![warn(missing_docs)]
 
@@ -328,6 +329,54 @@ pub mod linalg {
     #[allow(unused_imports)]
     #[doc(inline)]
     pub use ad_runtime::linalg::*;
+}
+
+/// Sparse Jacobians and Hessians (cargo feature `sparse`; empty without it).
+///
+/// [`Pullback::sparsity`] reads from a retained pullback's recording which input scalars each
+/// result scalar depends on, and colours the rows so that rows with no column in common share
+/// one backward sweep; [`Pullback::sparse_jacobian`] then costs one sweep per colour (3 for a
+/// tridiagonal Jacobian of any size) and returns a nalgebra-sparse
+/// [`CsrMatrix`](https://docs.rs/nalgebra-sparse). A sparse Hessian is the sparse Jacobian of
+/// the gradient, written as a function of its own that calls `f_grad`.
+///
+/// ```
+/// use ad::reverse_diff;
+///
+/// /// A chain of springs with a quartic term: its Hessian is tridiagonal.
+/// #[reverse_diff]
+/// fn energy(x: &[f64]) -> f64 {
+///     let mut total = 0.0;
+///     for i in 0..x.len() {
+///         total += x[i].powi(4) / 4.0;
+///         if i + 1 < x.len() {
+///             total += 0.5 * (x[i + 1] - x[i]).powi(2);
+///         }
+///     }
+///     total
+/// }
+///
+/// #[reverse_diff]
+/// fn energy_gradient(x: &[f64]) -> Vec<f64> {
+///     energy_grad(x).1
+/// }
+///
+/// let x: Vec<f64> = (0..1000).map(|i| (i as f64 * 0.1).sin()).collect();
+/// let (_gradient, pullback) = energy_gradient_pullback(&x);
+/// let sparsity = pullback.sparsity();
+/// assert_eq!(sparsity.color_count(), 3); // three sweeps, not 1000
+/// let hessian = pullback.sparse_jacobian_with(&sparsity);
+/// assert_eq!(hessian.nnz(), 3 * 1000 - 2);
+/// // H[i][i] = 3 xᵢ² + 2 inside the chain, H[i][i+1] = −1.
+/// let diagonal = hessian.get_entry(5, 5).unwrap().into_value();
+/// assert!((diagonal - (3.0 * x[5] * x[5] + 2.0)).abs() < 1e-12);
+/// assert_eq!(hessian.get_entry(5, 6).unwrap().into_value(), -1.0);
+/// ```
+pub mod sparse {
+    // Without the feature `sparse` the runtime's `sparse` is empty and the glob imports nothing.
+    #[allow(unused_imports)]
+    #[doc(inline)]
+    pub use ad_runtime::sparse::*;
 }
 
 #[doc(hidden)]

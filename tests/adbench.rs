@@ -6,6 +6,7 @@
 #[path = "adbench/mod.rs"]
 mod adbench;
 
+use ad::sparse::Sweep;
 use adbench::ba::{self, BaInput, CAMERA_SIZE, OBSERVATION_SIZE, POINT_SIZE};
 use adbench::gmm::{self, GmmInput};
 use adbench::lstm::{self, LstmInput};
@@ -573,6 +574,68 @@ fn ba_jacobian_times_a_direction_matches_central_differences_of_all_residuals() 
                     "{file}, row {row}: (J u) = {got}, central difference {central}"
                 );
             }
+        }
+    }
+}
+
+#[test]
+fn ba_jacobian_by_ad_sparse_equals_the_assembled_blocks() {
+    for (file, observations) in [
+        ("ba/test.txt", usize::MAX),
+        ("ba/ba1_n49_m7776_p31843.txt", 3000),
+    ] {
+        let input: BaInput = load(file, ba::read_ba).first_observations(observations);
+        let blocks = ba::ba_jacobian(&input);
+        let sparse = ba::ba_jacobian_sparse(&input);
+        let (_, pullback) = ba::ba_residuals_pullback(
+            &input.cameras,
+            &input.points,
+            &input.weights,
+            &input.features,
+            &input.observations,
+        );
+        let sparsity = pullback.sparsity();
+        // A row has 14 entries, so columns need at least 14 colours: greedy takes exactly 14,
+        // while a camera's column meets 2p/n rows. (test.txt, 10 observations of 2 cameras,
+        // takes fewer by rows.)
+        assert!(
+            sparsity.color_count() <= 14,
+            "{file}: {}",
+            sparsity.color_count()
+        );
+        if input.p > 1000 {
+            assert_eq!(
+                (sparsity.sweep(), sparsity.color_count()),
+                (Sweep::Forward, 14)
+            );
+        }
+        assert_eq!((sparse.rows, sparse.columns), (blocks.rows, blocks.columns));
+        for row in 0..blocks.rows {
+            // The blocks store all 15 entries of a reprojection row; the tape knows that the
+            // x residual does not read the camera's y0, nor the y residual its x0.
+            let (columns, values) = sparse.row(row);
+            let (block_columns, block_values) = blocks.row(row);
+            let expected_length = if row < 2 * input.p { 14 } else { 1 };
+            assert_eq!(columns.len(), expected_length, "{file}, row {row}");
+            let mut found = 0;
+            for (column, expected) in block_columns.iter().zip(block_values) {
+                match columns.iter().position(|c| c == column) {
+                    Some(at) => {
+                        found += 1;
+                        let got = values[at];
+                        assert!(
+                            (got - expected).abs() <= 1e-13 * expected.abs().max(1.0),
+                            "{file}, ({row}, {column}): {got} against {expected}"
+                        );
+                    }
+                    None => assert_eq!(*expected, 0.0, "{file}, ({row}, {column})"),
+                }
+            }
+            assert_eq!(
+                found,
+                columns.len(),
+                "{file}, row {row}: entries outside the blocks"
+            );
         }
     }
 }

@@ -34,12 +34,18 @@ mod ndarray;
 mod pullback;
 mod real;
 mod scalar;
+#[cfg(feature = "sparse")]
+pub mod sparse;
 mod tape;
 
 /// Solves and decompositions of nalgebra matrices over any [`Real`]: empty without the cargo
 /// feature `nalgebra`.
 #[cfg(not(feature = "nalgebra"))]
 pub mod linalg {}
+
+/// Sparse Jacobians and Hessians from a [`Pullback`]: empty without the cargo feature `sparse`.
+#[cfg(not(feature = "sparse"))]
+pub mod sparse {}
 
 #[doc(hidden)]
 pub mod __private;

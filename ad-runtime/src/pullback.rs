@@ -19,11 +19,11 @@ use std::marker::PhantomData;
 ///
 /// (`ad::Pullback` has an example.)
 pub struct Pullback<R: ?Sized, G> {
-    recording: Detached,
+    pub(crate) recording: Detached,
     /// The result's scalars on the recording, in layout order.
-    outputs: Vec<Var>,
+    pub(crate) outputs: Vec<Var>,
     /// Reads the gradient of the seeded inputs it owns from the adjoints of a sweep.
-    read: Box<dyn Fn(&Adjoints<'_>) -> G>,
+    pub(crate) read: Box<dyn Fn(&Adjoints<'_>) -> G>,
     result: PhantomData<fn(&R)>,
 }
 

@@ -914,6 +914,101 @@ impl Detached {
     pub(crate) fn len(&self) -> usize {
         self.nodes
     }
+
+    /// Lends `read` adjoints in which node `i`'s adjoint is `i + 1`: a gradient read from them
+    /// names the node of each input scalar (exactly: node numbers are below 2³², well within
+    /// `f64`'s integers).
+    #[cfg(feature = "sparse")]
+    pub(crate) fn read_node_numbers<R>(&self, read: impl FnOnce(&Adjoints<'_>) -> R) -> R {
+        let numbers: Vec<f64> = (1..=self.nodes).map(|number| number as f64).collect();
+        let tag = self.recording.borrow().tag;
+        read(&Adjoints {
+            adjoints: &numbers,
+            tag,
+        })
+    }
+
+    /// Appends to `into` the nodes that `node` of the forward pass read: its operand slots, a
+    /// sum's operands, or, for an output of a checkpointed segment, the segment's inputs (the
+    /// replay is not run, so each output is taken to read all of them). An input reads nothing.
+    #[cfg(feature = "sparse")]
+    pub(crate) fn operands(&self, node: usize, into: &mut Vec<u32>) {
+        let r = self.recording.borrow();
+        let start = node
+            .checked_sub(1)
+            .map_or(0, |below| r.ends[below] as usize);
+        let end = r.ends[node] as usize;
+        if start != end {
+            into.extend(r.slots[start..end].iter().map(|slot| slot.operand));
+        } else if let Ok(sum) = r.sums.binary_search_by_key(&(node as u32), |sum| sum.0) {
+            into.extend(r.sums[sum].1.iter().map(|slot| slot.operand));
+        } else {
+            let after = r
+                .checkpoints
+                .partition_point(|checkpoint| checkpoint.first as usize <= node);
+            if let Some(checkpoint) = after.checked_sub(1).map(|last| &r.checkpoints[last]) {
+                if node < (checkpoint.first + checkpoint.outputs) as usize {
+                    let inputs = checkpoint
+                        .inputs
+                        .iter()
+                        .filter(|input| !input.is_constant());
+                    into.extend(inputs.map(|input| input.index));
+                }
+            }
+        }
+    }
+
+    /// Whether the forward pass recorded checkpointed segments (whose outputs have no recorded
+    /// partials: [`Detached::push_forward`] cannot cross them).
+    #[cfg(feature = "sparse")]
+    pub(crate) fn has_checkpoints(&self) -> bool {
+        !self.recording.borrow().checkpoints.is_empty()
+    }
+
+    /// Sweeps the recorded partials forward from tangents of input nodes (a Jacobian–vector
+    /// product on the recording, without running the function again), then lends the tangent of
+    /// every node to `read`. The recording must have no checkpoints.
+    #[cfg(feature = "sparse")]
+    pub(crate) fn push_forward<R>(
+        &self,
+        seeds: impl IntoIterator<Item = (u32, f64)>,
+        read: impl FnOnce(&[f64]) -> R,
+    ) -> R {
+        let r = self.recording.borrow();
+        assert!(
+            r.checkpoints.is_empty(),
+            "no forward sweep through checkpoints"
+        );
+        let mut tangents = vec![0.0; self.nodes];
+        for (node, seed) in seeds {
+            tangents[node as usize] += seed;
+        }
+        // As in the backward sweep, an operand of tangent 0 adds nothing, so an infinite
+        // partial of an unused branch cannot make a NaN.
+        let mut sums = r.sums.iter().peekable();
+        let mut start = 0;
+        for node in 0..self.nodes {
+            let end = r.ends[node] as usize;
+            let operands = if start != end {
+                Some(&r.slots[start..end])
+            } else {
+                sums.next_if(|sum| sum.0 as usize == node)
+                    .map(|(_, slots)| &slots[..])
+            };
+            if let Some(operands) = operands {
+                let mut total = 0.0;
+                for slot in operands {
+                    let tangent = tangents[slot.operand as usize];
+                    if tangent != 0.0 {
+                        total += slot.partial * tangent;
+                    }
+                }
+                tangents[node] = total;
+            }
+            start = end;
+        }
+        read(&tangents)
+    }
 }
 
 impl Drop for Detached {

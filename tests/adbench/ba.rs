@@ -229,11 +229,8 @@ pub fn ba_residual_and_jacobian(
 /// A sparse matrix in compressed sparse rows: row `r` holds the entries
 /// `row_offsets[r]..row_offsets[r + 1]` of `columns` (ascending) and `values`.
 ///
-/// Written here rather than taken from a crate: none of the sparse-matrix crates (`sprs`,
-/// `nalgebra-sparse`) is a dependency of the project, and the benchmark needs only to build the
-/// three arrays. They are the standard CSR layout, so `sprs::CsMat::new((rows, columns),
-/// row_offsets, columns, values)` or `nalgebra_sparse::CsrMatrix::try_from_csr_data` would take
-/// them as they are.
+/// The three arrays of nalgebra-sparse's `CsrMatrix` (what `ad::sparse` returns), with the
+/// few operations the benchmark and its tests need; [`ba_jacobian`] builds it row by row.
 #[derive(Debug, Clone, PartialEq)]
 pub struct CsrMatrix {
     pub rows: usize,
@@ -318,4 +315,53 @@ pub fn ba_jacobian(input: &BaInput) -> CsrMatrix {
         jacobian.push_row([(weights_start + i, derivative)]);
     }
     jacobian
+}
+
+/// All residuals as one function of all unknowns: the reprojection errors (2p, observation after
+/// observation), then the weight errors (p). Its Jacobian's columns are the gradient's scalars in
+/// order: cameras, points, weights, as in [`ba_jacobian`].
+#[reverse_diff]
+pub fn ba_residuals(
+    cameras: &[[f64; 11]],
+    points: &[[f64; 3]],
+    weights: &[f64],
+    #[no_grad] features: &[[f64; 2]],
+    #[no_grad] observations: &[[usize; 2]],
+) -> Vec<f64> {
+    let mut residuals = Vec::with_capacity(3 * weights.len());
+    for (i, &[camera, point]) in observations.iter().enumerate() {
+        let residual: [f64; 2] =
+            ba_residual(&cameras[camera], &points[point], weights[i], &features[i]);
+        residuals.extend(residual);
+    }
+    for &w in weights {
+        residuals.push(ba_weight_residual(w));
+    }
+    residuals
+}
+
+/// The Jacobian of all residuals by `ad::sparse`, with no knowledge of BA's structure: one
+/// recording of [`ba_residuals`], its pattern read from the tape and its columns coloured (an
+/// observation sees one camera, one point and one weight, so about 15 colours at any size), one
+/// forward sweep over the recording per colour. The same matrix as [`ba_jacobian`] up to
+/// rounding, less its structural zeros (the x residual does not read the camera's y0, nor the
+/// y residual its x0: 14 entries a row where ADBench's layout stores 15).
+pub fn ba_jacobian_sparse(input: &BaInput) -> CsrMatrix {
+    let (_, pullback) = ba_residuals_pullback(
+        &input.cameras,
+        &input.points,
+        &input.weights,
+        &input.features,
+        &input.observations,
+    );
+    let jacobian = pullback.sparse_jacobian();
+    let (rows, columns) = (jacobian.nrows(), jacobian.ncols());
+    let (row_offsets, column_indices, values) = jacobian.disassemble();
+    CsrMatrix {
+        rows,
+        columns,
+        row_offsets,
+        column_indices,
+        values,
+    }
 }
