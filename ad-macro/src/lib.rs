@@ -9,6 +9,7 @@
 //! an `f64` twin), and `fallback` emits the original function after an error. `derive` implements `#[derive(Differentiable)]`.
 
 mod attr;
+mod companions;
 mod derive;
 mod expand;
 mod fallback;
@@ -16,7 +17,6 @@ mod fuse;
 mod model;
 mod names;
 mod primitive;
-mod products;
 mod single;
 mod translate;
 mod validate;
