@@ -202,7 +202,7 @@ impl<'a> Analysis<'a> {
     }
 
     /// The operand `expr` computes and `expr` with its leaves replaced by their temporaries,
-    /// or `None` if some leaf's type is unknown.
+    /// or `None` if some leaf's type is unknown. One function per kind of expression below.
     pub(super) fn tree(&mut self, expr: &Expr) -> Option<(Operand, Expr)> {
         match expr {
             Expr::Paren(inner) => {
@@ -221,75 +221,11 @@ impl<'a> Analysis<'a> {
                 self.literal = true;
                 Some((Operand::Value(lit.to_token_stream()), expr.clone()))
             }
-            Expr::Binary(binary) => {
-                let rule = match binary.op {
-                    BinOp::Add(_) => "add",
-                    BinOp::Sub(_) => "sub",
-                    BinOp::Mul(_) => "mul",
-                    BinOp::Div(_) => "div",
-                    BinOp::Rem(_) => "rem",
-                    _ => return None,
-                };
-                let (left, left_expr) = self.tree(&binary.left)?;
-                let (right, right_expr) = self.tree(&binary.right)?;
-                let mut rewritten = binary.clone();
-                *rewritten.left = left_expr;
-                *rewritten.right = right_expr;
-                Some((
-                    self.operation(rule, vec![left, right], None),
-                    Expr::Binary(rewritten),
-                ))
-            }
-            Expr::Unary(unary) if matches!(unary.op, UnOp::Neg(_)) => {
-                let (operand, operand_expr) = self.tree(&unary.expr)?;
-                let mut rewritten = unary.clone();
-                *rewritten.expr = operand_expr;
-                Some((
-                    self.operation("neg", vec![operand], None),
-                    Expr::Unary(rewritten),
-                ))
-            }
-            Expr::MethodCall(call) if call.turbofish.is_none() => {
-                let method = call.method.to_string();
-                let kind = real_method(&method);
-                let arguments = if method == "powi" { 1 } else { 0 };
-                if kind == Some(Method::Fused) && call.args.len() == arguments {
-                    let (operand, receiver) = self.tree(&call.receiver)?;
-                    let mut rewritten = call.clone();
-                    *rewritten.receiver = receiver;
-                    let extra = if method == "powi" {
-                        let exponent = self.temp(&call.args[0], Role::Exponent);
-                        rewritten.args[0] = syn::parse_quote!(#exponent);
-                        Some(exponent)
-                    } else {
-                        None
-                    };
-                    Some((
-                        self.operation(&method, vec![operand], extra),
-                        Expr::MethodCall(rewritten),
-                    ))
-                } else if kind == Some(Method::Scalar)
-                    && self.scopes.is_scalar_typed(&call.receiver)
-                {
-                    Some(self.computed_leaf(expr))
-                } else if method == "value"
-                    && call.args.is_empty()
-                    && self.scopes.is_scalar_typed(&call.receiver)
-                {
-                    // `x.value()`: the value alone, a constant (`Real::value`).
-                    self.impure |= !is_pure(expr);
-                    let name = self.temp(expr, Role::Constant);
-                    Some((
-                        Operand::Value(name.to_token_stream()),
-                        syn::parse_quote_spanned!(expr.span()=> #name),
-                    ))
-                } else {
-                    None
-                }
-            }
+            Expr::Binary(binary) => self.binary(binary),
+            Expr::Unary(unary) if matches!(unary.op, UnOp::Neg(_)) => self.negation(unary),
+            Expr::MethodCall(call) if call.turbofish.is_none() => self.method_call(expr, call),
             // `i as f64` is a scalar (a constant, or a real that keeps its derivative).
             Expr::Cast(cast) if is_f64(&cast.ty) => Some(self.computed_leaf(expr)),
-            // An offered `let`: its expression, computed in this record.
             Expr::Path(path)
                 if self.inline
                     && path.qself.is_none()
@@ -299,38 +235,9 @@ impl<'a> Analysis<'a> {
                         .is_some_and(|name| self.scopes.offered(name).is_some()) =>
             {
                 let name = path.path.get_ident().expect("checked: one identifier");
-                let (number, offered) = self.scopes.offered(name).expect("checked: offered");
-                // Only the uses written here count: an offer inlined inside another offer
-                // was counted where that one was written.
-                if self.depth == 0 {
-                    self.inlined.push(*number);
-                }
-                let operand = match self.shared.get(number) {
-                    Some(operand) => operand.clone(),
-                    None => {
-                        self.depth += 1;
-                        let tree = self.tree(offered);
-                        self.depth -= 1;
-                        let (operand, _) = tree?;
-                        self.shared.insert(*number, operand.clone());
-                        operand
-                    }
-                };
-                Some((operand, expr.clone()))
+                self.offered_let(expr, name)
             }
-            Expr::Path(_) => match self.scopes.path_kind(expr)? {
-                kind @ (Kind::Scalar | Kind::Constant) => Some(self.pure_leaf(expr, kind)),
-                // `x` with `x: &S` reads `*x`.
-                kind @ (Kind::ScalarRef | Kind::ConstantRef) => {
-                    let value = syn::parse_quote_spanned!(expr.span()=> *#expr);
-                    Some(self.pure_leaf(&value, kind.deref()?))
-                }
-                Kind::Scalars
-                | Kind::Constants
-                | Kind::BorrowedScalars
-                | Kind::BorrowedConstants
-                | Kind::ScalarMut => None,
-            },
+            Expr::Path(_) => self.variable(expr),
             Expr::Unary(unary) if matches!(unary.op, UnOp::Deref(_)) => {
                 let kind = self.scopes.path_kind(&unary.expr)?.deref()?;
                 Some(self.pure_leaf(expr, kind))
@@ -340,6 +247,133 @@ impl<'a> Analysis<'a> {
                 Some(self.pure_leaf(expr, kind))
             }
             _ => None,
+        }
+    }
+
+    /// An arithmetic operator: one operation over its two operands.
+    ///
+    /// Before: `a * (b + 1.0)`. After: `__ad_t0 * (__ad_t1 + 1.0)`, operations `add(v1, 1.0)`
+    /// then `mul(v0, op0)`.
+    fn binary(&mut self, binary: &syn::ExprBinary) -> Option<(Operand, Expr)> {
+        let rule = match binary.op {
+            BinOp::Add(_) => "add",
+            BinOp::Sub(_) => "sub",
+            BinOp::Mul(_) => "mul",
+            BinOp::Div(_) => "div",
+            BinOp::Rem(_) => "rem",
+            _ => return None,
+        };
+        let (left, left_expr) = self.tree(&binary.left)?;
+        let (right, right_expr) = self.tree(&binary.right)?;
+        let mut rewritten = binary.clone();
+        *rewritten.left = left_expr;
+        *rewritten.right = right_expr;
+        Some((
+            self.operation(rule, vec![left, right], None),
+            Expr::Binary(rewritten),
+        ))
+    }
+
+    /// A negation: one operation over its operand.
+    ///
+    /// Before: `-x`. After: `-__ad_t0`, operation `neg(v0)`.
+    fn negation(&mut self, unary: &syn::ExprUnary) -> Option<(Operand, Expr)> {
+        let (operand, operand_expr) = self.tree(&unary.expr)?;
+        let mut rewritten = unary.clone();
+        *rewritten.expr = operand_expr;
+        Some((
+            self.operation("neg", vec![operand], None),
+            Expr::Unary(rewritten),
+        ))
+    }
+
+    /// A method call: an operation for a fused method of `rules` (and `powi`, whose exponent
+    /// is a temporary), a computed leaf for another real method on a scalar, a constant for
+    /// `x.value()`, else unknown.
+    ///
+    /// Before: `x.sin()`, `x.powi(n)`, `x.max(y)`. After: `__ad_t0.sin()` (operation
+    /// `sin(v0)`), `__ad_t0.powi(__ad_t1)` (operation `powi(v0, __ad_t1)`), `__ad_t0` (the
+    /// leaf `x.max(y)`, evaluated once).
+    fn method_call(&mut self, expr: &Expr, call: &syn::ExprMethodCall) -> Option<(Operand, Expr)> {
+        let method = call.method.to_string();
+        let kind = real_method(&method);
+        let arguments = if method == "powi" { 1 } else { 0 };
+        if kind == Some(Method::Fused) && call.args.len() == arguments {
+            let (operand, receiver) = self.tree(&call.receiver)?;
+            let mut rewritten = call.clone();
+            *rewritten.receiver = receiver;
+            let extra = if method == "powi" {
+                let exponent = self.temp(&call.args[0], Role::Exponent);
+                rewritten.args[0] = syn::parse_quote!(#exponent);
+                Some(exponent)
+            } else {
+                None
+            };
+            Some((
+                self.operation(&method, vec![operand], extra),
+                Expr::MethodCall(rewritten),
+            ))
+        } else if kind == Some(Method::Scalar) && self.scopes.is_scalar_typed(&call.receiver) {
+            Some(self.computed_leaf(expr))
+        } else if method == "value"
+            && call.args.is_empty()
+            && self.scopes.is_scalar_typed(&call.receiver)
+        {
+            // `x.value()`: the value alone, a constant (`Real::value`).
+            self.impure |= !is_pure(expr);
+            let name = self.temp(expr, Role::Constant);
+            Some((
+                Operand::Value(name.to_token_stream()),
+                syn::parse_quote_spanned!(expr.span()=> #name),
+            ))
+        } else {
+            None
+        }
+    }
+
+    /// An offered `let`'s name: its expression, computed in this record (once, however often
+    /// the name appears).
+    ///
+    /// Before: `d * d` after `let d = x - y;` (offered). After: `d * d` with operations
+    /// `sub(v0, v1)` then `mul(op0, op0)`: `d`'s value is computed inside the record.
+    fn offered_let(&mut self, expr: &Expr, name: &Ident) -> Option<(Operand, Expr)> {
+        let (number, offered) = self.scopes.offered(name).expect("checked: offered");
+        // Only the uses written here count: an offer inlined inside another offer
+        // was counted where that one was written.
+        if self.depth == 0 {
+            self.inlined.push(*number);
+        }
+        let operand = match self.shared.get(number) {
+            Some(operand) => operand.clone(),
+            None => {
+                self.depth += 1;
+                let tree = self.tree(offered);
+                self.depth -= 1;
+                let (operand, _) = tree?;
+                self.shared.insert(*number, operand.clone());
+                operand
+            }
+        };
+        Some((operand, expr.clone()))
+    }
+
+    /// A variable: a leaf if it holds a scalar or a constant (read through a reference if
+    /// it holds one), else unknown.
+    ///
+    /// Before: `x`, `r` with `r: &f64`. After: `__ad_t0`, `__ad_t1` (the temporary of `*r`).
+    fn variable(&mut self, expr: &Expr) -> Option<(Operand, Expr)> {
+        match self.scopes.path_kind(expr)? {
+            kind @ (Kind::Scalar | Kind::Constant) => Some(self.pure_leaf(expr, kind)),
+            // `x` with `x: &S` reads `*x`.
+            kind @ (Kind::ScalarRef | Kind::ConstantRef) => {
+                let value = syn::parse_quote_spanned!(expr.span()=> *#expr);
+                Some(self.pure_leaf(&value, kind.deref()?))
+            }
+            Kind::Scalars
+            | Kind::Constants
+            | Kind::BorrowedScalars
+            | Kind::BorrowedConstants
+            | Kind::ScalarMut => None,
         }
     }
 }
