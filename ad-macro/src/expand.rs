@@ -1,4 +1,5 @@
-//! Generates the translated generic function and its companions.
+//! Orchestrates one expansion: parses and checks the function, generates the generic function
+//! through `translate`, then its companions through `companions` (or the `fallback`).
 
 use proc_macro2::TokenStream;
 use quote::quote;

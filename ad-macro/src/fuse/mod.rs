@@ -33,11 +33,14 @@
 //! leaves are typed `S` and the partials are computed from `f64` values.
 //!
 //! `scopes` tells what each name holds, `analysis` cuts an expression into leaves and
-//! operations, and `emit` writes the record ([`Fusion`]).
+//! operations, `emit` writes the record ([`Fusion`]), and `driver`
+//! rewrites loops, compound assignments and offered `let`s with it ([`Driver`]).
 
 mod analysis;
+mod driver;
 mod emit;
 mod scopes;
 
+pub use driver::{Driver, FusionState};
 pub use emit::Fusion;
-pub use scopes::{mapped_sum, mentions, Kind, Scopes};
+pub use scopes::{mapped_sum, Kind, Scopes};
