@@ -95,7 +95,8 @@ pub trait Driver: Fold {
     /// Before: `let d = x[i + 1] - x[i] * x[i];` (pure, a scalar, its name not read by its
     /// initialiser). After: the same `let` as one record, or, when the statements that follow
     /// inline every use of `d`, as its value alone for `Var` (the constant `__AD_UNTAPED_n`,
-    /// which the block's fold ([`Driver::fold_offering_block`]) defines, says which); the `let` is offered to them.
+    /// which [`Driver::fold_offering_block`] defines, says which); the `let` is offered to
+    /// them.
     fn fold_offered_local(&mut self, local: &syn::Local) -> Option<syn::Local> {
         let Pat::Ident(pat) = &local.pat else {
             return None;
