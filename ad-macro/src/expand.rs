@@ -1,22 +1,22 @@
-//! Generates the translated generic function and its companions.
+//! Orchestrates one expansion: parses and checks the function, generates the generic function
+//! through `translate`, then its companions through `companions` (or the `fallback`).
 
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
+use quote::quote;
 use quote::ToTokens;
-use quote::{format_ident, quote, quote_spanned};
 use syn::fold::Fold;
 use syn::parse::{Parse, ParseStream, Parser};
-use syn::spanned::Spanned;
 use syn::{
     Error, FnArg, GenericParam, ImplItem, ItemFn, ItemImpl, ItemTrait, ReturnType, TraitItem,
-    TraitItemFn, Type,
+    TraitItemFn,
 };
 
 use crate::attr;
+use crate::companions;
 use crate::fallback;
-use crate::model::{is_function_bound, FallibleKind, Function, Role};
-use crate::names::{is_no_grad, replace_f64, scalar_param, scalar_type};
+use crate::model::{is_function_bound, Function, Role};
+use crate::names::{is_no_grad, scalar_param};
 use crate::primitive;
-use crate::products::{self, SeededInputs};
 use crate::single;
 use crate::translate::{Siblings, Translator};
 use crate::validate::{self, Errors};
@@ -252,18 +252,15 @@ fn reverse_diff(args: TokenStream, item: ItemFn, block: Option<&Siblings>) -> To
             let siblings = block.cloned().unwrap_or_default();
             let generic =
                 primitive::wrap(&options, &function, generic_function(&function, siblings));
-            let grad = ((function.returns_scalar || function.fallible.is_some())
-                && !function.takes_function())
-            .then(|| grad_companion(&function));
             // A first-order primitive has no second derivative: no `f_hvp`, no `f_hessian`.
-            let products = products::companions(
+            let companions = companions::companions(
                 &function,
-                products::Products {
+                companions::Products {
                     first_order: true,
                     second_order: options.primitive.is_none(),
                 },
             );
-            quote!(#generic #grad #products)
+            quote!(#generic #companions)
         }
         Err(error) => fallback::emit(&function, error),
     }
@@ -360,311 +357,4 @@ fn scalar_predicates(scalar: &syn::Ident) -> Vec<syn::WherePredicate> {
             ]
         })
         .collect()
-}
-
-/// The gradient's type for a parameter of type `ty`: its own shape, owned (`&[f64]` gives
-/// `Vec<f64>`, `&[f64; 3]` gives `[f64; 3]`).
-pub fn gradient_type(ty: &Type) -> Type {
-    match ty {
-        Type::Reference(reference) => gradient_type(&reference.elem),
-        Type::Paren(inner) => gradient_type(&inner.elem),
-        Type::Slice(slice) => {
-            let elem = gradient_type(&slice.elem);
-            syn::parse_quote!(::std::vec::Vec<#elem>)
-        }
-        Type::Array(array) => {
-            let elem = gradient_type(&array.elem);
-            let len = &array.len;
-            syn::parse_quote!([#elem; #len])
-        }
-        Type::Tuple(tuple) => {
-            let elems = tuple.elems.iter().map(gradient_type);
-            syn::parse_quote!((#(#elems,)*))
-        }
-        other => other.clone(),
-    }
-}
-
-/// Wraps several items in a tuple; a single item stands alone.
-pub fn tuple_or_single<T: quote::ToTokens>(items: &[T]) -> TokenStream {
-    match items {
-        [single] => quote!(#single),
-        items => quote!((#(#items),*)),
-    }
-}
-
-/// Attributes the companions keep from the function: conditional compilation, lint levels,
-/// `#[deprecated]`, `#[must_use]` and `#[doc(hidden)]`. An `#[expect(lint)]` becomes
-/// `#[allow(lint)]`: the lint it expects fires in the function, not in the companion, where
-/// the expectation would go unfulfilled. Other attributes (`#[inline]`, docs, `#[track_caller]`)
-/// stay on the function alone.
-pub fn companion_attributes(item: &ItemFn) -> Vec<syn::Attribute> {
-    const KEPT: &[&str] = &[
-        "cfg",
-        "cfg_attr",
-        "allow",
-        "warn",
-        "deny",
-        "forbid",
-        "deprecated",
-        "must_use",
-    ];
-    item.attrs
-        .iter()
-        .filter_map(|attr| {
-            let path = attr.path();
-            if KEPT.iter().any(|name| path.is_ident(name)) {
-                Some(attr.clone())
-            } else if path.is_ident("expect") {
-                // Before: `#[expect(clippy::float_cmp)]`. After: `#[allow(clippy::float_cmp)]`.
-                let mut allow = attr.clone();
-                if let syn::Meta::List(list) = &mut allow.meta {
-                    list.path = syn::parse_quote_spanned!(list.path.span()=> allow);
-                }
-                Some(allow)
-            } else if path.is_ident("doc") && is_doc_hidden(attr) {
-                Some(attr.clone())
-            } else {
-                None
-            }
-        })
-        .collect()
-}
-
-/// Whether an attribute is `#[doc(hidden)]`.
-fn is_doc_hidden(attr: &syn::Attribute) -> bool {
-    match &attr.meta {
-        syn::Meta::List(list) => list
-            .parse_args::<syn::Ident>()
-            .is_ok_and(|ident| ident == "hidden"),
-        _ => false,
-    }
-}
-
-/// The companion's signature: the function's own, with plain parameter names.
-pub fn companion_signature(function: &Function, suffix: &str, output: TokenStream) -> TokenStream {
-    companion_signature_with(function, suffix, &[], output, None, None)
-}
-
-/// The companion's signature with `extra` parameters after the function's own, and an `extra`
-/// predicate in its `where` clause. With a `scalar`, the companion is generic over it (first
-/// among the type parameters, bound by `ad::Real`) and takes its differentiable
-/// parameters over it, so a differentiated function can call it with its own scalar.
-///
-/// Before: `fn f(x: f64, ys: &[f64], n: usize)`, scalar `S`
-/// After:  `fn f_grad<S: ::ad::Real>(x: S, ys: &[S], n: usize) -> ..`
-pub fn companion_signature_with(
-    function: &Function,
-    suffix: &str,
-    extra: &[TokenStream],
-    output: TokenStream,
-    predicate: Option<TokenStream>,
-    scalar: Option<&Type>,
-) -> TokenStream {
-    let sig = &function.item.sig;
-    let name = format_ident!("{}_{}", sig.ident, suffix, span = sig.ident.span());
-    let mut generics = sig.generics.clone();
-    if let Some(scalar) = scalar {
-        let position = generics
-            .params
-            .iter()
-            .take_while(|param| matches!(param, GenericParam::Lifetime(_)))
-            .count();
-        generics
-            .params
-            .insert(position, syn::parse_quote!(#scalar: ::ad::Real));
-    }
-    let mut generics_with_predicate = generics.clone();
-    if let Some(predicate) = predicate {
-        generics_with_predicate
-            .make_where_clause()
-            .predicates
-            .push(syn::parse_quote!(#predicate));
-    }
-    let where_clause = &generics_with_predicate.where_clause;
-    let unsafety = &sig.unsafety;
-    let params = sig
-        .inputs
-        .iter()
-        .zip_params(function)
-        .map(|(arg, param)| match (arg, param) {
-            (FnArg::Receiver(receiver), _) => quote!(#receiver),
-            (FnArg::Typed(_), Some(param)) => {
-                let name = &param.name;
-                let ty = match scalar {
-                    Some(scalar) if matches!(param.role, Role::Differentiable) => {
-                        replace_f64(&param.ty, scalar)
-                    }
-                    _ => param.ty.clone(),
-                };
-                quote!(#name: #ty)
-            }
-            (FnArg::Typed(typed), None) => quote!(#typed),
-        })
-        .chain(extra.iter().cloned());
-    quote! {
-        #unsafety fn #name #generics (#(#params),*) -> #output #where_clause
-    }
-}
-
-/// Pairs each argument with its model parameter (receivers have none).
-trait ZipParams<'a>: Iterator<Item = &'a FnArg> + Sized {
-    fn zip_params(
-        self,
-        function: &'a Function,
-    ) -> impl Iterator<Item = (&'a FnArg, Option<&'a crate::model::Param>)> {
-        let mut params = function.params.iter();
-        self.map(move |arg| match arg {
-            FnArg::Receiver(_) => (arg, None),
-            FnArg::Typed(_) => (arg, params.next()),
-        })
-    }
-}
-
-impl<'a, I: Iterator<Item = &'a FnArg>> ZipParams<'a> for I {}
-
-/// The most scalars `f_grad` differentiates in forward mode: up to this many, one pass over
-/// `Dual<f64, Lanes<K>>` costs less than recording a tape and sweeping it back (no tape, no
-/// per-thread state, and the `K` tangents of each operation are a few vector instructions).
-pub const MAX_FORWARD_LANES: usize = 8;
-
-/// `f_grad(args) -> (f64, G)`. When the differentiable parameters hold at most
-/// [`MAX_FORWARD_LANES`] scalars by their types alone (`f64`, `[f64; 3]`, tuples of these), in
-/// forward mode: one pass with a tangent lane per input scalar. Otherwise one forward pass on the
-/// thread's tape and one backward sweep.
-///
-/// Before: `fn f(x: f64, ys: &[f64]) -> f64`
-/// After:  `fn f_grad(x: f64, ys: &[f64]) -> (f64, (f64, Vec<f64>)) {
-///              let tape = Tape::new(); let x' = seed(&tape, &x); let ys' = seed(&tape, ys);
-///              let out = f(x', &ys'); tape.backward(out);
-///              let g = tape.with_adjoints(|adj| (read(&x', adj), read(&ys', adj)));
-///              recycle(x'); recycle(ys'); (out.value(), g) }`
-///
-/// Before: `fn f(x: f64, y: f64) -> f64`
-/// After:  `fn f_grad(x: f64, y: f64) -> (f64, (f64, f64)) {
-///              let x' = lanes_input::<f64, 2>(&x, 0); let y' = lanes_input::<f64, 2>(&y, 1);
-///              let out: Dual<f64, Lanes<2>> = f(x', y');
-///              let g = (lanes_gradient(&x', &out.tangent, 0), lanes_gradient(&y', &out.tangent, 1));
-///              (out.value, g) }`
-///
-/// A result `Result<f64, E>` (or `Option<f64>`) gives `Result<(f64, G), E>` (or
-/// `Option<(f64, G)>`).
-fn grad_companion(function: &Function) -> TokenStream {
-    let span = Span::mixed_site();
-    let item = &function.item;
-    let ident = &item.sig.ident;
-    let tape = quote_spanned!(span=> __tape);
-    let adjoints = quote_spanned!(span=> __adjoints);
-    let output = quote_spanned!(span=> __output);
-
-    let lanes = function
-        .input_scalars()
-        .filter(|scalars| (1..=MAX_FORWARD_LANES).contains(scalars));
-    let inputs = match lanes {
-        Some(lanes) => products::lane_inputs(function, lanes),
-        None => products::tape_inputs(function),
-    };
-    let SeededInputs {
-        seeds,
-        call,
-        reads,
-        gradient_type,
-        recycle,
-    } = inputs;
-    let (setup, scalar, sweep, value) = match lanes {
-        Some(lanes) => {
-            let lanes = proc_macro2::Literal::usize_unsuffixed(lanes);
-            (
-                quote!(),
-                quote!(::ad::Dual<f64, ::ad::Lanes<#lanes>>),
-                quote!(let __gradient = #reads;),
-                quote!(#output.value),
-            )
-        }
-        None => (
-            quote!(let #tape = ::ad::Tape::new();),
-            quote!(::ad::Var),
-            quote! {
-                #tape.backward(#output);
-                let __gradient = #tape.with_adjoints(|#adjoints| #reads);
-                #recycle
-            },
-            quote!(::ad::Var::value(#output)),
-        ),
-    };
-    let success: Type = syn::parse_quote!((f64, #gradient_type));
-    // Before: `fn f(x: f64) -> Result<f64, E>`. After: `fn f_grad(x: f64) -> Result<(f64, f64), E>`,
-    // which returns an `Err` (or a `None`) of the forward pass as it is, with no backward sweep.
-    let (output_type, forward, wrap) = match &function.fallible {
-        None => (success, call, quote!()),
-        Some(fallible) => {
-            let error = format_ident!("__error", span = span);
-            let value = format_ident!("__value", span = span);
-            let (ok, failure, wrap) = match fallible.kind {
-                FallibleKind::Result => (
-                    quote!(::core::result::Result::Ok(#value)),
-                    quote!(::core::result::Result::Err(#error) => {
-                        return ::core::result::Result::Err(#error)
-                    }),
-                    quote!(::core::result::Result::Ok),
-                ),
-                FallibleKind::Option => (
-                    quote!(::core::option::Option::Some(#value)),
-                    quote!(::core::option::Option::None => return ::core::option::Option::None),
-                    quote!(::core::option::Option::Some),
-                ),
-            };
-            let forward = quote!(match #call { #ok => #value, #failure, });
-            (fallible.with_success(success), forward, wrap)
-        }
-    };
-    let result = quote!((#value, __gradient));
-    let finished = if wrap.is_empty() {
-        result
-    } else {
-        quote!(#wrap(#result))
-    };
-    let top_level = quote! {
-        #setup
-        #(#seeds)*
-        // A `#[deprecated]` function's companion is deprecated too, and calls it freely.
-        #[allow(deprecated)]
-        let #output: #scalar = #forward;
-        #sweep
-        #finished
-    };
-    let vis = &item.vis;
-    let attrs = companion_attributes(item);
-    let doc = format!(
-        "The value of [`{ident}`] and its gradient with respect to each differentiable \
-         parameter, in order (generated by `#[reverse_diff]`). Callable inside another \
-         differentiated function, with its scalar: the gradient is then differentiated too."
-    );
-    // A fallible function's `f_grad` is for the top level only, and so is that of a function
-    // taking a view (of the caller's scalar, it would have no owned copy to seed).
-    let (signature, body) = if function.fallible.is_some() || function.takes_view() {
-        let signature = companion_signature(function, "grad", output_type.into_token_stream());
-        (signature, top_level)
-    } else {
-        let scalar = scalar_type();
-        let signature = companion_signature_with(
-            function,
-            "grad",
-            &[],
-            replace_f64(&output_type, &scalar).into_token_stream(),
-            None,
-            Some(&scalar),
-        );
-        (
-            signature,
-            products::over_scalar(function, &scalar, top_level, &syn::parse_quote!(f64), None),
-        )
-    };
-    quote! {
-        #(#attrs)*
-        #[doc = #doc]
-        #vis #signature {
-            #body
-        }
-    }
 }

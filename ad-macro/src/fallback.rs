@@ -4,7 +4,7 @@
 use proc_macro2::{Delimiter, TokenStream, TokenTree};
 use quote::{quote, ToTokens};
 
-use crate::expand::{companion_attributes, companion_signature};
+use crate::companions::signature::{companion_attributes, companion_signature};
 use crate::model::Function;
 
 /// Emits the errors, the function as written (without any `#[no_grad]`), and a stub `_grad`.

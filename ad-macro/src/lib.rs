@@ -5,10 +5,11 @@
 //! signature into differentiable and constant parameters, `validate` collects every
 //! rejection, `translate` rewrites the body over a scalar type parameter (with `fuse` making each
 //! arithmetic expression one tape record), `expand` generates
-//! the generic function and its companions (`single` those of a function over `f32`, through
+//! the generic function and `companions` its companions (`single` those of a function over `f32`, through
 //! an `f64` twin), and `fallback` emits the original function after an error. `derive` implements `#[derive(Differentiable)]`.
 
 mod attr;
+mod companions;
 mod derive;
 mod expand;
 mod fallback;
@@ -16,7 +17,6 @@ mod fuse;
 mod model;
 mod names;
 mod primitive;
-mod products;
 mod single;
 mod translate;
 mod validate;

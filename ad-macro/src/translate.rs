@@ -26,7 +26,7 @@ use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprCast, ExprLit, ExprPath, Ident, Lit, Macro, Pat, Stmt, Token, Type};
 
-use crate::fuse::{mapped_sum, mentions, Fusion, Kind, Scopes};
+use crate::fuse::{mapped_sum, Driver, Fusion, FusionState, Kind, Scopes};
 use crate::names::{
     is_f64, is_other_number, real_method, real_method_entry, takes_real_arguments,
     takes_receiver_by_value, Owner,
@@ -67,24 +67,11 @@ pub struct Translator {
     scalar: Ident,
     /// The marked methods of the enclosing block.
     siblings: Siblings,
-    /// What the names in scope hold, for [`Fusion`].
-    scopes: Scopes,
-    /// Whether expressions are fused (not inside the unfused form of a fused expression).
-    fusing: bool,
-    /// The variables the enclosing loops accumulate (`total += e`), with their sums.
-    sums: HashMap<String, Ident>,
-    /// Set for a statement's whole value while it is translated: the next `fold_expr` may
-    /// inline offered `let`s into its record ([`Scopes::offer`]).
-    inline: bool,
-    /// How many `let`s have been offered so far (the next offer's number).
-    offers: usize,
-    /// How many times each offer has been inlined.
-    inlined: HashMap<usize, usize>,
+    /// The fusion's state ([`Driver`]).
+    fusion: FusionState,
     /// Set while the expression about to be folded keeps a named constant as written (see
-    /// [`Translator::fold_keeping_constant`]).
+    /// [`Driver::fold_keeping_constant`]).
     keep_constant: bool,
-    /// How many mapped sums have been rewritten as loops so far ([`Translator::fold_mapped_sum`]).
-    mapped_sums: usize,
 }
 
 impl Translator {
@@ -92,171 +79,21 @@ impl Translator {
         Translator {
             scalar,
             siblings,
-            scopes: Scopes::new(),
-            fusing: true,
-            sums: HashMap::new(),
-            inline: false,
-            offers: 0,
-            inlined: HashMap::new(),
+            fusion: FusionState::new(),
             keep_constant: false,
-            mapped_sums: 0,
         }
-    }
-
-    /// Folds an expression where a named constant stays as written: a place read or written
-    /// in place (an indexed array, a field's struct, a method's receiver, a borrow, an
-    /// assignment's target, a called function), or an argument, whose type the callee decides
-    /// (`f64` for a `#[no_grad]` parameter or a plain helper; `callee(G.into(), x)` where it
-    /// takes the scalar).
-    fn fold_keeping_constant(&mut self, expr: Expr) -> Expr {
-        self.keep_constant = true;
-        let expr = self.fold_expr(expr);
-        self.keep_constant = false;
-        expr
     }
 
     /// Declares a parameter of the function (`constant`: it is `#[no_grad]` data).
     pub fn bind_param(&mut self, pat: &Pat, ty: &Type, constant: bool) {
-        self.scopes.bind_pattern(pat, Kind::of_type(ty, constant));
-    }
-
-    /// One record for `expr` if it fuses ([`Fusion`]), else `None`.
-    fn fuse(&mut self, fusion: Option<Fusion>) -> Option<Expr> {
-        let fusion = fusion.filter(|_| self.fusing)?;
-        self.count_inlined(&fusion);
-        let scalar = self.scalar.clone();
-        Some(fusion.expand(&scalar, |expr, fuse| self.translate(expr, fuse)))
-    }
-
-    /// Translates a part of a fused expression (`fuse: false` for its unfused form).
-    fn translate(&mut self, expr: Expr, fuse: bool) -> Expr {
-        let fusing = self.fusing;
-        self.fusing = fuse && fusing;
-        let expr = self.fold_expr(expr);
-        self.fusing = fusing;
-        expr
-    }
-
-    /// Counts the offered `let`s a fused expression about to be generated inlines.
-    fn count_inlined(&mut self, fusion: &Fusion) {
-        for number in fusion.inlined() {
-            *self.inlined.entry(*number).or_insert(0) += 1;
-        }
-    }
-
-    /// Before: `let d = x[i + 1] - x[i] * x[i];` (pure, a scalar, its name not read by its
-    /// initialiser). After: the same `let` as one record, or, when the statements that follow
-    /// inline every use of `d`, as its value alone for `Var` (the constant `__AD_UNTAPED_n`,
-    /// which [`Translator::fold_block`] defines, says which); the `let` is offered to them.
-    fn fold_offered_local(&mut self, local: &syn::Local) -> Option<syn::Local> {
-        let Pat::Ident(pat) = &local.pat else {
-            return None;
-        };
-        let init = local.init.as_ref()?;
-        let plain = pat.by_ref.is_none() && pat.mutability.is_none() && pat.subpat.is_none();
-        if !plain
-            || !self.fusing
-            || init.diverge.is_some()
-            || !local.attrs.is_empty()
-            || mentions(init.expr.to_token_stream(), &pat.ident) > 0
-            || self.scopes.kind_of(&init.expr) != Some(Kind::Scalar)
-        {
-            return None;
-        }
-        let fusion = Fusion::offer(&init.expr, &self.scopes)?;
-        self.count_inlined(&fusion);
-        let number = self.offers;
-        self.offers += 1;
-        let untaped = untaped_constant(number);
-        let scalar = self.scalar.clone();
-        let expr = fusion.expand_offer(&scalar, &untaped, |expr, fuse| self.translate(expr, fuse));
-        self.scopes.bind(&pat.ident, Some(Kind::Scalar));
-        self.scopes.offer(&pat.ident, number, (*init.expr).clone());
-        let mut local = local.clone();
-        if let Some(init) = &mut local.init {
-            *init.expr = expr;
-        }
-        Some(local)
-    }
-
-    /// Before: `for i in 0..n { total += x[i] * y[i]; }` with `total` a scalar variable that
-    /// the loop only adds to. After: `{ let mut sum = start(total); for i in 0..n {
-    /// add(&mut sum, <x[i] * y[i]>); } total = finish(sum); }`: for `Var` the whole sum is one
-    /// record, with the leaves of every term as its operands (see [`accumulated`]).
-    fn fold_loop(&mut self, expr: Expr) -> Expr {
-        let names: Vec<Ident> = if self.fusing {
-            accumulated(&expr)
-                .into_iter()
-                .filter(|name| {
-                    self.scopes.is_scalar(name) && !self.sums.contains_key(&name.to_string())
-                })
-                .collect()
-        } else {
-            Vec::new()
-        };
-        if names.is_empty() {
-            return fold::fold_expr(self, expr);
-        }
-        let sums: Vec<Ident> = names
-            .iter()
-            .map(|name| quote::format_ident!("__ad_sum_{}", name))
-            .collect();
-        for (name, sum) in names.iter().zip(&sums) {
-            self.sums.insert(name.to_string(), sum.clone());
-        }
-        let is_loop = matches!(expr, Expr::Loop(_));
-        let span = expr.span();
-        let folded = fold::fold_expr(self, expr);
-        for name in &names {
-            self.sums.remove(&name.to_string());
-        }
-        let scalar = &self.scalar;
-        let accumulate = quote!(<#scalar as ::ad::__private::Accumulate>);
-        // A `loop` may break with a value: keep it.
-        let (run, value) = if is_loop {
-            (quote!(let __ad_loop = #folded;), quote!(__ad_loop))
-        } else {
-            (quote!(#folded;), quote!())
-        };
-        syn::parse_quote_spanned!(span=> {
-            #(let mut #sums = #accumulate::start(#names);)*
-            #run
-            #(#names = #accumulate::finish(#sums);)*
-            #value
-        })
-    }
-
-    /// Before: `xs.iter().map(|x| (x - c).exp()).sum::<f64>()`, whose items are scalars: a
-    /// record per item, then the sum's record over them. After, as if the user had written
-    /// `{ let mut sum: f64 = -0.0; for x in xs.iter() { sum += (x - c).exp(); } sum }` (`-0.0`
-    /// is `f64`'s `Sum` start, so the value is the same): folded as that loop, the sum is one
-    /// record with the leaves of every item ([`Translator::fold_loop`]). `None` when the call
-    /// is not such a sum or its item is not a scalar the macro can analyse.
-    fn fold_mapped_sum(&mut self, call: &syn::ExprMethodCall) -> Option<Expr> {
-        let (pat, iter, body) = mapped_sum(call)?;
-        if !self.scopes.maps_to_scalars(pat, iter, body) {
-            return None;
-        }
-        // `(0..n).map(..)`: the parentheses would be redundant around a loop's iterator.
-        let mut iter = iter;
-        while let Expr::Paren(inner) = iter {
-            iter = &inner.expr;
-        }
-        let sum = quote::format_ident!("__ad_mapped_sum_{}", self.mapped_sums);
-        self.mapped_sums += 1;
-        let block = syn::parse_quote_spanned!(call.span()=> {
-            let mut #sum: f64 = -0.0;
-            for #pat in #iter {
-                #sum += #body;
-            }
-            #sum
-        });
-        Some(self.fold_expr(block))
+        self.fusion
+            .scopes
+            .bind_pattern(pat, Kind::of_type(ty, constant));
     }
 
     /// An operation: one record of the whole expression if it fuses, else folded part by part.
     fn fold_operation(&mut self, expr: Expr, inline: bool) -> Expr {
-        let fusion = Fusion::new(&expr, &self.scopes, inline);
+        let fusion = Fusion::new(&expr, &self.fusion.scopes, inline);
         match self.fuse(fusion) {
             Some(fused) => fused,
             None => match expr {
@@ -278,74 +115,13 @@ impl Translator {
         mut bind: impl FnMut(&mut Scopes, &Pat),
     ) -> syn::ExprClosure {
         let closure = convert_scalar_params(closure);
-        self.scopes.push();
+        self.fusion.scopes.push();
         for input in &closure.inputs {
-            bind(&mut self.scopes, input);
+            bind(&mut self.fusion.scopes, input);
         }
         let closure = fold::fold_expr_closure(self, closure);
-        self.scopes.pop();
+        self.fusion.scopes.pop();
         closure
-    }
-
-    /// Before: `total += x[i] * y[i]` with `total` a scalar variable. After: `total = <one
-    /// record of total + x[i] * y[i]>`.
-    fn fold_compound(&mut self, binary: syn::ExprBinary, inline: bool) -> Expr {
-        if let Some(sum) = accumulated_place(&binary, &self.sums) {
-            return self.fold_term(binary, sum, inline);
-        }
-        let fusion = Fusion::compound(
-            &binary.left,
-            &binary.op,
-            &binary.right,
-            &self.scopes,
-            inline,
-        );
-        match self.fuse(fusion) {
-            Some(fused) => {
-                let place = self.fold_keeping_constant((*binary.left).clone());
-                syn::parse_quote_spanned!(binary.span()=> #place = #fused)
-            }
-            None if is_indexed(&binary.left) => self.fold_indexed_compound(binary),
-            None => fold::fold_expr(self, Expr::Binary(binary)),
-        }
-    }
-
-    /// Before: `a[i][j] -= factor * a[k][j]`. After: `{ let __rhs = factor * a[k][j]; a[i][j]
-    /// -= __rhs; }`. Over the scalar type `-=` is a trait call, which borrows `a[i][j]` mutably
-    /// (through `IndexMut`) before the right side is evaluated, so a right side that reads the
-    /// same container would not compile (E0502). On `f64` the right side is evaluated first too.
-    fn fold_indexed_compound(&mut self, binary: syn::ExprBinary) -> Expr {
-        let span = binary.span();
-        let place = self.fold_keeping_constant(*binary.left);
-        let right = self.fold_expr(*binary.right);
-        let op = binary.op;
-        let rhs = Ident::new("__rhs", Span::mixed_site());
-        syn::parse_quote_spanned!(span=> {
-            let #rhs = #right;
-            #place #op #rhs;
-        })
-    }
-
-    /// `total += e` inside a loop that accumulates `total` in `sum`: `e`'s leaves and partials
-    /// join the sum's record. A term the macro cannot analyse joins it as one operand
-    /// (`sum += e`).
-    fn fold_term(&mut self, binary: syn::ExprBinary, sum: Ident, inline: bool) -> Expr {
-        let subtract = matches!(binary.op, syn::BinOp::SubAssign(_));
-        let scalar = self.scalar.clone();
-        match Fusion::term(&binary.right, &self.scopes, inline) {
-            Some(term) => {
-                self.count_inlined(&term);
-                term.expand_term(&scalar, &sum, subtract, |expr, fuse| {
-                    self.translate(expr, fuse)
-                })
-            }
-            None => {
-                let span = binary.span();
-                let op = binary.op;
-                let right = self.fold_expr(*binary.right);
-                syn::parse_quote_spanned!(span=> #sum #op #right)
-            }
-        }
     }
 
     /// `<S as ::ad::Real>::from_f64(expr)`, spanned at the user's expression.
@@ -686,16 +462,6 @@ fn convert_scalar_params(mut closure: syn::ExprClosure) -> syn::ExprClosure {
     closure
 }
 
-/// Whether the place `expr` is an element of a container (`v[i]`, `a[i][j]`, `ps[i].x`).
-fn is_indexed(expr: &Expr) -> bool {
-    match expr {
-        Expr::Index(_) => true,
-        Expr::Field(field) => is_indexed(&field.base),
-        Expr::Paren(inner) => is_indexed(&inner.expr),
-        _ => false,
-    }
-}
-
 /// Whether `name` is spelled like a constant: capitals, digits and underscores, with a capital.
 fn is_constant_name(name: &str) -> bool {
     name.chars().any(|c| c.is_ascii_uppercase())
@@ -756,84 +522,6 @@ fn has_own_type(expr: &Expr) -> bool {
     }
 }
 
-/// The variables a loop accumulates: each is the target of `+=` or `-=` somewhere in the loop
-/// (not inside a closure), and appears nowhere else in it, not even in a macro's arguments, so
-/// the loop never reads it and its value can wait for the end of the loop. A loop with a
-/// labelled `break` or `continue` accumulates nothing (it could leave an outer loop and skip the
-/// end).
-fn accumulated(expr: &Expr) -> Vec<Ident> {
-    struct Targets(HashMap<String, (Ident, usize)>);
-    impl syn::visit::Visit<'_> for Targets {
-        fn visit_expr_binary(&mut self, binary: &syn::ExprBinary) {
-            if matches!(
-                binary.op,
-                syn::BinOp::AddAssign(_) | syn::BinOp::SubAssign(_)
-            ) {
-                if let Expr::Path(path) = &*binary.left {
-                    if let Some(ident) = path.path.get_ident().filter(|_| path.qself.is_none()) {
-                        self.0
-                            .entry(ident.to_string())
-                            .or_insert_with(|| (ident.clone(), 0))
-                            .1 += 1;
-                    }
-                }
-            }
-            syn::visit::visit_expr_binary(self, binary);
-        }
-        fn visit_expr_closure(&mut self, _: &syn::ExprClosure) {}
-        fn visit_item(&mut self, _: &syn::Item) {}
-    }
-    let mut targets = Targets(HashMap::new());
-    syn::visit::Visit::visit_expr(&mut targets, expr);
-    let tokens = expr.to_token_stream();
-    if has_labelled_jump(tokens.clone()) {
-        return Vec::new();
-    }
-    let mut names: Vec<Ident> = targets
-        .0
-        .into_values()
-        .filter(|(ident, count)| mentions(tokens.clone(), ident) == *count)
-        .map(|(ident, _)| ident)
-        .collect();
-    names.sort_by_key(Ident::to_string);
-    names
-}
-
-/// The constant that says whether offered `let` number `number` is untaped.
-fn untaped_constant(number: usize) -> Ident {
-    quote::format_ident!("__AD_UNTAPED_{}", number)
-}
-
-/// Whether `tokens` hold `break 'label` or `continue 'label`.
-fn has_labelled_jump(tokens: TokenStream) -> bool {
-    let mut after_jump = false;
-    tokens.into_iter().any(|token| {
-        let found = match &token {
-            proc_macro2::TokenTree::Punct(punct) => after_jump && punct.as_char() == '\'',
-            proc_macro2::TokenTree::Group(group) => has_labelled_jump(group.stream()),
-            _ => false,
-        };
-        after_jump =
-            matches!(&token, proc_macro2::TokenTree::Ident(ident) if ident == "break" || ident == "continue");
-        found
-    })
-}
-
-/// The sum of `total` when `binary` is `total += e` or `total -= e` and an enclosing loop
-/// accumulates `total`.
-fn accumulated_place(binary: &syn::ExprBinary, sums: &HashMap<String, Ident>) -> Option<Ident> {
-    if !matches!(
-        binary.op,
-        syn::BinOp::AddAssign(_) | syn::BinOp::SubAssign(_)
-    ) {
-        return None;
-    }
-    let Expr::Path(path) = &*binary.left else {
-        return None;
-    };
-    sums.get(&path.path.get_ident()?.to_string()).cloned()
-}
-
 /// Whether `op` is a compound assignment (`+=`, `-=`, `*=`, `/=`, `%=`).
 fn is_compound_assignment(op: &syn::BinOp) -> bool {
     use syn::BinOp::*;
@@ -884,6 +572,27 @@ impl Parse for RepeatArgs {
     }
 }
 
+impl Driver for Translator {
+    fn state(&self) -> &FusionState {
+        &self.fusion
+    }
+
+    fn state_mut(&mut self) -> &mut FusionState {
+        &mut self.fusion
+    }
+
+    fn scalar(&self) -> &Ident {
+        &self.scalar
+    }
+
+    fn fold_keeping_constant(&mut self, expr: Expr) -> Expr {
+        self.keep_constant = true;
+        let expr = self.fold_expr(expr);
+        self.keep_constant = false;
+        expr
+    }
+}
+
 impl Fold for Translator {
     // Before: `Vec<f64>`. After: `Vec<S>`.
     fn fold_type(&mut self, ty: Type) -> Type {
@@ -896,7 +605,7 @@ impl Fold for Translator {
 
     fn fold_expr(&mut self, expr: Expr) -> Expr {
         // Only a statement's whole value may inline offered `let`s, not its parts.
-        let inline = std::mem::take(&mut self.inline);
+        let inline = std::mem::take(&mut self.fusion.inline);
         let keep_constant = std::mem::take(&mut self.keep_constant);
         match expr {
             // Before: `2.5`. After: `<S as ::ad::Real>::from_f64(2.5)`.
@@ -939,12 +648,12 @@ impl Fold for Translator {
             // `place = e`: `e` is the statement's value (it runs before the place is found).
             Expr::Assign(mut assign) if inline => {
                 *assign.left = self.fold_keeping_constant(*assign.left);
-                self.inline = true;
+                self.fusion.inline = true;
                 *assign.right = self.fold_expr(*assign.right);
-                self.inline = false;
+                self.fusion.inline = false;
                 Expr::Assign(assign)
             }
-            Expr::MethodCall(call) if self.fusing && mapped_sum(&call).is_some() => self
+            Expr::MethodCall(call) if self.fusion.fusing && mapped_sum(&call).is_some() => self
                 .fold_mapped_sum(&call)
                 .unwrap_or_else(|| self.fold_operation(Expr::MethodCall(call), inline)),
             Expr::Binary(_) | Expr::Unary(_) | Expr::MethodCall(_) | Expr::Paren(_) => {
@@ -954,51 +663,11 @@ impl Fold for Translator {
         }
     }
 
-    // A `let` offered to the statements after it stays offered while only other offered
-    // `let`s come between; any other statement withdraws the block's offers. At the end, each
-    // offered `let` learns whether every later mention of its name was inlined.
+    // Before: `{ let d = x - y; total += d * d; }`. After: `{ const __AD_UNTAPED_0: bool = true;
+    // let d = <x - y, untaped>; total = <one record of total + (x - y) * (x - y)>; }`: the
+    // `let` offered to the statements after it ([`Driver::fold_offering_block`]).
     fn fold_block(&mut self, block: syn::Block) -> syn::Block {
-        self.scopes.push();
-        let original = block.stmts.clone();
-        let mut stmts = Vec::with_capacity(original.len());
-        let mut offered = Vec::new();
-        for (position, stmt) in block.stmts.into_iter().enumerate() {
-            let offers = self.offers;
-            let folded = match &stmt {
-                Stmt::Local(local) => self.fold_offered_local(local).map(Stmt::Local),
-                _ => None,
-            };
-            let folded = folded.unwrap_or_else(|| {
-                self.inline = true;
-                let folded = self.fold_stmt(stmt);
-                self.inline = false;
-                folded
-            });
-            match (&folded, self.offers > offers) {
-                (Stmt::Local(local), true) => {
-                    if let Pat::Ident(pat) = &local.pat {
-                        offered.push((offers, pat.ident.clone(), position));
-                    }
-                }
-                _ => self.scopes.withdraw_offers(),
-            }
-            stmts.push(folded);
-        }
-        let constants: Vec<Stmt> = offered
-            .into_iter()
-            .map(|(number, name, position)| {
-                let uses: usize = original[position + 1..]
-                    .iter()
-                    .map(|stmt| mentions(stmt.to_token_stream(), &name))
-                    .sum();
-                let untaped = uses > 0 && self.inlined.get(&number) == Some(&uses);
-                let constant = untaped_constant(number);
-                syn::parse_quote!(const #constant: bool = #untaped;)
-            })
-            .collect();
-        stmts.splice(0..0, constants);
-        self.scopes.pop();
-        syn::Block { stmts, ..block }
+        self.fold_offering_block(block)
     }
 
     fn fold_expr_closure(&mut self, closure: syn::ExprClosure) -> syn::ExprClosure {
@@ -1058,7 +727,7 @@ impl Fold for Translator {
     }
 
     // A named constant as a place or an argument stays as written (see
-    // [`Translator::fold_keeping_constant`]): `TABLE[i]`, `ORIGIN.x`, `&TABLE`, `COUNTER = 1`,
+    // [`Driver::fold_keeping_constant`]): `TABLE[i]`, `ORIGIN.x`, `&TABLE`, `COUNTER = 1`,
     // `potential(d, STIFFNESS)`.
     fn fold_expr_index(&mut self, index: syn::ExprIndex) -> syn::ExprIndex {
         syn::ExprIndex {
@@ -1141,10 +810,10 @@ impl Fold for Translator {
     }
 
     fn fold_arm(&mut self, arm: syn::Arm) -> syn::Arm {
-        self.scopes.push();
-        self.scopes.bind_pattern(&arm.pat, None);
+        self.fusion.scopes.push();
+        self.fusion.scopes.bind_pattern(&arm.pat, None);
         let arm = fold::fold_arm(self, arm);
-        self.scopes.pop();
+        self.fusion.scopes.pop();
         arm
     }
 
@@ -1152,11 +821,11 @@ impl Fold for Translator {
     // pattern's names are bound.
     fn fold_expr_for_loop(&mut self, for_loop: syn::ExprForLoop) -> syn::ExprForLoop {
         let expr = Box::new(self.fold_expr(*for_loop.expr));
-        self.scopes.push();
-        self.scopes.bind_loop(&for_loop.pat, &expr);
+        self.fusion.scopes.push();
+        self.fusion.scopes.bind_loop(&for_loop.pat, &expr);
         let pat = Box::new(self.fold_pat(*for_loop.pat));
         let body = self.fold_block(for_loop.body);
-        self.scopes.pop();
+        self.fusion.scopes.pop();
         syn::ExprForLoop {
             pat,
             expr,
@@ -1168,7 +837,7 @@ impl Fold for Translator {
     // `if let` and `while let` bindings: hidden from here on (the rest of the enclosing block
     // too, which only loses fusion there).
     fn fold_expr_let(&mut self, binding: syn::ExprLet) -> syn::ExprLet {
-        self.scopes.bind_pattern(&binding.pat, None);
+        self.fusion.scopes.bind_pattern(&binding.pat, None);
         fold::fold_expr_let(self, binding)
     }
 
@@ -1184,8 +853,8 @@ impl Fold for Translator {
         let ascribes_f64 = matches!(&local.pat, Pat::Type(typed) if is_f64(&typed.ty));
         // The names bind after the initialiser, which still sees the outer ones (`let x = x * 2.0`).
         let init = local.init.as_ref().map(|init| &*init.expr);
-        let kind = init.and_then(|init| self.scopes.kind_of(init));
-        let halves = init.and_then(|init| self.scopes.split_kind(init));
+        let kind = init.and_then(|init| self.fusion.scopes.kind_of(init));
+        let halves = init.and_then(|init| self.fusion.scopes.split_kind(init));
         let pat = local.pat.clone();
         let mut local = syn::Local {
             pat: Pat::Verbatim(TokenStream::new()),
@@ -1198,10 +867,10 @@ impl Fold for Translator {
             // `let (w1, rest) = weights.split_at(n);`
             (Pat::Tuple(tuple), Some(halves)) if tuple.elems.len() == 2 => {
                 for half in &tuple.elems {
-                    self.scopes.bind_pattern(half, Some(halves));
+                    self.fusion.scopes.bind_pattern(half, Some(halves));
                 }
             }
-            (pat, _) => self.scopes.bind_pattern(pat, kind),
+            (pat, _) => self.fusion.scopes.bind_pattern(pat, kind),
         }
         local.pat = self.fold_pat(pat);
         if let Some(init) = &mut local.init {

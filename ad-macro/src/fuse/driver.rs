@@ -1,0 +1,406 @@
+//! The loops, compound assignments and offered `let`s whose records the fusion builds, and the
+//! state it keeps while one body is rewritten: the names in scope, the sums of the enclosing
+//! loops, the offers. The body rewrite (`translate`) implements [`Driver`]; the provided
+//! methods here fold what they do not rewrite through its `Fold`, so this module does not
+//! depend on the rewrite.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, ToTokens};
+use std::collections::HashMap;
+use syn::fold::{self, Fold};
+use syn::spanned::Spanned;
+use syn::{Expr, Ident, Pat, Stmt};
+
+use super::emit::Fusion;
+use super::scopes::{mapped_sum, mentions, Kind, Scopes};
+
+/// The fusion's state while one body is rewritten.
+pub struct FusionState {
+    /// What the names in scope hold, for [`Fusion`].
+    pub scopes: Scopes,
+    /// Whether expressions are fused (not inside the unfused form of a fused expression).
+    pub fusing: bool,
+    /// The variables the enclosing loops accumulate (`total += e`), with their sums.
+    sums: HashMap<String, Ident>,
+    /// Set for a statement's whole value while it is translated: the next `fold_expr` may
+    /// inline offered `let`s into its record ([`Scopes::offer`]).
+    pub inline: bool,
+    /// How many `let`s have been offered so far (the next offer's number).
+    offers: usize,
+    /// How many times each offer has been inlined.
+    inlined: HashMap<usize, usize>,
+    /// How many mapped sums have been rewritten as loops so far ([`Driver::fold_mapped_sum`]).
+    mapped_sums: usize,
+}
+
+impl FusionState {
+    /// The state at the start of a body: nothing in scope, fusing.
+    pub fn new() -> FusionState {
+        FusionState {
+            scopes: Scopes::new(),
+            fusing: true,
+            sums: HashMap::new(),
+            inline: false,
+            offers: 0,
+            inlined: HashMap::new(),
+            mapped_sums: 0,
+        }
+    }
+}
+
+/// A body rewrite that fuses: it gives the driver its state and scalar and folds the parts the
+/// driver does not rewrite; the provided methods rewrite loops, compound assignments, mapped
+/// sums and offered `let`s.
+pub trait Driver: Fold {
+    /// The fusion's state.
+    fn state(&self) -> &FusionState;
+
+    /// The fusion's state, to change.
+    fn state_mut(&mut self) -> &mut FusionState;
+
+    /// The scalar type parameter.
+    fn scalar(&self) -> &Ident;
+
+    /// Folds an expression where a named constant stays as written: a place read or written
+    /// in place (an indexed array, a field's struct, a method's receiver, a borrow, an
+    /// assignment's target, a called function), or an argument, whose type the callee decides
+    /// (`f64` for a `#[no_grad]` parameter or a plain helper; `callee(G.into(), x)` where it
+    /// takes the scalar).
+    fn fold_keeping_constant(&mut self, expr: Expr) -> Expr;
+
+    /// One record for `expr` if it fuses ([`Fusion`]), else `None`.
+    fn fuse(&mut self, fusion: Option<Fusion>) -> Option<Expr> {
+        let fusion = fusion.filter(|_| self.state().fusing)?;
+        self.count_inlined(&fusion);
+        let scalar = self.scalar().clone();
+        Some(fusion.expand(&scalar, |expr, fuse| self.translate(expr, fuse)))
+    }
+
+    /// Translates a part of a fused expression (`fuse: false` for its unfused form).
+    fn translate(&mut self, expr: Expr, fuse: bool) -> Expr {
+        let fusing = self.state().fusing;
+        self.state_mut().fusing = fuse && fusing;
+        let expr = self.fold_expr(expr);
+        self.state_mut().fusing = fusing;
+        expr
+    }
+
+    /// Counts the offered `let`s a fused expression about to be generated inlines.
+    fn count_inlined(&mut self, fusion: &Fusion) {
+        for number in fusion.inlined() {
+            *self.state_mut().inlined.entry(*number).or_insert(0) += 1;
+        }
+    }
+
+    /// Before: `let d = x[i + 1] - x[i] * x[i];` (pure, a scalar, its name not read by its
+    /// initialiser). After: the same `let` as one record, or, when the statements that follow
+    /// inline every use of `d`, as its value alone for `Var` (the constant `__AD_UNTAPED_n`,
+    /// which [`Driver::fold_offering_block`] defines, says which); the `let` is offered to
+    /// them.
+    fn fold_offered_local(&mut self, local: &syn::Local) -> Option<syn::Local> {
+        let Pat::Ident(pat) = &local.pat else {
+            return None;
+        };
+        let init = local.init.as_ref()?;
+        let plain = pat.by_ref.is_none() && pat.mutability.is_none() && pat.subpat.is_none();
+        if !plain
+            || !self.state().fusing
+            || init.diverge.is_some()
+            || !local.attrs.is_empty()
+            || mentions(init.expr.to_token_stream(), &pat.ident) > 0
+            || self.state().scopes.kind_of(&init.expr) != Some(Kind::Scalar)
+        {
+            return None;
+        }
+        let fusion = Fusion::offer(&init.expr, &self.state().scopes)?;
+        self.count_inlined(&fusion);
+        let number = self.state().offers;
+        self.state_mut().offers += 1;
+        let untaped = untaped_constant(number);
+        let scalar = self.scalar().clone();
+        let expr = fusion.expand_offer(&scalar, &untaped, |expr, fuse| self.translate(expr, fuse));
+        self.state_mut().scopes.bind(&pat.ident, Some(Kind::Scalar));
+        self.state_mut()
+            .scopes
+            .offer(&pat.ident, number, (*init.expr).clone());
+        let mut local = local.clone();
+        if let Some(init) = &mut local.init {
+            *init.expr = expr;
+        }
+        Some(local)
+    }
+
+    /// Before: `for i in 0..n { total += x[i] * y[i]; }` with `total` a scalar variable that
+    /// the loop only adds to. After: `{ let mut sum = start(total); for i in 0..n {
+    /// add(&mut sum, <x[i] * y[i]>); } total = finish(sum); }`: for `Var` the whole sum is one
+    /// record, with the leaves of every term as its operands (see [`accumulated`]).
+    fn fold_loop(&mut self, expr: Expr) -> Expr {
+        let names: Vec<Ident> = if self.state().fusing {
+            accumulated(&expr)
+                .into_iter()
+                .filter(|name| {
+                    self.state().scopes.is_scalar(name)
+                        && !self.state().sums.contains_key(&name.to_string())
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        if names.is_empty() {
+            return fold::fold_expr(self, expr);
+        }
+        let sums: Vec<Ident> = names
+            .iter()
+            .map(|name| quote::format_ident!("__ad_sum_{}", name))
+            .collect();
+        for (name, sum) in names.iter().zip(&sums) {
+            self.state_mut().sums.insert(name.to_string(), sum.clone());
+        }
+        let is_loop = matches!(expr, Expr::Loop(_));
+        let span = expr.span();
+        let folded = fold::fold_expr(self, expr);
+        for name in &names {
+            self.state_mut().sums.remove(&name.to_string());
+        }
+        let scalar = self.scalar();
+        let accumulate = quote!(<#scalar as ::ad::__private::Accumulate>);
+        // A `loop` may break with a value: keep it.
+        let (run, value) = if is_loop {
+            (quote!(let __ad_loop = #folded;), quote!(__ad_loop))
+        } else {
+            (quote!(#folded;), quote!())
+        };
+        syn::parse_quote_spanned!(span=> {
+            #(let mut #sums = #accumulate::start(#names);)*
+            #run
+            #(#names = #accumulate::finish(#sums);)*
+            #value
+        })
+    }
+
+    /// Before: `xs.iter().map(|x| (x - c).exp()).sum::<f64>()`, whose items are scalars: a
+    /// record per item, then the sum's record over them. After, as if the user had written
+    /// `{ let mut sum: f64 = -0.0; for x in xs.iter() { sum += (x - c).exp(); } sum }` (`-0.0`
+    /// is `f64`'s `Sum` start, so the value is the same): folded as that loop, the sum is one
+    /// record with the leaves of every item ([`Driver::fold_loop`]). `None` when the call
+    /// is not such a sum or its item is not a scalar the macro can analyse.
+    fn fold_mapped_sum(&mut self, call: &syn::ExprMethodCall) -> Option<Expr> {
+        let (pat, iter, body) = mapped_sum(call)?;
+        if !self.state().scopes.maps_to_scalars(pat, iter, body) {
+            return None;
+        }
+        // `(0..n).map(..)`: the parentheses would be redundant around a loop's iterator.
+        let mut iter = iter;
+        while let Expr::Paren(inner) = iter {
+            iter = &inner.expr;
+        }
+        let sum = quote::format_ident!("__ad_mapped_sum_{}", self.state().mapped_sums);
+        self.state_mut().mapped_sums += 1;
+        let block = syn::parse_quote_spanned!(call.span()=> {
+            let mut #sum: f64 = -0.0;
+            for #pat in #iter {
+                #sum += #body;
+            }
+            #sum
+        });
+        Some(self.fold_expr(block))
+    }
+
+    /// Before: `total += x[i] * y[i]` with `total` a scalar variable. After: `total = <one
+    /// record of total + x[i] * y[i]>`.
+    fn fold_compound(&mut self, binary: syn::ExprBinary, inline: bool) -> Expr {
+        if let Some(sum) = accumulated_place(&binary, &self.state().sums) {
+            return self.fold_term(binary, sum, inline);
+        }
+        let fusion = Fusion::compound(
+            &binary.left,
+            &binary.op,
+            &binary.right,
+            &self.state().scopes,
+            inline,
+        );
+        match self.fuse(fusion) {
+            Some(fused) => {
+                let place = self.fold_keeping_constant((*binary.left).clone());
+                syn::parse_quote_spanned!(binary.span()=> #place = #fused)
+            }
+            None if is_indexed(&binary.left) => self.fold_indexed_compound(binary),
+            None => fold::fold_expr(self, Expr::Binary(binary)),
+        }
+    }
+
+    /// Before: `a[i][j] -= factor * a[k][j]`. After: `{ let __rhs = factor * a[k][j]; a[i][j]
+    /// -= __rhs; }`. Over the scalar type `-=` is a trait call, which borrows `a[i][j]` mutably
+    /// (through `IndexMut`) before the right side is evaluated, so a right side that reads the
+    /// same container would not compile (E0502). On `f64` the right side is evaluated first too.
+    fn fold_indexed_compound(&mut self, binary: syn::ExprBinary) -> Expr {
+        let span = binary.span();
+        let place = self.fold_keeping_constant(*binary.left);
+        let right = self.fold_expr(*binary.right);
+        let op = binary.op;
+        let rhs = Ident::new("__rhs", Span::mixed_site());
+        syn::parse_quote_spanned!(span=> {
+            let #rhs = #right;
+            #place #op #rhs;
+        })
+    }
+
+    /// `total += e` inside a loop that accumulates `total` in `sum`: `e`'s leaves and partials
+    /// join the sum's record. A term the macro cannot analyse joins it as one operand
+    /// (`sum += e`).
+    fn fold_term(&mut self, binary: syn::ExprBinary, sum: Ident, inline: bool) -> Expr {
+        let subtract = matches!(binary.op, syn::BinOp::SubAssign(_));
+        let scalar = self.scalar().clone();
+        match Fusion::term(&binary.right, &self.state().scopes, inline) {
+            Some(term) => {
+                self.count_inlined(&term);
+                term.expand_term(&scalar, &sum, subtract, |expr, fuse| {
+                    self.translate(expr, fuse)
+                })
+            }
+            None => {
+                let span = binary.span();
+                let op = binary.op;
+                let right = self.fold_expr(*binary.right);
+                syn::parse_quote_spanned!(span=> #sum #op #right)
+            }
+        }
+    }
+
+    /// Folds a block in a scope of its own, offering its `let`s to the statements after it.
+    ///
+    /// A `let` offered to the statements after it stays offered while only other offered
+    /// `let`s come between; any other statement withdraws the block's offers. At the end, each
+    /// offered `let` learns whether every later mention of its name was inlined.
+    fn fold_offering_block(&mut self, block: syn::Block) -> syn::Block {
+        self.state_mut().scopes.push();
+        let original = block.stmts.clone();
+        let mut stmts = Vec::with_capacity(original.len());
+        let mut offered = Vec::new();
+        for (position, stmt) in block.stmts.into_iter().enumerate() {
+            let offers = self.state().offers;
+            let folded = match &stmt {
+                Stmt::Local(local) => self.fold_offered_local(local).map(Stmt::Local),
+                _ => None,
+            };
+            let folded = folded.unwrap_or_else(|| {
+                self.state_mut().inline = true;
+                let folded = self.fold_stmt(stmt);
+                self.state_mut().inline = false;
+                folded
+            });
+            match (&folded, self.state().offers > offers) {
+                (Stmt::Local(local), true) => {
+                    if let Pat::Ident(pat) = &local.pat {
+                        offered.push((offers, pat.ident.clone(), position));
+                    }
+                }
+                _ => self.state_mut().scopes.withdraw_offers(),
+            }
+            stmts.push(folded);
+        }
+        let constants: Vec<Stmt> = offered
+            .into_iter()
+            .map(|(number, name, position)| {
+                let uses: usize = original[position + 1..]
+                    .iter()
+                    .map(|stmt| mentions(stmt.to_token_stream(), &name))
+                    .sum();
+                let untaped = uses > 0 && self.state().inlined.get(&number) == Some(&uses);
+                let constant = untaped_constant(number);
+                syn::parse_quote!(const #constant: bool = #untaped;)
+            })
+            .collect();
+        stmts.splice(0..0, constants);
+        self.state_mut().scopes.pop();
+        syn::Block { stmts, ..block }
+    }
+}
+
+/// Whether the place `expr` is an element of a container (`v[i]`, `a[i][j]`, `ps[i].x`).
+fn is_indexed(expr: &Expr) -> bool {
+    match expr {
+        Expr::Index(_) => true,
+        Expr::Field(field) => is_indexed(&field.base),
+        Expr::Paren(inner) => is_indexed(&inner.expr),
+        _ => false,
+    }
+}
+
+/// The variables a loop accumulates: each is the target of `+=` or `-=` somewhere in the loop
+/// (not inside a closure), and appears nowhere else in it, not even in a macro's arguments, so
+/// the loop never reads it and its value can wait for the end of the loop. A loop with a
+/// labelled `break` or `continue` accumulates nothing (it could leave an outer loop and skip the
+/// end).
+fn accumulated(expr: &Expr) -> Vec<Ident> {
+    struct Targets(HashMap<String, (Ident, usize)>);
+    impl syn::visit::Visit<'_> for Targets {
+        fn visit_expr_binary(&mut self, binary: &syn::ExprBinary) {
+            if matches!(
+                binary.op,
+                syn::BinOp::AddAssign(_) | syn::BinOp::SubAssign(_)
+            ) {
+                if let Expr::Path(path) = &*binary.left {
+                    if let Some(ident) = path.path.get_ident().filter(|_| path.qself.is_none()) {
+                        self.0
+                            .entry(ident.to_string())
+                            .or_insert_with(|| (ident.clone(), 0))
+                            .1 += 1;
+                    }
+                }
+            }
+            syn::visit::visit_expr_binary(self, binary);
+        }
+        fn visit_expr_closure(&mut self, _: &syn::ExprClosure) {}
+        fn visit_item(&mut self, _: &syn::Item) {}
+    }
+    let mut targets = Targets(HashMap::new());
+    syn::visit::Visit::visit_expr(&mut targets, expr);
+    let tokens = expr.to_token_stream();
+    if has_labelled_jump(tokens.clone()) {
+        return Vec::new();
+    }
+    let mut names: Vec<Ident> = targets
+        .0
+        .into_values()
+        .filter(|(ident, count)| mentions(tokens.clone(), ident) == *count)
+        .map(|(ident, _)| ident)
+        .collect();
+    names.sort_by_key(Ident::to_string);
+    names
+}
+
+/// The constant that says whether offered `let` number `number` is untaped.
+fn untaped_constant(number: usize) -> Ident {
+    quote::format_ident!("__AD_UNTAPED_{}", number)
+}
+
+/// Whether `tokens` hold `break 'label` or `continue 'label`.
+fn has_labelled_jump(tokens: TokenStream) -> bool {
+    let mut after_jump = false;
+    tokens.into_iter().any(|token| {
+        let found = match &token {
+            proc_macro2::TokenTree::Punct(punct) => after_jump && punct.as_char() == '\'',
+            proc_macro2::TokenTree::Group(group) => has_labelled_jump(group.stream()),
+            _ => false,
+        };
+        after_jump =
+            matches!(&token, proc_macro2::TokenTree::Ident(ident) if ident == "break" || ident == "continue");
+        found
+    })
+}
+
+/// The sum of `total` when `binary` is `total += e` or `total -= e` and an enclosing loop
+/// accumulates `total`.
+fn accumulated_place(binary: &syn::ExprBinary, sums: &HashMap<String, Ident>) -> Option<Ident> {
+    if !matches!(
+        binary.op,
+        syn::BinOp::AddAssign(_) | syn::BinOp::SubAssign(_)
+    ) {
+        return None;
+    }
+    let Expr::Path(path) = &*binary.left else {
+        return None;
+    };
+    sums.get(&path.path.get_ident()?.to_string()).cloned()
+}

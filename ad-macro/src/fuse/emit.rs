@@ -1,0 +1,295 @@
+//! The record of a fused expression: its temporaries, then one `Fuse::fuse` call with the value
+//! and the partials, falling back to the expression itself for scalars without a tape.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::spanned::Spanned;
+use syn::{BinOp, Expr, Ident, UnOp};
+
+use super::analysis::{is_pure, is_pure_index, Analysis, Operand, Operation, Role, Temp};
+use super::scopes::{Kind, Scopes};
+
+/// An expression to fuse: its analysis, and the expression with its leaves replaced.
+pub struct Fusion {
+    temps: Vec<Temp>,
+    operations: Vec<Operation>,
+    /// The offered `let`s inlined, one entry per occurrence.
+    inlined: Vec<usize>,
+    /// The operand the whole expression computes.
+    root: Operand,
+    slots: usize,
+    rewritten: Expr,
+    span: Span,
+}
+
+impl Fusion {
+    fn from(analysis: Analysis, root: Operand, mut rewritten: Expr, span: Span) -> Fusion {
+        // The unfused form stands alone (a match arm, a closure's body): no parentheses.
+        while let Expr::Paren(inner) = rewritten {
+            rewritten = *inner.expr;
+        }
+        Fusion {
+            temps: analysis.temps,
+            operations: analysis.operations,
+            inlined: analysis.inlined,
+            root,
+            slots: analysis.scalar_leaves,
+            rewritten,
+            span,
+        }
+    }
+
+    /// Analyses `expr`; `Some` when it is worth one record: at least two operations over at
+    /// least one scalar leaf, every leaf known. `inline`: `expr` is a statement's whole value,
+    /// so it may inline offered `let`s.
+    pub fn new(expr: &Expr, scopes: &Scopes, inline: bool) -> Option<Fusion> {
+        let (analysis, root, rewritten) = Analysis::run(scopes, expr, inline)?;
+        if analysis.operations.len() < 2
+            || analysis.scalar_leaves == 0
+            || !matches!(root, Operand::Operation(_))
+        {
+            return None;
+        }
+        Some(Fusion::from(analysis, root, rewritten, expr.span()))
+    }
+
+    /// Analyses a term `e` of a sum accumulated in a loop (`total += e`); `Some` when every
+    /// leaf is known and some leaf is a scalar, however few its operations.
+    pub fn term(expr: &Expr, scopes: &Scopes, inline: bool) -> Option<Fusion> {
+        let (analysis, root, rewritten) = Analysis::run(scopes, expr, inline)?;
+        if analysis.scalar_leaves == 0 {
+            return None;
+        }
+        Some(Fusion::from(analysis, root, rewritten, expr.span()))
+    }
+
+    /// Analyses the initialiser of `let name = expr;`: `Some` when the `let` can be offered
+    /// to the next statements ([`Scopes::offer`]): `expr` is pure, with an operation and a
+    /// scalar leaf.
+    pub fn offer(expr: &Expr, scopes: &Scopes) -> Option<Fusion> {
+        if !is_pure(expr) {
+            return None;
+        }
+        let (analysis, root, rewritten) = Analysis::run(scopes, expr, true)?;
+        if analysis.operations.is_empty() || analysis.scalar_leaves == 0 {
+            return None;
+        }
+        Some(Fusion::from(analysis, root, rewritten, expr.span()))
+    }
+
+    /// The offered `let`s this expression inlines, one entry per occurrence.
+    pub fn inlined(&self) -> &[usize] {
+        &self.inlined
+    }
+
+    /// `place op= rhs` as `place = place op rhs`, fused; `None` unless `place` is a scalar
+    /// variable or element and the whole is worth one record.
+    pub fn compound(
+        place: &Expr,
+        op: &BinOp,
+        rhs: &Expr,
+        scopes: &Scopes,
+        inline: bool,
+    ) -> Option<Fusion> {
+        let is_place = match place {
+            Expr::Path(_) => scopes.path_kind(place) == Some(Kind::Scalar),
+            Expr::Unary(unary) if matches!(unary.op, UnOp::Deref(_)) => {
+                scopes.path_kind(&unary.expr) == Some(Kind::ScalarMut)
+            }
+            Expr::Index(index) => {
+                is_pure_index(&index.index) && scopes.path_kind(&index.expr) == Some(Kind::Scalars)
+            }
+            _ => false,
+        };
+        let op = match op {
+            BinOp::AddAssign(token) => quote_spanned!(token.span()=> +),
+            BinOp::SubAssign(token) => quote_spanned!(token.span()=> -),
+            BinOp::MulAssign(token) => quote_spanned!(token.span()=> *),
+            BinOp::DivAssign(token) => quote_spanned!(token.span()=> /),
+            BinOp::RemAssign(token) => quote_spanned!(token.span()=> %),
+            _ => return None,
+        };
+        if !is_place {
+            return None;
+        }
+        let expr: Expr = syn::parse_quote_spanned!(rhs.span()=> #place #op (#rhs));
+        Fusion::new(&expr, scopes, inline)
+    }
+
+    /// The generated code. `translate(expr, fuse)` rewrites a user expression as the rest of the
+    /// body is (`fuse: false` for the unfused form, which must not fuse again).
+    pub fn expand(self, scalar: &Ident, translate: impl FnMut(Expr, bool) -> Expr) -> Expr {
+        self.generate(scalar, translate, |leaves, derivative, unfused| {
+            quote! {
+                match <#scalar as ::ad::__private::Fuse>::fuse([#(#leaves),*], #derivative) {
+                    ::core::option::Option::Some(__ad_fused) => __ad_fused,
+                    ::core::option::Option::None => #unfused,
+                }
+            }
+        })
+    }
+
+    /// The generated code of an offered `let`'s initialiser: one record, or (for `Var`, when
+    /// the constant `untaped` is true because the statements after it inlined every use) its
+    /// value alone.
+    pub fn expand_offer(
+        self,
+        scalar: &Ident,
+        untaped: &Ident,
+        translate: impl FnMut(Expr, bool) -> Expr,
+    ) -> Expr {
+        self.generate(scalar, translate, |leaves, derivative, unfused| {
+            quote! {
+                match <#scalar as ::ad::__private::Fuse>::fuse_let::<#untaped, _>(
+                    [#(#leaves),*], #derivative)
+                {
+                    ::core::option::Option::Some(__ad_fused) => __ad_fused,
+                    ::core::option::Option::None => #unfused,
+                }
+            }
+        })
+    }
+
+    /// The generated code of `total += e` (`subtract`: `-=`) with `total` accumulated in `sum`.
+    pub fn expand_term(
+        self,
+        scalar: &Ident,
+        sum: &Ident,
+        subtract: bool,
+        translate: impl FnMut(Expr, bool) -> Expr,
+    ) -> Expr {
+        self.generate(scalar, translate, |leaves, derivative, unfused| {
+            quote! {
+                <#scalar as ::ad::__private::Accumulate>::add(
+                    &mut #sum, #subtract, [#(#leaves),*], #derivative, || #unfused)
+            }
+        })
+    }
+
+    /// The temporaries, in source order, then `tail(leaves, derivative, unfused)`: the
+    /// scalar leaves' temporaries in slot order, the closure from their values to the value and
+    /// the partials, and the expression as written over the temporaries.
+    fn generate(
+        self,
+        scalar: &Ident,
+        mut translate: impl FnMut(Expr, bool) -> Expr,
+        tail: impl FnOnce(&[Ident], TokenStream, Expr) -> TokenStream,
+    ) -> Expr {
+        let mut lets = Vec::new();
+        let mut leaves = Vec::new();
+        for temp in &self.temps {
+            let name = &temp.name;
+            let expr = translate(temp.expr.clone(), true);
+            let ty = match temp.role {
+                Role::Scalar(_) => {
+                    leaves.push(name.clone());
+                    scalar.to_token_stream()
+                }
+                Role::Constant => quote!(f64),
+                Role::Exponent => quote!(i32),
+            };
+            lets.push(quote_spanned!(temp.expr.span()=> let #name: #ty = #expr;));
+        }
+        let derivative = self.derivative();
+        let span = self.span;
+        let tail = tail(&leaves, derivative, translate(self.rewritten, false));
+        syn::parse_quote_spanned!(span=> {
+            #(#lets)*
+            #tail
+        })
+    }
+
+    /// The closure from the leaves' values to the value and the partials: the operations
+    /// forward by their rules, then reverse accumulation over the expression's tree (each
+    /// operation's result has one user, so its adjoint is a single product).
+    fn derivative(&self) -> TokenStream {
+        let value = |operand: &Operand| match operand {
+            Operand::Slot(slot) => format_ident!("__ad_v{}", slot).to_token_stream(),
+            Operand::Value(tokens) => tokens.clone(),
+            Operand::Operation(index) => format_ident!("__ad_n{}", index).to_token_stream(),
+        };
+        // Whether an operation has a scalar leaf below it (else its adjoint is not needed).
+        let mut varies = vec![false; self.operations.len()];
+        for (index, operation) in self.operations.iter().enumerate() {
+            varies[index] = operation.operands.iter().any(|operand| match operand {
+                Operand::Slot(_) => true,
+                Operand::Value(_) => false,
+                Operand::Operation(earlier) => varies[*earlier],
+            });
+        }
+        let needs_partial = |operand: &Operand| match operand {
+            Operand::Slot(_) => true,
+            Operand::Value(_) => false,
+            Operand::Operation(index) => varies[*index],
+        };
+        let mut forward = Vec::new();
+        for (index, operation) in self.operations.iter().enumerate() {
+            let result = format_ident!("__ad_n{}", index);
+            let partials = operation
+                .operands
+                .iter()
+                .enumerate()
+                .map(|(position, operand)| {
+                    if varies[index] && needs_partial(operand) {
+                        format_ident!("__ad_d{}_{}", index, position).to_token_stream()
+                    } else {
+                        quote!(_)
+                    }
+                });
+            let rule = &operation.rule;
+            let operands = operation.operands.iter().map(value);
+            let extra = operation.extra.iter();
+            forward.push(quote! {
+                let (#result, #(#partials),*) = ::ad::__private::rules::#rule(#(#operands),* #(, #extra)*);
+            });
+        }
+        // Reverse accumulation; an operation of an inlined `let` used twice has two users, so
+        // adjoints are sums, complete before their operation passes them on.
+        let mut backward: Vec<TokenStream> = (0..self.operations.len())
+            .filter(|index| varies[*index])
+            .map(|index| {
+                let adjoint = format_ident!("__ad_g{}", index);
+                quote!(let mut #adjoint = 0.0f64;)
+            })
+            .collect();
+        match &self.root {
+            Operand::Operation(root) if varies[*root] => {
+                let root_adjoint = format_ident!("__ad_g{}", root);
+                backward.push(quote!(#root_adjoint += 1.0f64;));
+            }
+            Operand::Slot(slot) => backward.push(quote!(__ad_p[#slot] += 1.0f64;)),
+            _ => {}
+        }
+        for (index, operation) in self.operations.iter().enumerate().rev() {
+            if !varies[index] {
+                continue;
+            }
+            let adjoint = format_ident!("__ad_g{}", index);
+            for (position, operand) in operation.operands.iter().enumerate() {
+                let partial = format_ident!("__ad_d{}_{}", index, position);
+                let passed = quote!(::ad::__private::rules::pass(#adjoint, #partial));
+                match operand {
+                    Operand::Slot(slot) => backward.push(quote!(__ad_p[#slot] += #passed;)),
+                    Operand::Operation(child) if varies[*child] => {
+                        let child = format_ident!("__ad_g{}", child);
+                        backward.push(quote!(#child += #passed;));
+                    }
+                    _ => {}
+                }
+            }
+        }
+        let slots = self.slots;
+        let values = (0..slots).map(|slot| format_ident!("__ad_v{}", slot));
+        let root_value = value(&self.root);
+        let mutable = (slots > 0).then(|| quote!(mut));
+        quote! {
+            move |__ad_values: [f64; #slots]| {
+                let [#(#values),*] = __ad_values;
+                #(#forward)*
+                let #mutable __ad_p = [0.0f64; #slots];
+                #(#backward)*
+                (#root_value, __ad_p)
+            }
+        }
+    }
+}

@@ -1,0 +1,374 @@
+//! What each name in scope holds (a scalar, constant data, a sequence of either, or unknown), as
+//! far as the macro can tell from the function alone, and the `let`s offered for inlining.
+
+use proc_macro2::TokenStream;
+use quote::ToTokens;
+use std::collections::HashMap;
+use syn::{Expr, Ident, Pat, Type};
+
+use crate::names::is_f64;
+
+/// What a name holds, as far as the macro can tell from the function alone.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub enum Kind {
+    /// A scalar `S` (an `f64` of the user's function).
+    Scalar,
+    /// A plain `f64`: constant data.
+    Constant,
+    /// A slice, array or `Vec` of scalars: an element is a scalar.
+    Scalars,
+    /// A slice, array or `Vec` of `f64` constants.
+    Constants,
+    /// A shared reference to a sequence of scalars (`xs: &[f64]`, `&xs[a..b]`): iterating over
+    /// it yields references to scalars.
+    BorrowedScalars,
+    /// A shared reference to a sequence of constants.
+    BorrowedConstants,
+    /// A reference to a scalar (`x` in `for x in xs.iter()`).
+    ScalarRef,
+    /// A reference to a constant.
+    ConstantRef,
+    /// A mutable reference to a scalar (`x` in `for x in xs.iter_mut()`): `*x += e` fuses.
+    ScalarMut,
+}
+
+impl Kind {
+    /// The kind of a value of type `ty` (`constant`: the value is `#[no_grad]` data).
+    pub fn of_type(ty: &Type, constant: bool) -> Option<Kind> {
+        let (one, many) = if constant {
+            (Kind::Constant, Kind::Constants)
+        } else {
+            (Kind::Scalar, Kind::Scalars)
+        };
+        if is_f64(ty) {
+            return Some(one);
+        }
+        let (sequence, borrowed) = match ty {
+            Type::Reference(reference) => (&*reference.elem, reference.mutability.is_none()),
+            other => (other, false),
+        };
+        let holds_f64 = match sequence {
+            Type::Slice(slice) => is_f64(&slice.elem),
+            Type::Array(array) => is_f64(&array.elem),
+            Type::Path(path) => path.path.segments.last().is_some_and(|segment| {
+                segment.ident == "Vec"
+                    && matches!(&segment.arguments, syn::PathArguments::AngleBracketed(args)
+                        if matches!(args.args.first(), Some(syn::GenericArgument::Type(elem))
+                            if args.args.len() == 1 && is_f64(elem)))
+            }),
+            _ => false,
+        };
+        let kind = if borrowed { many.borrowed()? } else { many };
+        holds_f64.then_some(kind)
+    }
+
+    /// The kind of a shared reference to a sequence of this kind.
+    pub(super) fn borrowed(self) -> Option<Kind> {
+        match self {
+            Kind::Scalars | Kind::BorrowedScalars => Some(Kind::BorrowedScalars),
+            Kind::Constants | Kind::BorrowedConstants => Some(Kind::BorrowedConstants),
+            _ => None,
+        }
+    }
+
+    /// The kind of an element of a sequence of this kind.
+    pub(super) fn element(self) -> Option<Kind> {
+        match self {
+            Kind::Scalars | Kind::BorrowedScalars => Some(Kind::Scalar),
+            Kind::Constants | Kind::BorrowedConstants => Some(Kind::Constant),
+            _ => None,
+        }
+    }
+
+    /// The kind of the value a reference of this kind points at.
+    pub(super) fn deref(self) -> Option<Kind> {
+        match self {
+            Kind::ScalarRef | Kind::ScalarMut => Some(Kind::Scalar),
+            Kind::ConstantRef => Some(Kind::Constant),
+            _ => None,
+        }
+    }
+
+    /// The kind of a reference to an element of a sequence of this kind.
+    pub(super) fn element_ref(self) -> Option<Kind> {
+        match self {
+            Kind::Scalars | Kind::BorrowedScalars => Some(Kind::ScalarRef),
+            Kind::Constants | Kind::BorrowedConstants => Some(Kind::ConstantRef),
+            _ => None,
+        }
+    }
+
+    pub(super) fn is_sequence(self) -> bool {
+        self.element().is_some()
+    }
+}
+
+/// What a `for` loop's iterator yields, as far as the macro can tell.
+pub(super) enum Item {
+    One(Kind),
+    Pair(Box<Item>, Box<Item>),
+    Unknown,
+}
+
+/// The names in scope and their kinds; `None` for a name whose kind the macro cannot tell
+/// (it hides an outer name of the same spelling).
+#[derive(Clone)]
+pub struct Scopes {
+    pub(super) scopes: Vec<HashMap<String, Option<Kind>>>,
+    /// Per scope, the `let`s of its block whose values the next statement may inline (see
+    /// [`Scopes::offer`]): name, then the offer's number and the initialiser.
+    pub(super) offers: Vec<HashMap<String, (usize, Expr)>>,
+}
+
+impl Scopes {
+    pub fn new() -> Scopes {
+        Scopes {
+            scopes: vec![HashMap::new()],
+            offers: vec![HashMap::new()],
+        }
+    }
+
+    pub fn push(&mut self) {
+        self.scopes.push(HashMap::new());
+        self.offers.push(HashMap::new());
+    }
+
+    pub fn pop(&mut self) {
+        self.scopes.pop();
+        self.offers.pop();
+    }
+
+    pub fn bind(&mut self, name: &Ident, kind: Option<Kind>) {
+        if let Some(scope) = self.scopes.last_mut() {
+            scope.insert(name.to_string(), kind);
+        }
+        // An offer that reads `name` (or binds it) would now read another value.
+        if let Some(offers) = self.offers.last_mut() {
+            offers.retain(|offered, (_, expr)| {
+                offered != &name.to_string() && mentions(expr.to_token_stream(), name) == 0
+            });
+        }
+    }
+
+    /// Offers `let name = expr;` (just bound, pure) to the statements that follow in this block:
+    /// one of them may compute `expr` inside its own record instead of reading `name`'s.
+    pub fn offer(&mut self, name: &Ident, number: usize, expr: Expr) {
+        if let Some(offers) = self.offers.last_mut() {
+            offers.insert(name.to_string(), (number, expr));
+        }
+    }
+
+    /// Withdraws this block's offers (a statement that may change what they read).
+    pub fn withdraw_offers(&mut self) {
+        if let Some(offers) = self.offers.last_mut() {
+            offers.clear();
+        }
+    }
+
+    /// This block's offer of `name`.
+    pub(super) fn offered(&self, name: &Ident) -> Option<&(usize, Expr)> {
+        self.offers.last()?.get(&name.to_string())
+    }
+
+    /// Binds every name a pattern binds, with the kind `kind` for a lone name (`x`, `mut x`,
+    /// `x: f64`, which gives its own kind) and no kind for names inside a larger pattern.
+    pub fn bind_pattern(&mut self, pat: &Pat, kind: Option<Kind>) {
+        match pat {
+            Pat::Ident(ident) if ident.subpat.is_none() => self.bind(&ident.ident, kind),
+            Pat::Type(typed) => {
+                let kind = Kind::of_type(&typed.ty, false);
+                self.bind_pattern(&typed.pat, kind);
+            }
+            other => {
+                struct Names<'a>(&'a mut Scopes);
+                impl syn::visit::Visit<'_> for Names<'_> {
+                    fn visit_pat_ident(&mut self, ident: &syn::PatIdent) {
+                        self.0.bind(&ident.ident, None);
+                        syn::visit::visit_pat_ident(self, ident);
+                    }
+                }
+                syn::visit::Visit::visit_pat(&mut Names(self), other);
+            }
+        }
+    }
+
+    pub(super) fn kind(&self, name: &Ident) -> Option<Kind> {
+        let name = name.to_string();
+        self.scopes
+            .iter()
+            .rev()
+            .find_map(|scope| scope.get(&name))
+            .copied()
+            .flatten()
+    }
+
+    /// Whether `name` is a scalar variable here.
+    pub fn is_scalar(&self, name: &Ident) -> bool {
+        self.kind(name) == Some(Kind::Scalar)
+    }
+
+    /// The kind of a single-name path (`x`), if known.
+    pub(super) fn path_kind(&self, expr: &Expr) -> Option<Kind> {
+        match expr {
+            Expr::Path(path) if path.qself.is_none() && path.attrs.is_empty() => {
+                self.kind(path.path.get_ident()?)
+            }
+            Expr::Paren(inner) => self.path_kind(&inner.expr),
+            _ => None,
+        }
+    }
+
+    /// Binds the names of a `for` loop's pattern over the iterator `iter`: `x` in
+    /// `xs.iter()`, `&xs` and `xs` itself when it is borrowed (`xs: &[f64]`, `let xs =
+    /// &ys[a..b]`) refers to a scalar, `&x` in those and `x` in `xs.iter().copied()` is one,
+    /// through `enumerate()` and `zip(..)` too; `xs.chunks(d)` (and `chunks_exact`, `windows`,
+    /// `rchunks`) yields borrowed subslices. Other names are bound with no kind.
+    pub fn bind_loop(&mut self, pat: &Pat, iter: &Expr) {
+        self.bind_pattern(pat, None);
+        let item = self.item(iter);
+        self.bind_item(pat, &item);
+    }
+
+    pub(super) fn item(&self, iter: &Expr) -> Item {
+        let elements = |sequence: &Expr| {
+            self.path_kind(sequence)
+                .and_then(Kind::element_ref)
+                .map_or(Item::Unknown, Item::One)
+        };
+        let elements_mut = |sequence: &Expr| match self.path_kind(sequence) {
+            Some(Kind::Scalars) => Item::One(Kind::ScalarMut),
+            _ => Item::Unknown,
+        };
+        // `&mut xs[a..]` borrows from `xs`.
+        let borrowed = |expr: &Expr| match expr {
+            Expr::Index(index) if matches!(&*index.index, Expr::Range(_)) => (*index.expr).clone(),
+            other => other.clone(),
+        };
+        match iter {
+            Expr::Paren(inner) => self.item(&inner.expr),
+            Expr::Reference(reference) if reference.mutability.is_none() => {
+                elements(&borrowed(&reference.expr))
+            }
+            Expr::Reference(reference) => elements_mut(&borrowed(&reference.expr)),
+            // `for x in xs` with `xs: &[f64]` (or `&xs[a..b]` bound earlier): references.
+            Expr::Path(_) => match self.path_kind(iter) {
+                Some(Kind::BorrowedScalars | Kind::BorrowedConstants) => elements(iter),
+                _ => Item::Unknown,
+            },
+            Expr::MethodCall(call) if call.turbofish.is_none() => {
+                match (call.method.to_string().as_str(), call.args.len()) {
+                    ("iter", 0) => elements(&borrowed(&call.receiver)),
+                    // `xs.chunks(d)`: borrowed subslices of `xs`'s kind.
+                    ("chunks" | "chunks_exact" | "rchunks" | "rchunks_exact" | "windows", 1) => {
+                        self.path_kind(&borrowed(&call.receiver))
+                            .and_then(Kind::borrowed)
+                            .map_or(Item::Unknown, Item::One)
+                    }
+                    ("iter_mut", 0) => elements_mut(&borrowed(&call.receiver)),
+                    ("copied" | "cloned", 0) => match self.item(&call.receiver) {
+                        Item::One(kind) => kind.deref().map_or(Item::Unknown, Item::One),
+                        _ => Item::Unknown,
+                    },
+                    ("enumerate", 0) => {
+                        Item::Pair(Box::new(Item::Unknown), Box::new(self.item(&call.receiver)))
+                    }
+                    ("zip", 1) => Item::Pair(
+                        Box::new(self.item(&call.receiver)),
+                        Box::new(self.item(&call.args[0])),
+                    ),
+                    _ => Item::Unknown,
+                }
+            }
+            _ => Item::Unknown,
+        }
+    }
+
+    pub(super) fn bind_item(&mut self, pat: &Pat, item: &Item) {
+        match (pat, item) {
+            (Pat::Ident(ident), Item::One(kind))
+                if ident.subpat.is_none() && ident.by_ref.is_none() =>
+            {
+                self.bind(&ident.ident, Some(*kind));
+            }
+            (Pat::Reference(reference), Item::One(kind)) if reference.mutability.is_none() => {
+                if let Some(kind) = kind.deref() {
+                    self.bind_item(&reference.pat, &Item::One(kind));
+                }
+            }
+            (Pat::Tuple(tuple), Item::Pair(first, second)) if tuple.elems.len() == 2 => {
+                self.bind_item(&tuple.elems[0], first);
+                self.bind_item(&tuple.elems[1], second);
+            }
+            (Pat::Paren(inner), item) => self.bind_item(&inner.pat, item),
+            _ => {}
+        }
+    }
+}
+
+/// How often the identifier `name` appears in `tokens`, macro arguments included, and string
+/// literals that contain it (`println!("{name}")` reads `name`).
+pub fn mentions(tokens: TokenStream, name: &Ident) -> usize {
+    let spelled = name.to_string();
+    tokens
+        .into_iter()
+        .map(|token| match token {
+            proc_macro2::TokenTree::Ident(ident) => usize::from(ident == *name),
+            proc_macro2::TokenTree::Group(group) => mentions(group.stream(), name),
+            proc_macro2::TokenTree::Literal(literal) => {
+                literal.to_string().matches(spelled.as_str()).count()
+            }
+            proc_macro2::TokenTree::Punct(_) => 0,
+        })
+        .sum()
+}
+
+/// The parts of `iter.map(|pat| body).sum()` (or `.sum::<f64>()`): the closure's one
+/// parameter, the iterator and the closure's body, unless the body can leave the closure
+/// (`return`, `?`), which a loop body would leave differently.
+pub fn mapped_sum(call: &syn::ExprMethodCall) -> Option<(&Pat, &Expr, &Expr)> {
+    let turbofish_f64 = call.turbofish.as_ref().is_none_or(|turbofish| {
+        turbofish.args.len() == 1
+            && matches!(&turbofish.args[0], syn::GenericArgument::Type(ty) if is_f64(ty))
+    });
+    if call.method != "sum" || !call.args.is_empty() || !turbofish_f64 {
+        return None;
+    }
+    let Expr::MethodCall(map) = &*call.receiver else {
+        return None;
+    };
+    let [Expr::Closure(closure)] = map.args.iter().collect::<Vec<_>>()[..] else {
+        return None;
+    };
+    if map.method != "map"
+        || map.turbofish.is_some()
+        || closure.inputs.len() != 1
+        || closure.asyncness.is_some()
+        || leaves_closure(&closure.body)
+    {
+        return None;
+    }
+    let pat = &closure.inputs[0];
+    if matches!(pat, Pat::Type(_)) {
+        return None; // `for` patterns take no type
+    }
+    Some((pat, &map.receiver, &closure.body))
+}
+
+/// Whether `body` holds a `return` or `?` of its own (not of a closure or item inside it).
+pub(super) fn leaves_closure(body: &Expr) -> bool {
+    struct Exits(bool);
+    impl syn::visit::Visit<'_> for Exits {
+        fn visit_expr_return(&mut self, _: &syn::ExprReturn) {
+            self.0 = true;
+        }
+        fn visit_expr_try(&mut self, _: &syn::ExprTry) {
+            self.0 = true;
+        }
+        fn visit_expr_closure(&mut self, _: &syn::ExprClosure) {}
+        fn visit_expr_async(&mut self, _: &syn::ExprAsync) {}
+        fn visit_item(&mut self, _: &syn::Item) {}
+    }
+    let mut exits = Exits(false);
+    syn::visit::Visit::visit_expr(&mut exits, body);
+    exits.0
+}
