@@ -157,7 +157,7 @@ use Method::{Fused, Other, Scalar};
 use Operands::{Reals, Receiver, References};
 
 /// Every method of stable `f64` that takes `self`: the macro's table, which must name the same
-/// methods as the runtime's (`with_real_methods!` in `ad-runtime/src/real.rs` with the rows of
+/// methods as the runtime's (`with_real_methods!` in `ad-runtime/src/scalar.rs` with the rows of
 /// `with_unary_rules!` in `ad-runtime/src/scalar/rules.rs`;
 /// `tests/f64_methods.rs` compares them through `__real_methods!`).
 const REAL_METHODS: &[RealMethod] = &[

@@ -7,6 +7,9 @@
 //! [`Var`]: crate::Var
 //! [`Dual`]: crate::Dual
 
+use crate::Real;
+use num_traits::Float;
+
 pub(crate) mod dual;
 mod f64;
 mod num;
@@ -181,3 +184,114 @@ macro_rules! operators {
 pub(crate) use {
     float_constants, operators, piecewise_constant, predicate, selections, shared_float_methods,
 };
+
+/// The runtime's table of `f64`'s methods: every method of stable `f64` that takes `self`,
+/// by the trait that gives it to the scalar (`num_traits::Float` or [`Real`]) and its shape.
+/// `to_int_unchecked` is not here: its target types are named by an unstable trait, so the
+/// macro reads the value and calls `f64`'s own. `ad-macro/src/names.rs` has the macro's table;
+/// `tests/f64_methods.rs` checks that the two name the same methods and calls each one.
+///
+/// Calls `$callback!` with the table after `$args`; `$rule` are the one-operand methods of
+/// the table of rules (`scalar/rules.rs`), which are not listed again here.
+macro_rules! with_real_methods {
+    ($callback:ident!($($args:tt)*) rules: $($rule:ident)*) => {
+        $callback! {
+            $($args)*
+            trait Float {
+                unary: $($rule)* signum floor ceil round trunc;
+                binary: log(base) powf(n) atan2(other) hypot(other) max(other) min(other)
+                    clamp(min, max) mul_add(a, b) copysign(sign) abs_sub(other);
+                other: powi(n: i32) -> Self; sin_cos() -> (Self, Self); is_nan() -> bool;
+                    is_finite() -> bool; is_infinite() -> bool; is_normal() -> bool;
+                    is_subnormal() -> bool; classify() -> std::num::FpCategory;
+                    is_sign_negative() -> bool; is_sign_positive() -> bool;
+            }
+            trait Real {
+                unary: round_ties_even next_up next_down;
+                binary: rem_euclid(rhs) div_euclid(rhs) midpoint(other);
+                other: to_bits() -> u64; to_be_bytes() -> [u8; 8]; to_le_bytes() -> [u8; 8];
+                    to_ne_bytes() -> [u8; 8];
+            }
+            by_reference: total_cmp;
+        }
+    };
+}
+
+/// Every `f64` method as an inherent method of a scalar type, forwarding to its
+/// [`num_traits::Float`] or [`Real`] impl (where the derivatives are): code that holds a
+/// concrete [`Var`] or [`Dual`] calls `x.sin()` with no import, and the methods taking a second
+/// real accept `Self` or `f64` (`x.powf(2.5)`, `x.max(y)`), as they do on `f64`.
+///
+/// [`Var`]: crate::Var
+/// [`Dual`]: crate::Dual
+macro_rules! inherent_float_methods {
+    (
+        impl<$($param:ident: $bound:path),*> for $S:ty;
+        $(
+            trait $Trait:ident {
+                unary: $($unary:ident)*;
+                binary: $($binary:ident($($arg:ident),*))*;
+                other: $($other:ident($($other_arg:ident: $other_ty:ty),*) -> $other_ret:ty;)*
+            }
+        )*
+        by_reference: $($by_reference:ident)*;
+    ) => {
+        /// `f64`'s methods, with their derivatives (see [`num_traits::Float`] and [`Real`]).
+        impl<$($param: $bound),*> $S {
+            $(
+                $(
+                    #[doc = concat!("`f64::", stringify!($unary), "`, differentiated.")]
+                    #[inline]
+                    pub fn $unary(self) -> Self {
+                        <Self as $Trait>::$unary(self)
+                    }
+                )*
+                $(
+                    #[doc = concat!(
+                        "`f64::", stringify!($binary), "`, differentiated; the other operands ",
+                        "may be `f64` constants."
+                    )]
+                    #[inline]
+                    pub fn $binary(self, $($arg: impl Into<Self>),*) -> Self {
+                        <Self as $Trait>::$binary(self, $($arg.into()),*)
+                    }
+                )*
+                $(
+                    #[doc = concat!("`f64::", stringify!($other), "`.")]
+                    #[inline]
+                    pub fn $other(self, $($other_arg: $other_ty),*) -> $other_ret {
+                        <Self as $Trait>::$other(self, $($other_arg),*)
+                    }
+                )*
+            )*
+            $(
+                #[doc = concat!("`f64::", stringify!($by_reference), "` of the values.")]
+                #[inline]
+                pub fn $by_reference(&self, other: &Self) -> std::cmp::Ordering {
+                    <Self as Real>::$by_reference(self, other)
+                }
+            )*
+
+            /// The names of the methods above, for the test that checks the macro knows the
+            /// same ones.
+            #[doc(hidden)]
+            pub const F64_METHODS: &'static [&'static str] = &[
+                $($(stringify!($unary),)* $(stringify!($binary),)* $(stringify!($other),)*)*
+                $(stringify!($by_reference),)*
+            ];
+        }
+    };
+}
+
+/// The inherent methods of both scalar types, with the one-operand methods of the table of
+/// rules.
+macro_rules! inherent_methods_with_rules {
+    ($($rule:ident: |$x:ident, $v:ident| $partial:expr;)*) => {
+        with_real_methods!(inherent_float_methods!(impl<> for crate::Var;) rules: $($rule)*);
+        with_real_methods!(inherent_float_methods!(
+            impl<F: crate::Real, T: crate::Tangent<F>> for crate::Dual<F, T>;
+        ) rules: $($rule)*);
+    };
+}
+
+rules::with_unary_rules!(inherent_methods_with_rules);
