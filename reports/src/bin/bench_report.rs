@@ -32,6 +32,11 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+#[path = "../units.rs"]
+mod units;
+
+use units::{format_time, three_digits};
+
 /// The tools in table order; "primal" is the plain `f64` function.
 const TOOLS: [&str; 7] = [
     "primal", "ad", "num-dual", "autodiff", "reverse", "easy-ml", "ad_trait",
@@ -543,33 +548,6 @@ fn size_order(size: &str) -> u64 {
         .take_while(char::is_ascii_digit)
         .collect();
     digits.parse().unwrap_or(0)
-}
-
-/// A duration in nanoseconds with three significant digits and a unit.
-fn format_time(ns: f64) -> String {
-    let (value, unit) = if ns < 1e3 {
-        (ns, "ns")
-    } else if ns < 1e6 {
-        (ns / 1e3, "µs")
-    } else if ns < 1e9 {
-        (ns / 1e6, "ms")
-    } else {
-        (ns / 1e9, "s")
-    };
-    format!("{} {unit}", three_digits(value))
-}
-
-/// A positive number with three significant digits (`123`, `12.3`, `1.23`, `0.123`).
-fn three_digits(value: f64) -> String {
-    if value >= 100.0 {
-        format!("{value:.0}")
-    } else if value >= 10.0 {
-        format!("{value:.1}")
-    } else if value >= 1.0 {
-        format!("{value:.2}")
-    } else {
-        format!("{value:.3}")
-    }
 }
 
 /// Why `tool` has no result for `function` at `size`, if the suite skips it on purpose.

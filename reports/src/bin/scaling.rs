@@ -36,8 +36,11 @@ use ad::{reverse_diff, Tape, Var};
 
 #[path = "../peak_heap.rs"]
 mod peak_heap;
+#[path = "../units.rs"]
+mod units;
 
 use peak_heap::peak_heap_on_new_thread;
+use units::{format_time, three_digits, with_unit};
 
 // --- the functions (as in benches/suite/annotated.rs) --------------------------------------------
 
@@ -264,45 +267,12 @@ fn measure_rosenbrock(n: usize, budget: Duration) -> Result<Row, String> {
 
 /// A duration with three significant digits and a unit.
 fn format_duration(duration: Duration) -> String {
-    let ns = duration.as_secs_f64() * 1e9;
-    let (value, unit) = if ns < 1e3 {
-        (ns, "ns")
-    } else if ns < 1e6 {
-        (ns / 1e3, "µs")
-    } else if ns < 1e9 {
-        (ns / 1e6, "ms")
-    } else {
-        (ns / 1e9, "s")
-    };
-    format!("{} {unit}", three_digits(value))
+    format_time(duration.as_secs_f64() * 1e9)
 }
 
 /// Bytes in kB, MB or GB (powers of 10), three significant digits.
 fn format_bytes(bytes: usize) -> String {
-    let bytes = bytes as f64;
-    let (value, unit) = if bytes < 1e3 {
-        (bytes, "B")
-    } else if bytes < 1e6 {
-        (bytes / 1e3, "kB")
-    } else if bytes < 1e9 {
-        (bytes / 1e6, "MB")
-    } else {
-        (bytes / 1e9, "GB")
-    };
-    format!("{} {unit}", three_digits(value))
-}
-
-/// A positive number with three significant digits.
-fn three_digits(value: f64) -> String {
-    if value >= 100.0 {
-        format!("{value:.0}")
-    } else if value >= 10.0 {
-        format!("{value:.1}")
-    } else if value >= 1.0 {
-        format!("{value:.2}")
-    } else {
-        format!("{value:.3}")
-    }
+    with_unit(bytes as f64, ["B", "kB", "MB", "GB"])
 }
 
 /// `10^k` as `10³`, or the number itself.
