@@ -13,9 +13,10 @@ use syn::{
 
 use crate::attr;
 use crate::companions;
+use crate::companions::signature::expect_as_allow;
 use crate::fallback;
 use crate::model::{is_function_bound, Function, Role};
-use crate::names::{is_no_grad, scalar_param};
+use crate::names::{free_callee, is_no_grad, scalar_param};
 use crate::primitive;
 use crate::single;
 use crate::translate::{Siblings, Translator};
@@ -250,8 +251,16 @@ fn reverse_diff(args: TokenStream, item: ItemFn, block: Option<&Siblings>) -> To
     match errors.finish() {
         Ok(()) => {
             let siblings = block.cloned().unwrap_or_default();
-            let generic =
+            let (generic, unfused) =
                 primitive::wrap(&options, &function, generic_function(&function, siblings));
+            // Without `self`: the body moves to a hidden function the companions call, and the
+            // function calls it too.
+            let (generic, holder) = if function.in_impl {
+                (generic, None)
+            } else {
+                let (wrapper, holder) = free_function(&function, generic);
+                (wrapper, Some(holder))
+            };
             // A first-order primitive has no second derivative: no `f_hvp`, no `f_hessian`.
             let companions = companions::companions(
                 &function,
@@ -260,7 +269,7 @@ fn reverse_diff(args: TokenStream, item: ItemFn, block: Option<&Siblings>) -> To
                     second_order: options.primitive.is_none(),
                 },
             );
-            quote!(#generic #companions)
+            quote!(#generic #holder #unfused #companions)
         }
         Err(error) => fallback::emit(&function, error),
     }
@@ -333,6 +342,44 @@ fn generic_function(function: &Function, siblings: Siblings) -> ItemFn {
     let where_clause = item.sig.generics.make_where_clause();
     where_clause.predicates.extend(scalar_predicates(&scalar));
     item
+}
+
+/// A function without `self` as a thin function over the hidden one that holds its body
+/// ([`free_callee`]), which its companions call: where the function is in fact an associated
+/// function of an `impl` the attribute cannot see, every call of the hidden function fails the
+/// same way, and rustc shows that one error, whose name says what to do. The body is still
+/// type-checked once.
+///
+/// Before: `fn scaled<DifferentiableF64: Real>(x: DifferentiableF64) -> .. { 2.0 * x }`
+/// After:  `#[inline] #[allow(dead_code)] fn scaled<DifferentiableF64: Real>(x:
+///          DifferentiableF64) -> .. { __scaled_needs_reverse_diff_on_its_impl_block(x) }` and
+///          `#[doc(hidden)] fn __scaled_needs_reverse_diff_on_its_impl_block<DifferentiableF64:
+///          Real>(x: DifferentiableF64) -> .. { 2.0 * x }`
+fn free_function(function: &Function, generic: ItemFn) -> (ItemFn, ItemFn) {
+    let callee = free_callee(&generic.sig.ident);
+    let mut holder = generic.clone();
+    holder.sig.ident = callee.clone();
+    holder.vis = syn::Visibility::Inherited;
+    holder.attrs.retain(|attr| {
+        !["doc", "deprecated", "must_use"]
+            .iter()
+            .any(|name| attr.path().is_ident(name))
+    });
+    holder.attrs.push(syn::parse_quote!(#[doc(hidden)]));
+    let names = function.params.iter().map(|param| &param.name);
+    let mut wrapper = primitive::with_body(function, generic, quote!(#callee(#(#names),*)));
+    // The lints of the body fire in the hidden function, which keeps the `#[expect]`s.
+    wrapper.attrs = wrapper.attrs.iter().map(expect_as_allow).collect();
+    if !wrapper
+        .attrs
+        .iter()
+        .any(|attr| attr.path().is_ident("inline"))
+    {
+        wrapper.attrs.push(syn::parse_quote!(#[inline]));
+    }
+    // Used or not, as a function whose companions call it would be.
+    wrapper.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
+    (wrapper, holder)
 }
 
 /// The bounds that give `f64 (op) S` and `&S (op) ...`, which `S: Real` cannot imply.

@@ -21,6 +21,23 @@ pub fn scalar_type() -> Type {
     syn::parse_quote!(#scalar)
 }
 
+/// The hidden function that holds the body of a function without `self`, which the function
+/// and its companions call, at the attribute's span: `__scaled_needs_reverse_diff_on_its_impl_block`
+/// for `scaled`.
+///
+/// Where the function stands free, the hidden function stands next to it and every call finds
+/// it. Where it is in fact an associated function of an `impl` the attribute cannot see, all
+/// three are associated functions, which a bare name does not reach: rustc's one error, "cannot
+/// find function `__scaled_needs_reverse_diff_on_its_impl_block`" at `#[reverse_diff]`, says what
+/// to do. No path reaches a function in both places (`Self::scaled` only inside the `impl`,
+/// `scaled` only outside), and the attribute cannot tell which it is in.
+pub fn free_callee(function: &Ident) -> Ident {
+    Ident::new(
+        &format!("__{function}_needs_reverse_diff_on_its_impl_block"),
+        Span::call_site(),
+    )
+}
+
 /// Whether `ty` is exactly the type `f64`.
 pub fn is_f64(ty: &Type) -> bool {
     match ty {

@@ -16,20 +16,21 @@ use crate::attr::Options;
 use crate::model::{Function, Param, PrimitiveShape as Shape, Role};
 use crate::names::scalar_param;
 
-/// The generic function, with its body replaced for a primitive or a fused callee; the
-/// generic function unchanged otherwise.
-pub fn wrap(options: &Options, function: &Function, generic: ItemFn) -> TokenStream {
+/// The generic function, with its body replaced for a primitive or a fused callee (which also
+/// gets the hidden function holding its body); the generic function unchanged otherwise.
+pub fn wrap(options: &Options, function: &Function, generic: ItemFn) -> (ItemFn, Option<ItemFn>) {
     if let Some(partials) = &options.primitive {
-        primitive(function, partials, generic)
+        (primitive(function, partials, generic), None)
     } else if options.fused {
-        fused(function, generic)
+        let (item, unfused) = fused(function, generic);
+        (item, Some(unfused))
     } else {
-        quote!(#generic)
+        (generic, None)
     }
 }
 
 /// The generic function with plain parameter names (`__arg0` for a pattern) and `body`.
-fn with_body(function: &Function, mut generic: ItemFn, body: TokenStream) -> ItemFn {
+pub fn with_body(function: &Function, mut generic: ItemFn, body: TokenStream) -> ItemFn {
     let mut params = function.params.iter();
     for arg in generic.sig.inputs.iter_mut() {
         if let FnArg::Typed(typed) = arg {
@@ -78,7 +79,7 @@ fn clone_of(name: &Ident) -> TokenStream {
 ///          let __plain = |xs: &[f64]| -> f64 { body };
 ///          Primitive::primitive(__plain(&__values_xs), || <xs as a Vec>,
 ///                               || flatten(&lse_partials(&__values_xs))) }`
-fn primitive(function: &Function, partials: &syn::Path, generic: ItemFn) -> TokenStream {
+fn primitive(function: &Function, partials: &syn::Path, generic: ItemFn) -> ItemFn {
     let scalar = scalar_param();
     let mut values = Vec::new();
     let mut args = Vec::new();
@@ -120,15 +121,14 @@ fn primitive(function: &Function, partials: &syn::Path, generic: ItemFn) -> Toke
             || ::ad::__private::flatten(&#partials(#(#args),*)),
         )
     };
-    let item = with_body(function, generic, body);
-    quote!(#item)
+    with_body(function, generic, body)
 }
 
 /// Before: `#[reverse_diff(fused)] fn g(x: f64, ys: &[f64]) -> f64 { body }`
 /// After:  `fn g<S: Real>(x: S, ys: &[S]) -> S { Primitive::fused(|| <x, ys as a Vec>,
 ///          |inputs| __g_unfused(inputs[0], &inputs[1..1 + ys.len()]), || __g_unfused(x, ys)) }`
 ///          and `fn __g_unfused<S: Real>(x: S, ys: &[S]) -> S { body }` (hidden).
-fn fused(function: &Function, generic: ItemFn) -> TokenStream {
+fn fused(function: &Function, generic: ItemFn) -> (ItemFn, ItemFn) {
     let scalar = scalar_param();
     let ident = &function.item.sig.ident;
     let unfused_ident = format_ident!("__{}_unfused", ident);
@@ -176,6 +176,5 @@ fn fused(function: &Function, generic: ItemFn) -> TokenStream {
             || #callee(#receiver #(#direct_args),*),
         )
     };
-    let item = with_body(function, generic, body);
-    quote!(#item #unfused)
+    (with_body(function, generic, body), unfused)
 }

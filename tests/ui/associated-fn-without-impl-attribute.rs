@@ -1,13 +1,13 @@
 //! An associated function without `self` that does not name `Self`, annotated alone: the
-//! attribute sees only the function, not the `impl` around it, so its companions call it as a
-//! free function, which does not exist. Put `#[reverse_diff]` on the `impl` block too (or name
-//! `Self` in the function).
+//! attribute sees only the function, not the `impl` around it. Put `#[reverse_diff]` on the
+//! `impl` block too (or name `Self` in the function).
 //!
-//! The error is rustc's "cannot find function", at the attribute: the same tokens must compile
-//! for a free function, and nothing the attribute can emit resolves one way inside an `impl` and
-//! the other way outside it (an item emitted here becomes an associated item inside an `impl`,
-//! and a fallback found by lexical scope would also shadow a free function declared in a block),
-//! so the macro cannot raise its own message here. The README says what to write.
+//! The error is rustc's "cannot find function", at the attribute, and its one error names the
+//! fix: the body goes to a hidden function named for it, which the function and its companions
+//! call by name. Free, the name finds it; inside an `impl` it is an associated function too,
+//! which a bare name does not reach, and rustc shows the identical errors once. The macro cannot
+//! raise its own message: no path reaches a function both free and inside an `impl`, and
+//! nothing the attribute emits can tell which it stands in.
 
 use ad::reverse_diff;
 

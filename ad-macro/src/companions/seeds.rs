@@ -8,6 +8,7 @@ use syn::{Ident, Type};
 
 use super::signature::{gradient_type, local, tuple_or_single};
 use crate::model::{scalar_count, Function, Param, Passing, Role};
+use crate::names::free_callee;
 
 /// The most scalars `f_grad` differentiates in forward mode: up to this many, one pass over
 /// `Dual<f64, Lanes<K>>` costs less than recording a tape and sweeping it back (no tape, no
@@ -79,12 +80,8 @@ pub fn seeded_inputs(
     let callee = if function.in_impl {
         quote!(Self::#ident)
     } else {
-        // At the attribute's span: where the function is in fact an associated function of an
-        // `impl` the attribute cannot see, rustc's "cannot find function" points at
-        // `#[reverse_diff]` rather than suggesting `fn Self::name` at the function's name.
-        let mut ident = ident.clone();
-        ident.set_span(proc_macro2::Span::call_site());
-        quote!(#ident)
+        let alias = free_callee(ident);
+        quote!(#alias)
     };
     SeededInputs {
         seeds,

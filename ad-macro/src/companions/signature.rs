@@ -63,12 +63,7 @@ pub fn companion_attributes(item: &ItemFn) -> Vec<syn::Attribute> {
             if KEPT.iter().any(|name| path.is_ident(name)) {
                 Some(attr.clone())
             } else if path.is_ident("expect") {
-                // Before: `#[expect(clippy::float_cmp)]`. After: `#[allow(clippy::float_cmp)]`.
-                let mut allow = attr.clone();
-                if let syn::Meta::List(list) = &mut allow.meta {
-                    list.path = syn::parse_quote_spanned!(list.path.span()=> allow);
-                }
-                Some(allow)
+                Some(expect_as_allow(attr))
             } else if path.is_ident("doc") && is_doc_hidden(attr) {
                 Some(attr.clone())
             } else {
@@ -76,6 +71,20 @@ pub fn companion_attributes(item: &ItemFn) -> Vec<syn::Attribute> {
             }
         })
         .collect()
+}
+
+/// An `#[expect(lint)]` as `#[allow(lint)]`, for an item where the lint it expects does not
+/// fire; any other attribute as it is.
+///
+/// Before: `#[expect(clippy::float_cmp)]`. After: `#[allow(clippy::float_cmp)]`.
+pub fn expect_as_allow(attr: &syn::Attribute) -> syn::Attribute {
+    let mut allow = attr.clone();
+    if let syn::Meta::List(list) = &mut allow.meta {
+        if list.path.is_ident("expect") {
+            list.path = syn::parse_quote_spanned!(list.path.span()=> allow);
+        }
+    }
+    allow
 }
 
 /// Whether an attribute is `#[doc(hidden)]`.
