@@ -8,10 +8,21 @@
 //! which a bare name does not reach, and rustc shows the identical errors once. The macro cannot
 //! raise its own message: no path reaches a function both free and inside an `impl`, and
 //! nothing the attribute emits can tell which it stands in.
+//!
+//! With another annotated free function in scope (`scale` here), rustc also offers that
+//! function's hidden name as "a function with a similar name", at the attribute: the hidden
+//! names share the phrase that states the fix, so any two are alike to rustc's typo finder
+//! (tried: a span of the macro's own does not hide them, and a hash in the name would have to
+//! be longer than the phrase).
 
 use ad::reverse_diff;
 
 struct Model;
+
+#[reverse_diff]
+fn scale(x: f64) -> f64 {
+    3.0 * x
+}
 
 impl Model {
     #[reverse_diff]
