@@ -244,22 +244,33 @@ impl Fusion {
             });
         }
         // Reverse accumulation; an operation of an inlined `let` used twice has two users, so
-        // adjoints are sums, complete before their operation passes them on.
-        let mut backward: Vec<TokenStream> = (0..self.operations.len())
-            .filter(|index| varies[*index])
-            .map(|index| {
-                let adjoint = format_ident!("__ad_g{}", index);
-                quote!(let mut #adjoint = 0.0f64;)
-            })
-            .collect();
+        // adjoints are sums, complete before their operation passes them on. An adjoint is
+        // bound by its first contribution (`let`, or `=` for a partial) and summed by the
+        // others: starting from `0.0` would cost an addition the compiler cannot drop (`0.0 +
+        // -0.0` is `0.0`), and the sign of a zero partial never reaches a gradient, whose
+        // adjoints start at `0.0`.
+        let mut users = vec![0usize; self.operations.len()];
+        for operation in &self.operations {
+            for operand in &operation.operands {
+                if let Operand::Operation(child) = operand {
+                    users[*child] += 1;
+                }
+            }
+        }
+        let mut bound = vec![false; self.slots];
+        let mut backward = Vec::new();
         match &self.root {
             Operand::Operation(root) if varies[*root] => {
                 let root_adjoint = format_ident!("__ad_g{}", root);
-                backward.push(quote!(#root_adjoint += 1.0f64;));
+                backward.push(quote!(let #root_adjoint = 1.0f64;));
             }
-            Operand::Slot(slot) => backward.push(quote!(__ad_p[#slot] += 1.0f64;)),
+            Operand::Slot(slot) => {
+                bound[*slot] = true;
+                backward.push(quote!(__ad_p[#slot] = 1.0f64;));
+            }
             _ => {}
         }
+        let mut contributed = vec![0usize; self.operations.len()];
         for (index, operation) in self.operations.iter().enumerate().rev() {
             if !varies[index] {
                 continue;
@@ -269,10 +280,19 @@ impl Fusion {
                 let partial = format_ident!("__ad_d{}_{}", index, position);
                 let passed = quote!(::ad::__private::rules::pass(#adjoint, #partial));
                 match operand {
-                    Operand::Slot(slot) => backward.push(quote!(__ad_p[#slot] += #passed;)),
+                    Operand::Slot(slot) if std::mem::replace(&mut bound[*slot], true) => {
+                        backward.push(quote!(__ad_p[#slot] += #passed;));
+                    }
+                    Operand::Slot(slot) => backward.push(quote!(__ad_p[#slot] = #passed;)),
                     Operand::Operation(child) if varies[*child] => {
-                        let child = format_ident!("__ad_g{}", child);
-                        backward.push(quote!(#child += #passed;));
+                        let first = contributed[*child] == 0;
+                        contributed[*child] += 1;
+                        let child_adjoint = format_ident!("__ad_g{}", child);
+                        backward.push(match (first, users[*child] > 1) {
+                            (true, true) => quote!(let mut #child_adjoint = #passed;),
+                            (true, false) => quote!(let #child_adjoint = #passed;),
+                            (false, _) => quote!(#child_adjoint += #passed;),
+                        });
                     }
                     _ => {}
                 }
