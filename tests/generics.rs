@@ -164,3 +164,44 @@ fn non_function_bounds_over_f64_are_constant_data() {
     assert_eq!(scaled_by_grad(3.0, 2.0f32), (18.0, 12.0));
     assert_eq!(scaled_by(3.0, 2u8), 18.0);
 }
+
+/// A model the caller names, whose constants only the body uses.
+trait Model {
+    const SCALE: f64;
+    const POWER: i32;
+}
+
+struct Cubic;
+
+impl Model for Cubic {
+    const SCALE: f64 = 0.5;
+    const POWER: i32 = 3;
+}
+
+/// A type parameter no argument carries: the companions and the function name it at the call.
+#[reverse_diff]
+fn energy<M: Model, const N: usize>(x: [f64; N]) -> f64 {
+    x.iter().map(|v| M::SCALE * v.powi(M::POWER)).sum()
+}
+
+#[test]
+fn type_parameters_named_only_by_the_caller() {
+    // d(½ Σ x³)/dxᵢ = 3/2 xᵢ².
+    let x = [1.0, -2.0, 0.5];
+    // The function is generic over the scalar first, then over what it declares.
+    assert_eq!(energy::<f64, Cubic, 3>(x), 0.5 * (1.0 - 8.0 + 0.125));
+    let (value, gradient) = energy_grad::<f64, Cubic, 3>(x);
+    assert_eq!(value, energy::<f64, Cubic, 3>(x));
+    assert_eq!(gradient, [1.5, 6.0, 0.375]);
+    let (_, vjp) = energy_vjp::<f64, Cubic, 3>(x, &2.0);
+    assert_eq!(vjp, [3.0, 12.0, 0.75]);
+    let (_, tangent) = energy_jvp::<f64, Cubic, 3>(x, [1.0, 0.0, 2.0]);
+    assert_eq!(tangent, 1.5 + 0.75);
+    let (_, jacobian) = energy_jacobian::<Cubic, 3>(x);
+    assert_eq!(jacobian, vec![[1.5, 6.0, 0.375]]);
+    let (_, _, hessian) = energy_hessian::<Cubic, 3>(x);
+    assert_eq!(
+        hessian,
+        vec![[3.0, 0.0, 0.0], [0.0, -6.0, 0.0], [0.0, 0.0, 1.5]]
+    );
+}

@@ -13,7 +13,7 @@ use syn::{
 
 use crate::attr;
 use crate::companions;
-use crate::companions::signature::expect_as_allow;
+use crate::companions::signature::{expect_as_allow, generic_arguments};
 use crate::fallback;
 use crate::model::{is_function_bound, Function, Role};
 use crate::names::{free_callee, is_no_grad, scalar_param};
@@ -367,7 +367,9 @@ fn free_function(function: &Function, generic: ItemFn) -> (ItemFn, ItemFn) {
     });
     holder.attrs.push(syn::parse_quote!(#[doc(hidden)]));
     let names = function.params.iter().map(|param| &param.name);
-    let mut wrapper = primitive::with_body(function, generic, quote!(#callee(#(#names),*)));
+    let arguments = generic_arguments(function);
+    let mut wrapper =
+        primitive::with_body(function, generic, quote!(#callee #arguments (#(#names),*)));
     // The lints of the body fire in the hidden function, which keeps the `#[expect]`s.
     wrapper.attrs = wrapper.attrs.iter().map(expect_as_allow).collect();
     if !wrapper

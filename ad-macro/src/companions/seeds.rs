@@ -6,7 +6,7 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Ident, Type};
 
-use super::signature::{gradient_type, local, tuple_or_single};
+use super::signature::{generic_arguments, gradient_type, local, tuple_or_single};
 use crate::model::{scalar_count, Function, Param, Passing, Role};
 use crate::names::free_callee;
 
@@ -77,11 +77,12 @@ pub fn seeded_inputs(
         });
     }
     let ident = &function.item.sig.ident;
+    let arguments = generic_arguments(function);
     let callee = if function.in_impl {
-        quote!(Self::#ident)
+        quote!(Self::#ident #arguments)
     } else {
         let alias = free_callee(ident);
-        quote!(#alias)
+        quote!(#alias #arguments)
     };
     SeededInputs {
         seeds,
