@@ -270,7 +270,7 @@ impl Fusion {
             }
             _ => {}
         }
-        let mut contributed = vec![0usize; self.operations.len()];
+        let mut declared = vec![false; self.operations.len()];
         for (index, operation) in self.operations.iter().enumerate().rev() {
             if !varies[index] {
                 continue;
@@ -285,13 +285,12 @@ impl Fusion {
                     }
                     Operand::Slot(slot) => backward.push(quote!(__ad_p[#slot] = #passed;)),
                     Operand::Operation(child) if varies[*child] => {
-                        let first = contributed[*child] == 0;
-                        contributed[*child] += 1;
                         let child_adjoint = format_ident!("__ad_g{}", child);
-                        backward.push(match (first, users[*child] > 1) {
-                            (true, true) => quote!(let mut #child_adjoint = #passed;),
-                            (true, false) => quote!(let #child_adjoint = #passed;),
-                            (false, _) => quote!(#child_adjoint += #passed;),
+                        let summed = std::mem::replace(&mut declared[*child], true);
+                        backward.push(match (summed, users[*child] > 1) {
+                            (true, _) => quote!(#child_adjoint += #passed;),
+                            (false, true) => quote!(let mut #child_adjoint = #passed;),
+                            (false, false) => quote!(let #child_adjoint = #passed;),
                         });
                     }
                     _ => {}
