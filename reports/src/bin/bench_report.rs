@@ -772,6 +772,28 @@ fn render_ratios(out: &mut String, rows: &[(&str, &str, &BTreeMap<String, f64>)]
     let _ = writeln!(out);
 }
 
+/// The cell for another tool's time `theirs` against `ad`'s `ours`: the speedup `theirs / ours`,
+/// bold when the other tool is faster, in which case `sentence(theirs, ours, factor)` (the
+/// times formatted, and how many times faster) joins `wins`. Also whether `ad` was faster.
+fn speedup_cell(
+    theirs: f64,
+    ours: f64,
+    wins: &mut Vec<String>,
+    sentence: impl FnOnce(String, String, String) -> String,
+) -> (String, bool) {
+    let speedup = theirs / ours;
+    if speedup < 1.0 {
+        wins.push(sentence(
+            format_time(theirs),
+            format_time(ours),
+            three_digits(1.0 / speedup),
+        ));
+        (format!("**{}×**", three_digits(speedup)), false)
+    } else {
+        (format!("{}×", three_digits(speedup)), true)
+    }
+}
+
 /// `ad`'s speed-up over each peer, and a plain list of where a peer is faster.
 fn render_speedups(out: &mut String, rows: &[(&str, &str, &BTreeMap<String, f64>)]) {
     let peers: Vec<&str> = PEERS.iter().map(|(peer, _)| *peer).collect();
@@ -789,19 +811,13 @@ fn render_speedups(out: &mut String, rows: &[(&str, &str, &BTreeMap<String, f64>
             .iter()
             .map(|peer| match (tools.get(*peer), ad) {
                 (Some(&ns), Some(ad)) => {
-                    let speedup = ns / ad;
-                    if speedup < 1.0 {
-                        peer_wins.push(format!(
-                            "- {function} {size}: {peer} takes {} where `ad` takes {} \
-                             ({peer} is {}× faster)",
-                            format_time(ns),
-                            format_time(ad),
-                            three_digits(1.0 / speedup)
-                        ));
-                        format!("**{}×**", three_digits(speedup))
-                    } else {
-                        format!("{}×", three_digits(speedup))
-                    }
+                    speedup_cell(ns, ad, &mut peer_wins, |theirs, ours, factor| {
+                        format!(
+                            "- {function} {size}: {peer} takes {theirs} where `ad` takes {ours} \
+                             ({peer} is {factor}× faster)"
+                        )
+                    })
+                    .0
                 }
                 (Some(_), None) => "no ad".to_string(),
                 (None, _) => missing_cell(peer, function, size).to_string(),
@@ -895,20 +911,15 @@ fn render_jax(out: &mut String, medians: &Medians, jax: Option<&Jax>) {
         };
         let versus = match (jax_times, ad) {
             (Some(&(_, jax_grad)), Some(ad)) => {
-                let speedup = jax_grad / ad;
-                if speedup < 1.0 {
-                    jax_wins.push(format!(
-                        "- {function} {size}: JAX's `jit(value_and_grad)` takes {} where `ad` \
-                         takes {} (JAX is {}× faster)",
-                        format_time(jax_grad),
-                        format_time(ad),
-                        three_digits(1.0 / speedup)
-                    ));
-                    format!("**{}×**", three_digits(speedup))
-                } else {
-                    ad_wins += 1;
-                    format!("{}×", three_digits(speedup))
-                }
+                let (cell, ad_faster) =
+                    speedup_cell(jax_grad, ad, &mut jax_wins, |theirs, ours, factor| {
+                        format!(
+                            "- {function} {size}: JAX's `jit(value_and_grad)` takes {theirs} \
+                             where `ad` takes {ours} (JAX is {factor}× faster)"
+                        )
+                    });
+                ad_wins += usize::from(ad_faster);
+                cell
             }
             _ => "—".to_string(),
         };
