@@ -6,7 +6,7 @@
 //! names and signatures here change without notice.
 
 /// The partials of each primitive in `f64`: a fused record calls `rules::name` for each
-/// operation and `rules::pass` for each adjoint (`ad-macro/src/fuse.rs`).
+/// operation and `rules::pass` for each adjoint (`ad-macro/src/fuse/emit.rs`).
 pub use crate::scalar::rules;
 
 /// `Real`'s hidden supertraits, which generated code calls by name: `Fuse` for a fused

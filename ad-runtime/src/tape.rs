@@ -170,8 +170,8 @@ impl Recording {
         // SAFETY (the unchecked reads below): `ends` rises from 0 to `slots.len()` (asserted
         // above for its last entry; `push_node` appends the slot count so far), so each node's
         // `start..end` lies within `slots`; an operand was recorded before its user, so
-        // `operand < node < nodes`, the length of `adjoints`. The same holds for the operands of a finished sum, which `PendingSum`
-        // checked against this session.
+        // `operand < node < nodes`, the length of `adjoints`. The same holds for the operands of
+        // a finished sum, which `PendingSum` checked against this session.
         // The sums not yet swept are `sums[..unswept]`; the node of the last of them is next
         // (`usize::MAX`, no node, once there are none).
         let node_of = |sum: &(u32, Vec<Slot>)| sum.0 as usize;
@@ -377,11 +377,8 @@ thread_local! {
 /// after taking it out of `ACTIVE`, and leaks it if it was dropped out of order), the thread is
 /// the only one that sees it, and no caller runs user code while it holds the reference.
 #[inline(always)]
-fn with_recording<R>(var: Var, f: impl FnOnce(&mut Recording) -> R) -> R {
-    match with_active_recording(f) {
-        Some(result) => result,
-        None => wrong_tape(var, 0),
-    }
+fn with_recording<R>(f: impl FnOnce(&mut Recording) -> R) -> R {
+    with_active_recording(f).unwrap_or_else(|| no_tape())
 }
 
 /// Runs `f` on the innermost live recording of this thread, if there is one (the safety of the
@@ -395,12 +392,18 @@ fn with_active_recording<R>(f: impl FnOnce(&mut Recording) -> R) -> Option<R> {
 
 #[cold]
 #[inline(never)]
+fn no_tape() -> ! {
+    panic!(
+        "ad: a Var was used while no tape records on this thread (its tape was dropped, or the \
+         Var was moved to another thread); a Var is valid only inside the call that made it"
+    );
+}
+
+#[cold]
+#[inline(never)]
 fn wrong_tape(var: Var, active: u32) -> ! {
     if active == 0 {
-        panic!(
-            "ad: a Var was used while no tape records on this thread (its tape was dropped, or \
-             the Var was moved to another thread); a Var is valid only inside the call that made it"
-        );
+        no_tape();
     }
     panic!(
         "ad: a Var from another tape was used (tape #{} while tape #{} records on this thread): \
@@ -434,7 +437,6 @@ pub(crate) fn record_unary(value: f64, a: Var, da: f64) -> Var {
         return Var::constant(value);
     }
     with_recording(
-        a,
         #[inline(always)]
         |r| {
             r.push_operand(a, da);
@@ -451,7 +453,6 @@ pub(crate) fn record_binary(value: f64, a: Var, da: f64, b: Var, db: f64) -> Var
         (false, true) => record_unary(value, a, da),
         (true, false) => record_unary(value, b, db),
         (false, false) => with_recording(
-            a,
             #[inline(always)]
             |r| {
                 r.push_operand(a, da);
@@ -473,8 +474,7 @@ pub(crate) fn record_nary(value: f64, operands: impl IntoIterator<Item = (Var, f
     if operands.peek().is_none() {
         return Var::constant(value);
     }
-    let first = operands.peek().expect("checked non-empty").0;
-    with_recording(first, |r| {
+    with_recording(|r| {
         for (operand, partial) in operands {
             r.push_operand(operand, partial);
         }
@@ -535,10 +535,8 @@ pub(crate) fn record_fused<const K: usize>(
     match recorded {
         Some(Some(var)) => var,
         Some(None) => Var::constant(value),
-        None => match operands.iter().find(|operand| !operand.is_constant()) {
-            Some(first) => wrong_tape(*first, 0),
-            None => Var::constant(value),
-        },
+        None if operands.iter().all(|operand| operand.is_constant()) => Var::constant(value),
+        None => no_tape(),
     }
 }
 
@@ -594,7 +592,7 @@ impl PendingSum {
         }
         if operand.tape != self.tag {
             self.tag = if self.tag == 0 {
-                with_recording(operand, |r| {
+                with_recording(|r| {
                     r.check(operand);
                     r.tag
                 })
@@ -627,7 +625,7 @@ impl PendingSum {
             index: 0,
             tape: tag,
         };
-        with_recording(witness, |r| {
+        with_recording(|r| {
             r.check(witness);
             if slots.len() < MOVED_SUM {
                 // Short: copied into the tape, where the sweep reads it in line with its

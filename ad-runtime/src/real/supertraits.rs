@@ -10,10 +10,10 @@ use crate::checkpoint::Schedule;
 use std::borrow::Cow;
 use std::ops::{AddAssign, SubAssign};
 
-/// How each scalar type evaluates an expression `#[reverse_diff]` fused into one record
-/// (Krawiec et al., POPL 2022, §8.7 applied to expressions): the macro differentiates the
-/// expression symbolically, and `derivative` gives its value and its partial derivative with
-/// respect to each of its `K` scalar leaves, from the leaves' values. A supertrait of [`Real`](crate::Real).
+/// How each scalar type evaluates an expression `#[reverse_diff]` fused into one record (Krawiec et
+/// al., POPL 2022, §8.7 applied to expressions): the macro differentiates the expression
+/// symbolically, and `derivative` gives its value and its partial derivative with respect to each
+/// of its `K` scalar leaves, from the leaves' values. A supertrait of [`Real`](crate::Real).
 pub trait Fuse: Sized {
     /// `Some` of one record of the expression over `leaves` (for `Var`), or `None` when the
     /// scalar evaluates the expression as written (`f64`, and `Dual`, whose derivatives of
@@ -35,8 +35,8 @@ pub trait Fuse: Sized {
 }
 
 /// How each scalar type accumulates a sum that a loop builds with `total += e` and `total -= e`
-/// (the macro rewrites such a loop, see `ad-macro/src/fuse.rs`): `Var` makes the whole sum one
-/// record, with a slot for each scalar leaf of each term; `f64` and `Dual` add the terms as
+/// (the macro rewrites such a loop, see `ad-macro/src/fuse/driver.rs`): `Var` makes the whole sum
+/// one record, with a slot for each scalar leaf of each term; `f64` and `Dual` add the terms as
 /// written, in the same order. A supertrait of [`Real`](crate::Real).
 pub trait Accumulate: Sized {
     /// The sum while it is accumulated. A term the macro cannot analyse is added with `+=`
@@ -104,8 +104,8 @@ macro_rules! accumulate_as_written {
 pub(crate) use accumulate_as_written;
 
 /// How each scalar type runs a checkpointed loop ([`crate::checkpoint`]): a supertrait of
-/// [`Real`](crate::Real). `Var` keeps snapshots and replays segments during the sweep; every other scalar
-/// runs the loop as written.
+/// [`Real`](crate::Real). `Var` keeps snapshots and replays segments during the sweep; every other
+/// scalar runs the loop as written.
 pub trait Checkpoint: Sized {
     /// `for i in 0..steps { state = step(&state, i) }`, by `schedule` on the tape.
     fn checkpoint<F>(schedule: Schedule, steps: usize, state: Vec<Self>, step: F) -> Vec<Self>
@@ -117,10 +117,10 @@ pub trait Checkpoint: Sized {
     }
 }
 
-/// How each scalar type evaluates a user primitive (`#[reverse_diff(primitive = ..)]`) and a
-/// fused callee (`#[reverse_diff(fused)]`): a supertrait of [`Real`](crate::Real), so generated code over
-/// `S: Real` can call it. The arguments are closures so that plain `f64` calls pay for nothing
-/// they do not use.
+/// How each scalar type evaluates a user primitive (`#[reverse_diff(primitive = ..)]`) and a fused
+/// callee (`#[reverse_diff(fused)]`): a supertrait of [`Real`](crate::Real), so generated code over
+/// `S: Real` can call it. The arguments are closures so that plain `f64` calls pay for nothing they
+/// do not use.
 pub trait Primitive: Sized {
     /// The values of a slice of scalars (borrowed for `f64`, copied otherwise).
     fn values(scalars: &[Self]) -> Cow<'_, [f64]>;
@@ -180,9 +180,9 @@ macro_rules! into_real_by_cast {
 
 into_real_by_cast!(i8 i16 i32 i64 i128 isize u8 u16 u32 u64 u128 usize f32 f64);
 
-/// What nalgebra needs of a scalar inside a generic body (a supertrait of [`Real`](crate::Real)): with the
-/// feature `nalgebra`, `SimdRealField` (products, norms, `dot`, `cross`...), whose methods all
-/// have `simd_` names, so `x.sin()` stays `Float::sin` and unambiguous; without it, nothing.
+/// What nalgebra needs of a scalar inside a generic body (a supertrait of [`Real`](crate::Real)):
+/// with the feature `nalgebra`, `SimdRealField` (products, norms, `dot`, `cross`...), whose methods
+/// all have `simd_` names, so `x.sin()` stays `Float::sin` and unambiguous; without it, nothing.
 ///
 /// `RealField` itself, which decompositions need, would make `x.sin()` ambiguous (E0034) as a
 /// bound. So it is reached through [`Field`](Matrices::Field) instead: the scalar type itself,
@@ -208,9 +208,9 @@ pub trait Matrices {}
 #[cfg(not(feature = "nalgebra"))]
 impl<T> Matrices for T {}
 
-/// What ndarray needs of a scalar inside a generic body (a supertrait of [`Real`](crate::Real)): with the
-/// feature `ndarray`, `ScalarOperand`, so `&a * x` and `&a + x` work for an array `a` and a
-/// scalar `x` of the body's scalar type; without it, nothing.
+/// What ndarray needs of a scalar inside a generic body (a supertrait of [`Real`](crate::Real)):
+/// with the feature `ndarray`, `ScalarOperand`, so `&a * x` and `&a + x` work for an array `a` and
+/// a scalar `x` of the body's scalar type; without it, nothing.
 #[cfg(feature = "ndarray")]
 pub trait Arrays: ndarray::ScalarOperand {}
 
