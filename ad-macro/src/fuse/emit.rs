@@ -200,8 +200,9 @@ impl Fusion {
     }
 
     /// The closure from the leaves' values to the value and the partials: the operations
-    /// forward by their rules, then reverse accumulation over the expression's tree (each
-    /// operation's result has one user, so its adjoint is a single product).
+    /// forward by their rules, then reverse accumulation over the expression (an operation's
+    /// adjoint is the product passed back by its one user, or a sum when an inlined `let` gives
+    /// it several).
     fn derivative(&self) -> TokenStream {
         let value = |operand: &Operand| match operand {
             Operand::Slot(slot) => format_ident!("__ad_v{}", slot).to_token_stream(),
