@@ -205,3 +205,45 @@ fn type_parameters_named_only_by_the_caller() {
         vec![[3.0, 0.0, 0.0], [0.0, -6.0, 0.0], [0.0, 0.0, 1.5]]
     );
 }
+
+/// The same model in a fused callee: its record is built over the hidden unfused body, which
+/// is named with the model too.
+#[reverse_diff(fused)]
+fn fused_energy<M: Model>(x: f64) -> f64 {
+    M::SCALE * x.powi(M::POWER)
+}
+
+/// Over `f32`: the `f32` companions call their `f64` twins with the model named.
+#[reverse_diff]
+fn energy_f32<M: Model>(x: f32) -> f32 {
+    M::SCALE as f32 * x.powi(M::POWER)
+}
+
+#[test]
+fn type_parameters_named_only_by_the_caller_in_fused_and_f32_functions() {
+    // d(½ x³)/dx = 3/2 x².
+    assert_eq!(fused_energy_grad::<f64, Cubic>(2.0), (4.0, 6.0));
+    assert_eq!(energy_f32_grad::<Cubic>(2.0), (4.0, 6.0));
+    let (value, _, second) = energy_f32_hessian::<Cubic>(2.0);
+    assert_eq!((value, second), (4.0, vec![6.0]));
+}
+
+/// A model named by the caller beside an `impl Fn` parameter (which gives `shaped` no
+/// companions of its own: another differentiated function calls it).
+#[reverse_diff]
+fn shaped<M: Model>(x: f64, shape: impl Fn(f64) -> f64) -> f64 {
+    M::SCALE * shape(x)
+}
+
+#[reverse_diff]
+fn shaped_sine(x: f64) -> f64 {
+    shaped::<_, Cubic>(x, |v| v.sin())
+}
+
+#[test]
+fn type_parameters_named_only_by_the_caller_beside_impl_trait() {
+    // d(½ sin x)/dx = ½ cos x.
+    let (value, derivative) = shaped_sine_grad(1.0);
+    assert_eq!(value, 0.5 * 1.0f64.sin());
+    assert!((derivative - 0.5 * 1.0f64.cos()).abs() < 1e-15);
+}

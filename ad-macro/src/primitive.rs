@@ -13,6 +13,7 @@ use quote::{format_ident, quote};
 use syn::{FnArg, Ident, ItemFn};
 
 use crate::attr::Options;
+use crate::companions::signature::generic_arguments;
 use crate::model::{Function, Param, PrimitiveShape as Shape, Role};
 use crate::names::scalar_param;
 
@@ -136,10 +137,11 @@ fn fused(function: &Function, generic: ItemFn) -> (ItemFn, ItemFn) {
     unfused.sig.ident = unfused_ident.clone();
     unfused.vis = syn::Visibility::Inherited;
     unfused.attrs.push(syn::parse_quote!(#[doc(hidden)]));
+    let arguments = generic_arguments(function);
     let callee = if function.in_impl {
-        quote!(Self::#unfused_ident)
+        quote!(Self::#unfused_ident #arguments)
     } else {
-        quote!(#unfused_ident)
+        quote!(#unfused_ident #arguments)
     };
     let receiver = function.has_receiver.then(|| quote!(self,));
     let mut rebuilt = Vec::new();

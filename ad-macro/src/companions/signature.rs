@@ -100,22 +100,19 @@ fn is_doc_hidden(attr: &syn::Attribute) -> bool {
 /// The generic arguments a call of the function from its companions names: `::<_, T, N>` for
 /// `fn f<T: Model, const N: usize>`, the scalar first and inferred. Without them a type
 /// parameter that only the body uses (`T::SCALE * x`) cannot be inferred at the call. Empty
-/// when the function has no type or const parameter, or takes an `impl Trait` (whose calls
-/// cannot name generic arguments); lifetimes are left to inference.
+/// when the function has no type or const parameter; lifetimes are left to inference.
 pub fn generic_arguments(function: &Function) -> TokenStream {
-    struct ImplTrait(bool);
-    impl<'ast> syn::visit::Visit<'ast> for ImplTrait {
-        fn visit_type_impl_trait(&mut self, _: &'ast syn::TypeImplTrait) {
-            self.0 = true;
-        }
+    let own = type_and_const_parameters(&function.item.sig.generics);
+    if own.is_empty() {
+        return TokenStream::new();
     }
-    let sig = &function.item.sig;
-    let mut impl_trait = ImplTrait(false);
-    for input in &sig.inputs {
-        syn::visit::Visit::visit_fn_arg(&mut impl_trait, input);
-    }
-    let own: Vec<&Ident> = sig
-        .generics
+    quote!(::<_, #(#own),*>)
+}
+
+/// The names of the type and const parameters of `generics`, in order, for a call that names
+/// them (lifetimes are left to inference).
+pub fn type_and_const_parameters(generics: &syn::Generics) -> Vec<&Ident> {
+    generics
         .params
         .iter()
         .filter_map(|param| match param {
@@ -123,11 +120,7 @@ pub fn generic_arguments(function: &Function) -> TokenStream {
             GenericParam::Const(param) => Some(&param.ident),
             GenericParam::Lifetime(_) => None,
         })
-        .collect();
-    if own.is_empty() || impl_trait.0 {
-        return TokenStream::new();
-    }
-    quote!(::<_, #(#own),*>)
+        .collect()
 }
 
 /// The companion's signature: the function's own, with plain parameter names.
