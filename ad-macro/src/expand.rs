@@ -370,15 +370,15 @@ fn free_function(function: &Function, generic: ItemFn) -> (ItemFn, ItemFn) {
     let arguments = generic_arguments(function);
     let mut wrapper =
         primitive::with_body(function, generic, quote!(#callee #arguments (#(#names),*)));
-    // The lints of the body fire in the hidden function, which keeps the `#[expect]`s.
-    wrapper.attrs = wrapper.attrs.iter().map(expect_as_allow).collect();
-    if !wrapper
+    // The lints of the body fire in the hidden function, which keeps the `#[expect]`s and
+    // the user's `#[inline(..)]`; the thin function is always inlined into its callers.
+    wrapper.attrs = wrapper
         .attrs
         .iter()
-        .any(|attr| attr.path().is_ident("inline"))
-    {
-        wrapper.attrs.push(syn::parse_quote!(#[inline]));
-    }
+        .filter(|attr| !attr.path().is_ident("inline"))
+        .map(expect_as_allow)
+        .collect();
+    wrapper.attrs.push(syn::parse_quote!(#[inline]));
     // Used or not, as a function whose companions call it would be.
     wrapper.attrs.push(syn::parse_quote!(#[allow(dead_code)]));
     (wrapper, holder)
