@@ -231,9 +231,12 @@ impl<R: Differentiable + ?Sized, G: Differentiable> Pullback<R, G> {
                 pattern.minor_dim()
             );
         }
+        if self.recording.has_checkpoints() {
+            return one_sided;
+        }
         let symmetric = symmetric_union(pattern);
         let colors = star_colors(&symmetric);
-        if count(&colors) < one_sided.color_count() && !self.recording.has_checkpoints() {
+        if count(&colors) < one_sided.color_count() {
             Sparsity::new(symmetric, Sweep::Symmetric, colors)
         } else {
             one_sided
@@ -458,7 +461,7 @@ fn star_colors(pattern: &SparsityPattern) -> Vec<usize> {
     let size = pattern.major_dim();
     let neighbours = |v: usize| pattern.lane(v).iter().copied().filter(move |&w| w != v);
     let mut order: Vec<usize> = (0..size).collect();
-    order.sort_by_key(|&v| std::cmp::Reverse(neighbours(v).count()));
+    order.sort_by_cached_key(|&v| std::cmp::Reverse(neighbours(v).count()));
     let mut colors = vec![NONE; size];
     // `taken[c] == v` when colour c is forbidden for v.
     let mut taken: Vec<usize> = Vec::new();
