@@ -407,6 +407,61 @@ fn ascribed_lets_fuse() {
     assert_eq!(records(&xs, ascribed_lets), 3 + 1 + 1);
 }
 
+/// `let`s computed from numbers alone (`h`, `half`, `t`) are fixed: a fused record takes their
+/// values as constants, not as operands, and so do integer casts (`i as f64`).
+#[reverse_diff]
+fn fixed_in_loops(xs: &[f64], steps: usize) -> f64 {
+    let h = 2.0 / steps as f64;
+    let half: f64 = h * 0.5;
+    let mut total = 0.0;
+    for (i, x) in xs.iter().enumerate() {
+        let t = i as f64;
+        total += x * x * h + t * half * x;
+    }
+    for i in (0..xs.len()).rev() {
+        total = total * h + xs[i] * (i as f64 + half);
+    }
+    total
+}
+
+/// Every other use of a fixed `let` still sees a scalar (a `Vec` of scalars, a mutable copy
+/// that later takes reals, an argument of an annotated function), and a name that shadows one
+/// with a real is a real again.
+#[reverse_diff]
+fn fixed_lets(xs: &[f64], steps: usize) -> f64 {
+    let h = 2.0 / steps as f64;
+    let half: f64 = h * 0.5;
+    let mut scaled = Vec::new();
+    scaled.extend([h, xs[2]]);
+    let mut acc = h;
+    acc += scaled[1] * xs[0];
+    {
+        let h = xs[1] * 0.5;
+        acc += h * h * 3.0;
+        acc += h * half;
+    }
+    for h in xs {
+        acc += h * h * half;
+    }
+    let h = h * xs[2];
+    acc * half + helper(h, xs[0]) + h * h * half
+}
+
+#[test]
+fn fixed_lets_are_constants_of_the_records() {
+    let xs = [0.3, -1.2, 0.8];
+    for steps in [1, 4] {
+        check(
+            |p| fixed_in_loops(p, steps),
+            |p| fixed_in_loops_grad(p, steps),
+            &xs,
+        );
+        check(|p| fixed_lets(p, steps), |p| fixed_lets_grad(p, steps), &xs);
+    }
+    // The first loop's sum is one record, the second loop one per iteration.
+    assert_eq!(records(&xs, |vars| fixed_in_loops(vars, 4)), 1 + 3);
+}
+
 /// Closures of iterator adaptors: the item a closure of `map` (or `for_each`, `any`...)
 /// receives has the kind a `for` loop over the same iterator gives it.
 #[reverse_diff]

@@ -68,20 +68,29 @@ pub fn replace_f64(ty: &Type, by: &Type) -> Type {
 /// Whether `ty` is a primitive number type other than `f64` (`usize`, `i32`, `u8`, `f32`...):
 /// the targets of a cast that reads a real's value.
 pub fn is_other_number(ty: &Type) -> bool {
-    const NUMBERS: &[&str] = &[
+    is_integer(ty) || is_primitive(ty, &["f32"])
+}
+
+/// Whether `ty` is a primitive integer type (`usize`, `i32`, `u8`...).
+pub fn is_integer(ty: &Type) -> bool {
+    const INTEGERS: &[&str] = &[
         "i8", "i16", "i32", "i64", "i128", "isize", "u8", "u16", "u32", "u64", "u128", "usize",
-        "f32",
     ];
+    is_primitive(ty, INTEGERS)
+}
+
+/// Whether `ty` is one of the primitive types `names`.
+fn is_primitive(ty: &Type, names: &[&str]) -> bool {
     match ty {
         Type::Path(path) => {
             path.qself.is_none()
                 && path
                     .path
                     .get_ident()
-                    .is_some_and(|ident| NUMBERS.iter().any(|number| ident == number))
+                    .is_some_and(|ident| names.iter().any(|name| ident == name))
         }
-        Type::Paren(inner) => is_other_number(&inner.elem),
-        Type::Group(inner) => is_other_number(&inner.elem),
+        Type::Paren(inner) => is_primitive(&inner.elem, names),
+        Type::Group(inner) => is_primitive(&inner.elem, names),
         _ => false,
     }
 }

@@ -481,6 +481,20 @@ fn is_literal(expr: &Expr) -> bool {
     }
 }
 
+/// The name a `let` binds if it may be fixed ([`Scopes::fix`]): one name, not `mut`, not by
+/// reference, typed `f64` if typed.
+fn fixed_name(pat: &Pat) -> Option<Ident> {
+    match pat {
+        Pat::Ident(ident)
+            if ident.by_ref.is_none() && ident.mutability.is_none() && ident.subpat.is_none() =>
+        {
+            Some(ident.ident.clone())
+        }
+        Pat::Type(typed) if is_f64(&typed.ty) => fixed_name(&typed.pat),
+        _ => None,
+    }
+}
+
 /// Whether the scalar offers the `f64` method `name` through a trait (`Float` or `Real`).
 fn is_trait_method(name: &str) -> bool {
     real_method_entry(name).is_some_and(|entry| entry.owner != Owner::Value)
@@ -855,6 +869,12 @@ impl Fold for Translator {
         let init = local.init.as_ref().map(|init| &*init.expr);
         let kind = init.and_then(|init| self.fusion.scopes.kind_of(init));
         let halves = init.and_then(|init| self.fusion.scopes.split_kind(init));
+        // `let h = 2.0 / n as f64;` (not `mut`): a scalar fixed for the rest of its scope.
+        let fixed = fixed_name(&local.pat).filter(|_| {
+            local.init.as_ref().is_some_and(|init| {
+                init.diverge.is_none() && self.fusion.scopes.is_fixed_value(&init.expr)
+            })
+        });
         let pat = local.pat.clone();
         let mut local = syn::Local {
             pat: Pat::Verbatim(TokenStream::new()),
@@ -871,6 +891,11 @@ impl Fold for Translator {
                 }
             }
             (pat, _) => self.fusion.scopes.bind_pattern(pat, kind),
+        }
+        if let Some(name) = fixed {
+            if self.fusion.scopes.is_scalar(&name) {
+                self.fusion.scopes.fix(&name);
+            }
         }
         local.pat = self.fold_pat(pat);
         if let Some(init) = &mut local.init {

@@ -63,6 +63,9 @@ pub(super) enum Role {
     Scalar(usize),
     /// A constant `f64`.
     Constant,
+    /// A constant `f64` converted from an integer: the temporary's expression is the integer
+    /// (`n - 1` for `(n - 1) as f64`).
+    Number,
     /// The `i32` exponent of `powi`.
     Exponent,
 }
@@ -224,7 +227,16 @@ impl<'a> Analysis<'a> {
             Expr::Binary(binary) => self.binary(binary),
             Expr::Unary(unary) if matches!(unary.op, UnOp::Neg(_)) => self.negation(unary),
             Expr::MethodCall(call) if call.turbofish.is_none() => self.method_call(expr, call),
-            // `i as f64` is a scalar (a constant, or a real that keeps its derivative).
+            // `i as f64` with `i` an integer is a constant; `x as f64` with `x` of another
+            // type (or unknown) a scalar (a constant, or a real that keeps its derivative).
+            Expr::Cast(cast) if is_f64(&cast.ty) && self.scopes.is_integer(&cast.expr) => {
+                self.literal = true;
+                let name = self.temp(&cast.expr, Role::Number);
+                Some((
+                    Operand::Value(name.to_token_stream()),
+                    syn::parse_quote_spanned!(expr.span()=> #name),
+                ))
+            }
             Expr::Cast(cast) if is_f64(&cast.ty) => Some(self.computed_leaf(expr)),
             Expr::Path(path)
                 if self.inline
@@ -358,10 +370,18 @@ impl<'a> Analysis<'a> {
     }
 
     /// A variable: a leaf if it holds a scalar or a constant (read through a reference if
-    /// it holds one), else unknown.
+    /// it holds one), else unknown. A fixed scalar ([`Scopes::fix`]) is a constant: its value.
     ///
-    /// Before: `x`, `r` with `r: &f64`. After: `__ad_t0`, `__ad_t1` (the temporary of `*r`).
+    /// Before: `x`, `r` with `r: &f64`, `h` fixed. After: `__ad_t0`, `__ad_t1` (the temporary
+    /// of `*r`), `__ad_t2` (the constant `Real::value(h)`).
     fn variable(&mut self, expr: &Expr) -> Option<(Operand, Expr)> {
+        let fixed = matches!(expr, Expr::Path(path)
+            if path.path.get_ident().is_some_and(|name| self.scopes.is_fixed(name)));
+        if fixed {
+            self.literal = true;
+            let value = syn::parse_quote_spanned!(expr.span()=> ::ad::Real::value(#expr));
+            return Some(self.pure_leaf(&value, Kind::Constant));
+        }
         match self.scopes.path_kind(expr)? {
             kind @ (Kind::Scalar | Kind::Constant) => Some(self.pure_leaf(expr, kind)),
             // `x` with `x: &S` reads `*x`.
@@ -373,7 +393,8 @@ impl<'a> Analysis<'a> {
             | Kind::Constants
             | Kind::BorrowedScalars
             | Kind::BorrowedConstants
-            | Kind::ScalarMut => None,
+            | Kind::ScalarMut
+            | Kind::Integer => None,
         }
     }
 }
@@ -442,6 +463,7 @@ impl Scopes {
                 self.kind_of(&parsed)
             }
             Expr::Path(_) => self.path_kind(expr),
+            other if self.is_integer(other) => Some(Kind::Integer),
             // `xs.iter().map(|x| x * x).sum::<f64>()`, its items scalars.
             Expr::MethodCall(call) if mapped_sum(call).is_some() => {
                 let (pat, iter, body) = mapped_sum(call)?;
@@ -452,6 +474,13 @@ impl Scopes {
             other if self.is_constant_typed(other) => Some(Kind::Constant),
             _ => None,
         }
+    }
+
+    /// Whether `expr` is an expression of the scalar type computed from numbers alone: its
+    /// leaves are all known and none is a scalar that may vary (`2.0 / n as f64`).
+    pub fn is_fixed_value(&self, expr: &Expr) -> bool {
+        let mut analysis = Analysis::new(self);
+        analysis.tree(expr).is_some() && analysis.scalar_leaves == 0 && analysis.literal
     }
 
     /// Whether `expr` is an expression of the scalar type whose leaves are all known.

@@ -179,13 +179,17 @@ impl Fusion {
         let mut leaves = Vec::new();
         for temp in &self.temps {
             let name = &temp.name;
-            let expr = translate(temp.expr.clone(), true);
+            let mut expr = translate(temp.expr.clone(), true);
             let ty = match temp.role {
                 Role::Scalar(_) => {
                     leaves.push(name.clone());
                     scalar.to_token_stream()
                 }
                 Role::Constant => quote!(f64),
+                Role::Number => {
+                    expr = syn::parse_quote_spanned!(temp.expr.span()=> (#expr) as f64);
+                    quote!(f64)
+                }
                 Role::Exponent => quote!(i32),
             };
             lets.push(quote_spanned!(temp.expr.span()=> let #name: #ty = #expr;));

@@ -3,10 +3,10 @@
 
 use proc_macro2::TokenStream;
 use quote::ToTokens;
-use std::collections::HashMap;
-use syn::{Expr, Ident, Pat, Type};
+use std::collections::{HashMap, HashSet};
+use syn::{BinOp, Expr, Ident, Lit, Pat, Type, UnOp};
 
-use crate::names::is_f64;
+use crate::names::{is_f64, is_integer};
 
 /// What a name holds, as far as the macro can tell from the function alone.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -30,6 +30,8 @@ pub enum Kind {
     ConstantRef,
     /// A mutable reference to a scalar (`x` in `for x in xs.iter_mut()`): `*x += e` fuses.
     ScalarMut,
+    /// A primitive integer (`n: usize`, `i` in `for i in 0..n`): `i as f64` is a constant.
+    Integer,
 }
 
 impl Kind {
@@ -42,6 +44,9 @@ impl Kind {
         };
         if is_f64(ty) {
             return Some(one);
+        }
+        if is_integer(ty) {
+            return Some(Kind::Integer);
         }
         let (sequence, borrowed) = match ty {
             Type::Reference(reference) => (&*reference.elem, reference.mutability.is_none()),
@@ -118,6 +123,8 @@ pub struct Scopes {
     /// Per scope, the `let`s of its block whose values the next statement may inline (see
     /// [`Scopes::offer`]): name, then the offer's number and the initialiser.
     pub(super) offers: Vec<HashMap<String, (usize, Expr)>>,
+    /// Per scope, its scalars whose values are fixed (see [`Scopes::fix`]).
+    fixed: Vec<HashSet<String>>,
 }
 
 impl Scopes {
@@ -125,22 +132,28 @@ impl Scopes {
         Scopes {
             scopes: vec![HashMap::new()],
             offers: vec![HashMap::new()],
+            fixed: vec![HashSet::new()],
         }
     }
 
     pub fn push(&mut self) {
         self.scopes.push(HashMap::new());
         self.offers.push(HashMap::new());
+        self.fixed.push(HashSet::new());
     }
 
     pub fn pop(&mut self) {
         self.scopes.pop();
         self.offers.pop();
+        self.fixed.pop();
     }
 
     pub fn bind(&mut self, name: &Ident, kind: Option<Kind>) {
         if let Some(scope) = self.scopes.last_mut() {
             scope.insert(name.to_string(), kind);
+        }
+        if let Some(fixed) = self.fixed.last_mut() {
+            fixed.remove(&name.to_string());
         }
         // An offer that reads `name` (or binds it) would now read another value.
         if let Some(offers) = self.offers.last_mut() {
@@ -155,6 +168,53 @@ impl Scopes {
     pub fn offer(&mut self, name: &Ident, number: usize, expr: Expr) {
         if let Some(offers) = self.offers.last_mut() {
             offers.insert(name.to_string(), (number, expr));
+        }
+    }
+
+    /// Marks the scalar `name`, just bound by a `let` that is not `mut`, as fixed: its value
+    /// was computed from numbers alone (`let h = 2.0 / n as f64;`), so it has no derivative,
+    /// and a fused record takes its value as a constant instead of reading it as an operand.
+    pub fn fix(&mut self, name: &Ident) {
+        if let Some(fixed) = self.fixed.last_mut() {
+            fixed.insert(name.to_string());
+        }
+    }
+
+    /// Whether `name` is a fixed scalar here ([`Scopes::fix`]): the innermost scope that binds
+    /// it marked it so.
+    pub(super) fn is_fixed(&self, name: &Ident) -> bool {
+        let name = name.to_string();
+        self.scopes
+            .iter()
+            .zip(&self.fixed)
+            .rev()
+            .find(|(scope, _)| scope.contains_key(&name))
+            .is_some_and(|(_, fixed)| fixed.contains(&name))
+    }
+
+    /// Whether `expr` is evidently a primitive integer: an integer literal, an integer
+    /// variable, a length (`xs.len()`), or integer arithmetic over those (`n - 1`, `i * m`).
+    pub(super) fn is_integer(&self, expr: &Expr) -> bool {
+        match expr {
+            Expr::Lit(lit) => {
+                matches!(&lit.lit, Lit::Int(int) if !matches!(int.suffix(), "f64" | "f32"))
+            }
+            Expr::Path(_) => self.path_kind(expr) == Some(Kind::Integer),
+            Expr::Paren(inner) => self.is_integer(&inner.expr),
+            Expr::Group(inner) => self.is_integer(&inner.expr),
+            Expr::Unary(unary) => matches!(unary.op, UnOp::Neg(_)) && self.is_integer(&unary.expr),
+            Expr::Binary(binary) => {
+                matches!(
+                    binary.op,
+                    BinOp::Add(_) | BinOp::Sub(_) | BinOp::Mul(_) | BinOp::Div(_) | BinOp::Rem(_)
+                ) && self.is_integer(&binary.left)
+                    && self.is_integer(&binary.right)
+            }
+            Expr::MethodCall(call) => {
+                call.method == "len" && call.args.is_empty() && call.turbofish.is_none()
+            }
+            Expr::Cast(cast) => is_integer(&cast.ty),
+            _ => false,
         }
     }
 
@@ -246,6 +306,16 @@ impl Scopes {
         };
         match iter {
             Expr::Paren(inner) => self.item(&inner.expr),
+            // `0..n`, `1..=n - 1`: integers.
+            Expr::Range(range)
+                if range
+                    .start
+                    .as_deref()
+                    .is_some_and(|start| self.is_integer(start))
+                    && range.end.as_deref().is_none_or(|end| self.is_integer(end)) =>
+            {
+                Item::One(Kind::Integer)
+            }
             Expr::Reference(reference) if reference.mutability.is_none() => {
                 elements(&borrowed(&reference.expr))
             }
@@ -269,9 +339,11 @@ impl Scopes {
                         Item::One(kind) => kind.deref().map_or(Item::Unknown, Item::One),
                         _ => Item::Unknown,
                     },
-                    ("enumerate", 0) => {
-                        Item::Pair(Box::new(Item::Unknown), Box::new(self.item(&call.receiver)))
-                    }
+                    ("enumerate", 0) => Item::Pair(
+                        Box::new(Item::One(Kind::Integer)),
+                        Box::new(self.item(&call.receiver)),
+                    ),
+                    ("rev", 0) => self.item(&call.receiver),
                     ("zip", 1) => Item::Pair(
                         Box::new(self.item(&call.receiver)),
                         Box::new(self.item(&call.args[0])),
