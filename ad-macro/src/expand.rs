@@ -357,15 +357,7 @@ fn generic_function(function: &Function, siblings: Siblings) -> ItemFn {
 ///          Real>(x: DifferentiableF64) -> .. { 2.0 * x }`
 fn free_function(function: &Function, generic: ItemFn) -> (ItemFn, ItemFn) {
     let callee = free_callee(&generic.sig.ident);
-    let mut holder = generic.clone();
-    holder.sig.ident = callee.clone();
-    holder.vis = syn::Visibility::Inherited;
-    holder.attrs.retain(|attr| {
-        !["doc", "deprecated", "must_use"]
-            .iter()
-            .any(|name| attr.path().is_ident(name))
-    });
-    holder.attrs.push(syn::parse_quote!(#[doc(hidden)]));
+    let holder = primitive::hidden_copy(&generic, callee.clone());
     let names = function.params.iter().map(|param| &param.name);
     let arguments = generic_arguments(function);
     let mut wrapper =

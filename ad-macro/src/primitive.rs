@@ -46,6 +46,25 @@ pub fn with_body(function: &Function, mut generic: ItemFn, body: TokenStream) ->
     generic
 }
 
+/// A hidden copy of the generic function named `ident`, which the function as the user sees
+/// it calls: private, out of the docs, and without the attributes meant for the user's callers
+/// (`#[deprecated]` would warn at the function's own call of its copy).
+///
+/// Before: `/// Doc. #[deprecated] pub fn g<S: Real>(x: S) -> S { body }`
+/// After:  `#[doc(hidden)] fn __g_unfused<S: Real>(x: S) -> S { body }`
+pub fn hidden_copy(generic: &ItemFn, ident: Ident) -> ItemFn {
+    let mut copy = generic.clone();
+    copy.sig.ident = ident;
+    copy.vis = syn::Visibility::Inherited;
+    copy.attrs.retain(|attr| {
+        !["doc", "deprecated", "must_use"]
+            .iter()
+            .any(|name| attr.path().is_ident(name))
+    });
+    copy.attrs.push(syn::parse_quote!(#[doc(hidden)]));
+    copy
+}
+
 /// `|| { let mut v = Vec::new(); v.push(x); v.extend_from_slice(ys); v }`: the input scalars,
 /// in parameter order.
 fn inputs(function: &Function) -> TokenStream {
@@ -133,10 +152,7 @@ fn fused(function: &Function, generic: ItemFn) -> (ItemFn, ItemFn) {
     let scalar = scalar_param();
     let ident = &function.item.sig.ident;
     let unfused_ident = format_ident!("__{}_unfused", ident);
-    let mut unfused = generic.clone();
-    unfused.sig.ident = unfused_ident.clone();
-    unfused.vis = syn::Visibility::Inherited;
-    unfused.attrs.push(syn::parse_quote!(#[doc(hidden)]));
+    let unfused = hidden_copy(&generic, unfused_ident.clone());
     let arguments = generic_arguments(function);
     let callee = if function.in_impl {
         quote!(Self::#unfused_ident #arguments)
