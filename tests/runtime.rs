@@ -349,6 +349,32 @@ fn var_kept_from_a_finished_tape_panics_on_the_next_tape() {
 }
 
 #[test]
+fn stale_var_in_either_operand_of_a_binary_operation_panics() {
+    let stale = {
+        let tape = Tape::new();
+        tape.var(1.0)
+    };
+    let tape = Tape::new();
+    let fresh = tape.var(2.0);
+    for operation in [|a: Var, b: Var| a + b, |a: Var, b: Var| b - a] {
+        let payload =
+            catch_unwind(|| operation(fresh, stale)).expect_err("a stale operand must panic");
+        let message = payload
+            .downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_default();
+        assert!(
+            message.contains("a Var from another tape was used"),
+            "{message}"
+        );
+    }
+    // The tape records on: d(fresh · fresh)/d fresh = 4.
+    let square = fresh * fresh;
+    tape.backward(square);
+    assert_eq!(tape.adjoint(fresh), 4.0);
+}
+
+#[test]
 #[should_panic(expected = "a Var from another tape was used")]
 fn stale_var_as_output_of_backward_panics() {
     let stale = {

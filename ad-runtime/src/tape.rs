@@ -455,8 +455,26 @@ pub(crate) fn record_binary(value: f64, a: Var, da: f64, b: Var, db: f64) -> Var
         (false, false) => with_recording(
             #[inline(always)]
             |r| {
-                r.push_operand(a, da);
-                r.push_operand(b, db);
+                if (a.tape ^ r.tag) | (b.tape ^ r.tag) != 0 {
+                    r.check(a);
+                    r.check(b);
+                }
+                r.slots.reserve(2);
+                let start = r.slots.len();
+                // SAFETY: two slots were reserved above; both are written before the length
+                // covers them.
+                unsafe {
+                    let slots = r.slots.as_mut_ptr().add(start);
+                    slots.write(Slot {
+                        partial: da,
+                        operand: a.index,
+                    });
+                    slots.add(1).write(Slot {
+                        partial: db,
+                        operand: b.index,
+                    });
+                    r.slots.set_len(start + 2);
+                }
                 r.push_node(value)
             },
         ),
