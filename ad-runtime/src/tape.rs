@@ -336,14 +336,26 @@ unsafe fn pass_back(node: usize, slots: &[Slot], adjoints: &mut [f64]) {
             let (operand, partial) = (slot.operand as usize, slot.partial);
             *adjoints.get_unchecked_mut(operand) += adjoint * partial;
         };
-        // Two slots a round: as one loop, the sweep of the MLP benchmark's gradient took half
-        // as long again.
-        let mut pairs = slots.chunks_exact(2);
-        for pair in &mut pairs {
-            pass(&pair[0]);
-            pass(&pair[1]);
+        // Records of one and two slots (unary and binary operations) on their own: a loop's
+        // set-up outweighs them (measured: kmeans' and gmm's gradients 8 % and 5 % faster, and
+        // 12 % and 6 % fewer instructions; ode's, whose records are longer, 0.8 % more).
+        match slots {
+            [one] => pass(one),
+            [first, second] => {
+                pass(first);
+                pass(second);
+            }
+            _ => {
+                // Two slots a round: as one loop, the sweep of the MLP benchmark's gradient took
+                // half as long again.
+                let mut pairs = slots.chunks_exact(2);
+                for pair in &mut pairs {
+                    pass(&pair[0]);
+                    pass(&pair[1]);
+                }
+                pairs.remainder().iter().for_each(pass);
+            }
         }
-        pairs.remainder().iter().for_each(pass);
     }
 }
 
