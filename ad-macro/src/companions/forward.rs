@@ -4,7 +4,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 use syn::{Ident, Type};
 
-use super::reverse::{is_structural, result_bound};
+use super::reverse::{nests, result_bound};
 use super::seeds::{reference_to, seeded_inputs, SeededInputs};
 use super::signature::{companion, local};
 use crate::model::{Function, Param, Role};
@@ -56,7 +56,7 @@ pub fn extra_source(
 ///          let __seeded_ys = dual_input_slice::<f64, S>(ys, ys_tangent);
 ///          dual_output::<Vec<f64>, S>(&f(..)) }`
 pub fn jvp(function: &Function, result: &Type) -> TokenStream {
-    let nested = is_structural(result) && !function.takes_view();
+    let nested = nests(function, result);
     let scalar: Type = if nested {
         scalar_type()
     } else {

@@ -27,6 +27,13 @@ pub fn result_bound(result: &Type, scalar: &Type) -> Option<TokenStream> {
     })
 }
 
+/// Whether a companion returning `result` is generic over the scalar, so that a differentiated
+/// function can call it (nested differentiation): the result is structural and no parameter is
+/// an ndarray view.
+pub fn nests(function: &Function, result: &Type) -> bool {
+    is_structural(result) && !function.takes_view()
+}
+
 /// Whether a type is built from `f64`, tuples, arrays, `Vec`, `Box` and `Option` alone.
 pub fn is_structural(ty: &Type) -> bool {
     match ty {
@@ -128,7 +135,7 @@ pub fn vjp(function: &Function, result: &Type) -> TokenStream {
         (::ad::__private::output_values::<#result, ::ad::Var>(&#output), __gradient)
     };
     let scalar = scalar_type();
-    let nested = is_structural(result) && !function.takes_view();
+    let nested = nests(function, result);
     let (output_type, body) = if nested {
         let over = |ty: TokenStream| replace_f64(&syn::parse_quote!(#ty), &scalar);
         let output_type = over(quote!((#result, #gradient_type)));
