@@ -462,6 +462,59 @@ fn fixed_lets_are_constants_of_the_records() {
     assert_eq!(records(&xs, |vars| fixed_in_loops(vars, 4)), 1 + 3);
 }
 
+/// A user type whose `len` is a scalar: `v.len() as f64` keeps its derivative (only the length
+/// of a slice, array or `Vec` is an integer).
+#[derive(Clone, Copy, Debug, PartialEq, ad::Differentiable)]
+struct Planar<T> {
+    x: T,
+    y: T,
+}
+
+impl<T: Copy + std::ops::Mul<Output = T> + std::ops::Add<Output = T>> Planar<T> {
+    fn len(&self) -> T {
+        self.x * self.x + self.y * self.y
+    }
+}
+
+#[reverse_diff]
+fn user_len(v: Planar<f64>, w: f64) -> f64 {
+    let inverse = 1.0 / v.len() as f64;
+    inverse * w * w + v.len() as f64 * w * 2.0
+}
+
+/// Rebinds a name in a way the macro does not see into.
+macro_rules! bind {
+    ($name:ident = $value:expr) => {
+        let $name = $value;
+    };
+}
+
+/// Names a user macro or a `matches!` pattern binds again: no longer fixed, nor integers.
+#[reverse_diff]
+fn rebound(x: &[f64], i: usize) -> f64 {
+    let h = 2.0;
+    let mut total = h * x[0] * x[1] + i as f64 * x[0] * x[0];
+    bind!(h = x[0] * 3.0);
+    total += h * h * x[1];
+    bind!(i = x[0] * 2.0);
+    total += i as f64 * x[1] * x[1];
+    let o = Some(x[1]);
+    if matches!(o, Some(i) if i as f64 * x[0] + 1.0 > 0.0) {
+        total += x[0];
+    }
+    total
+}
+
+#[test]
+fn integers_and_fixed_lets_only_where_the_macro_sees_them() {
+    let (v, w) = (Planar { x: 0.6, y: -1.1 }, 1.7);
+    let (value, (dv, dw)) = user_len_grad(v, w);
+    assert_eq!(value.to_bits(), user_len(v, w).to_bits());
+    let f = |p: &[f64]| user_len(Planar { x: p[0], y: p[1] }, p[2]);
+    common::assert_gradient_matches(f, &[0.6, -1.1, 1.7], &[dv.x, dv.y, dw], 1e-6);
+    check(|p| rebound(p, 3), |p| rebound_grad(p, 3), &[0.7, -1.3]);
+}
+
 /// Closures of iterator adaptors: the item a closure of `map` (or `for_each`, `any`...)
 /// receives has the kind a `for` loop over the same iterator gives it.
 #[reverse_diff]

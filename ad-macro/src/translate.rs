@@ -353,10 +353,14 @@ impl Translator {
             };
             let scrutinee = self.fold_expr(matches.scrutinee);
             let pattern = matches.pattern;
+            // The guard sees the names the pattern binds, as a `match` arm's does.
+            self.fusion.scopes.push();
+            self.fusion.scopes.bind_pattern(&pattern, None);
             let guard = matches.guard.map(|guard| {
                 let guard = self.fold_expr(guard);
                 quote!(if #guard)
             });
+            self.fusion.scopes.pop();
             return Macro {
                 tokens: quote!(#scrutinee, #pattern #guard),
                 ..mac
@@ -368,6 +372,8 @@ impl Translator {
             .last()
             .is_some_and(|segment| EXPRESSION_MACROS.iter().any(|name| segment.ident == name));
         if !is_expression_macro {
+            // Left as written, it may bind any name it mentions again (`let $name = ..`).
+            self.fusion.scopes.forget_constants(mac.tokens.clone());
             return mac;
         }
         // Before: `vec![0.0; n]`. After: `vec![<S as Real>::from_f64(0.0); n]`.

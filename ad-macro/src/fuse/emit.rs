@@ -192,7 +192,17 @@ impl Fusion {
                 }
                 Role::Exponent => quote!(i32),
             };
-            lets.push(quote_spanned!(temp.expr.span()=> let #name: #ty = #expr;));
+            // The user's cast (`i as f64`) stays a cast here, at the user's span, where clippy
+            // would lint it (`unnecessary_cast` on `2 as f64`, the pedantic casts) although the
+            // function as written passes: elsewhere the macro writes it as a conversion.
+            let allow = matches!(temp.role, Role::Number).then(|| {
+                quote!(#[allow(
+                    clippy::unnecessary_cast,
+                    clippy::cast_precision_loss,
+                    clippy::cast_lossless
+                )])
+            });
+            lets.push(quote_spanned!(temp.expr.span()=> #allow let #name: #ty = #expr;));
         }
         let derivative = self.derivative();
         let span = self.span;

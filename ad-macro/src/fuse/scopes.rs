@@ -192,8 +192,25 @@ impl Scopes {
             .is_some_and(|(_, fixed)| fixed.contains(&name))
     }
 
+    /// Forgets that the names `tokens` mention are integers or fixed scalars: code the macro
+    /// leaves as written (a user's `macro_rules!`) may bind them again.
+    pub fn forget_constants(&mut self, tokens: TokenStream) {
+        for token in tokens {
+            match token {
+                proc_macro2::TokenTree::Ident(name)
+                    if self.kind(&name) == Some(Kind::Integer) || self.is_fixed(&name) =>
+                {
+                    self.bind(&name, None);
+                }
+                proc_macro2::TokenTree::Group(group) => self.forget_constants(group.stream()),
+                _ => {}
+            }
+        }
+    }
+
     /// Whether `expr` is evidently a primitive integer: an integer literal, an integer
-    /// variable, a length (`xs.len()`), or integer arithmetic over those (`n - 1`, `i * m`).
+    /// variable, the length of a slice, array or `Vec` (`xs.len()`), or integer arithmetic over
+    /// those (`n - 1`, `i * m`).
     pub(super) fn is_integer(&self, expr: &Expr) -> bool {
         match expr {
             Expr::Lit(lit) => {
@@ -211,7 +228,10 @@ impl Scopes {
                     && self.is_integer(&binary.right)
             }
             Expr::MethodCall(call) => {
-                call.method == "len" && call.args.is_empty() && call.turbofish.is_none()
+                call.method == "len"
+                    && call.args.is_empty()
+                    && call.turbofish.is_none()
+                    && self.kind_of(&call.receiver).is_some_and(Kind::is_sequence)
             }
             Expr::Cast(cast) => is_integer(&cast.ty),
             _ => false,
@@ -339,10 +359,12 @@ impl Scopes {
                         Item::One(kind) => kind.deref().map_or(Item::Unknown, Item::One),
                         _ => Item::Unknown,
                     },
-                    ("enumerate", 0) => Item::Pair(
-                        Box::new(Item::One(Kind::Integer)),
-                        Box::new(self.item(&call.receiver)),
-                    ),
+                    // Indices of the items of an iterator the macro knows (not of a user type's
+                    // own `enumerate`).
+                    ("enumerate", 0) => match self.item(&call.receiver) {
+                        Item::Unknown => Item::Unknown,
+                        items => Item::Pair(Box::new(Item::One(Kind::Integer)), Box::new(items)),
+                    },
                     ("rev", 0) => self.item(&call.receiver),
                     ("zip", 1) => Item::Pair(
                         Box::new(self.item(&call.receiver)),
