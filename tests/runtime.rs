@@ -357,12 +357,7 @@ fn stale_var_in_either_operand_of_a_binary_operation_panics() {
     let tape = Tape::new();
     let fresh = tape.var(2.0);
     for operation in [|a: Var, b: Var| a + b, |a: Var, b: Var| b - a] {
-        let payload =
-            catch_unwind(|| operation(fresh, stale)).expect_err("a stale operand must panic");
-        let message = payload
-            .downcast_ref::<String>()
-            .cloned()
-            .unwrap_or_default();
+        let message = expect_panic(|| operation(fresh, stale));
         assert!(
             message.contains("a Var from another tape was used"),
             "{message}"
