@@ -312,6 +312,28 @@ fn lets_inlined_into_the_next_statement() {
     assert_eq!(records(&x, inlined_lets), 1 + 1 + 1);
 }
 
+/// A `let` whose initialiser calls a transcendental keeps its record, so the function computes
+/// it once: inlined, the next statement's record would compute it again from the leaves.
+/// Cheap initialisers are still inlined.
+#[reverse_diff]
+fn transcendental_lets(x: &[f64]) -> f64 {
+    let t = (x[0] * x[1]).tanh();
+    let cell = t * x[2] + t;
+    let d = x[0] - x[2].sqrt();
+    let e = x[1].exp() * 2.0;
+    cell * d * d + e
+}
+
+#[test]
+fn transcendental_lets_keep_their_record() {
+    let x = [0.3, -1.2, 0.8];
+    check(transcendental_lets, transcendental_lets_grad, &x);
+    // `t` and `e` keep their records; `d` is inlined into the last statement's record, and so
+    // would `cell` be, but it is inlined into the last statement only after `t` has a record
+    // of its own: records `t`, `e`, and the last statement.
+    assert_eq!(records(&x, transcendental_lets), 3);
+}
+
 /// What must stop inlining: a statement between that changes a leaf, a name the initialiser
 /// reads bound again, a use in a nested block or inside a call's arguments.
 #[reverse_diff]

@@ -257,6 +257,30 @@ pub fn real_method_entry(name: &str) -> Option<&'static RealMethod> {
     REAL_METHODS.iter().find(|method| method.name == name)
 }
 
+/// Whether the fused rule `rule` (an operator's, `neg`, or a fused method's) costs an
+/// instruction or a few, so that an offered `let` computing it may be computed again by each
+/// record that inlines it. A transcendental costs dozens: a `let` computing one keeps its own
+/// record (measured: lstm's `let change = (..).tanh()`, inlined into the next statement,
+/// computed `tanh` three times per cell where the function computes it twice).
+pub fn is_cheap_rule(rule: &str) -> bool {
+    matches!(
+        rule,
+        "add"
+            | "sub"
+            | "mul"
+            | "div"
+            | "rem"
+            | "neg"
+            | "abs"
+            | "sqrt"
+            | "recip"
+            | "powi"
+            | "fract"
+            | "to_degrees"
+            | "to_radians"
+    )
+}
+
 /// How a fused expression treats the `f64` method `name`, or `None` if `f64` has none.
 pub fn real_method(name: &str) -> Option<Method> {
     real_method_entry(name).map(|method| method.kind)

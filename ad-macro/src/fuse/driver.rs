@@ -96,7 +96,7 @@ pub trait Driver: Fold {
     /// initialiser). After: the same `let` as one record, or, when the statements that follow
     /// inline every use of `d`, as its value alone for `Var` (the constant `__AD_UNTAPED_n`,
     /// which [`Driver::fold_offering_block`] defines, says which); the `let` is offered to
-    /// them.
+    /// them if its initialiser is cheap ([`Fusion::is_cheap`]).
     fn fold_offered_local(&mut self, local: &syn::Local) -> Option<syn::Local> {
         let Pat::Ident(pat) = &local.pat else {
             return None;
@@ -113,6 +113,7 @@ pub trait Driver: Fold {
             return None;
         }
         let fusion = Fusion::offer(&init.expr, &self.state().scopes)?;
+        let fusion_is_cheap = fusion.is_cheap();
         self.count_inlined(&fusion);
         let number = self.state().offers;
         self.state_mut().offers += 1;
@@ -120,9 +121,14 @@ pub trait Driver: Fold {
         let scalar = self.scalar().clone();
         let expr = fusion.expand_offer(&scalar, &untaped, |expr, fuse| self.translate(expr, fuse));
         self.state_mut().scopes.bind(&pat.ident, Some(Kind::Scalar));
-        self.state_mut()
-            .scopes
-            .offer(&pat.ident, number, (*init.expr).clone());
+        // A costly initialiser is not offered after all (inlined, it would be computed again
+        // by each record that reads it), but the `let` still counts as offered, so the offers
+        // before it stay: it is pure and only binds its name.
+        if fusion_is_cheap {
+            self.state_mut()
+                .scopes
+                .offer(&pat.ident, number, (*init.expr).clone());
+        }
         let mut local = local.clone();
         if let Some(init) = &mut local.init {
             *init.expr = expr;

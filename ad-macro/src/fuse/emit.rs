@@ -8,6 +8,7 @@ use syn::{BinOp, Expr, Ident, UnOp};
 
 use super::analysis::{is_pure, is_pure_index, Analysis, Operand, Operation, Role, Temp};
 use super::scopes::{Kind, Scopes};
+use crate::names::is_cheap_rule;
 
 /// An expression to fuse: its analysis, and the expression with its leaves replaced.
 pub struct Fusion {
@@ -75,6 +76,15 @@ impl Fusion {
             return None;
         }
         Some(Fusion::from(analysis, root, rewritten, expr.span()))
+    }
+
+    /// Whether every operation is cheap to compute again ([`is_cheap_rule`]): a record that
+    /// inlines an offered `let` computes its initialiser again from the leaves.
+    pub fn is_cheap(&self) -> bool {
+        let rule = |operation: &Operation| operation.rule.to_string();
+        self.operations
+            .iter()
+            .all(|operation| is_cheap_rule(&rule(operation)))
     }
 
     /// The offered `let`s this expression inlines, one entry per occurrence.
