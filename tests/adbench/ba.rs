@@ -3,7 +3,7 @@
 //! 2×15 Jacobians of the observations into compressed sparse rows.
 
 use super::reader::{ReadError, Rows};
-use ad::{reverse_diff, Real};
+use ad::reverse_diff;
 
 /// Unknowns per camera: rotation (3, axis-angle), centre (3), f, x0, y0, κ1, κ2.
 pub const CAMERA_SIZE: usize = 11;
@@ -200,30 +200,25 @@ pub fn ba_objective(input: &BaInput) -> (Vec<f64>, Vec<f64>) {
 /// One observation's reprojection error and its 2×15 Jacobian; columns: the camera (11), the
 /// point (3), the weight (1).
 ///
-/// This is the one place that differentiates `ba_residual`: one recording on the runtime's
-/// tape and two backward sweeps over it, one per output.
+/// This is the one place that differentiates `ba_residual`: one pass in forward mode over
+/// `Dual<f64, Lanes<15>>`, a tangent lane per input, gives both rows. (Measured against one
+/// recording on the tape and a backward sweep per row: gradbench's BA Jacobian took 144 M
+/// instructions against 241 M, and 16.3 ms against 21 ms. The seeds are unit vectors the
+/// compiler sees, so it folds much of the tangent arithmetic: the same pass through the
+/// generic seeding of a companion took 224 M instructions and 30 ms.)
 pub fn ba_residual_and_jacobian(
     camera: &[f64; CAMERA_SIZE],
     point: &[f64; POINT_SIZE],
     weight: f64,
     feature: &[f64; 2],
 ) -> ([f64; 2], [[f64; OBSERVATION_SIZE]; 2]) {
-    let tape = ad::Tape::new();
-    let camera = camera.map(|value| tape.var(value));
-    let point = point.map(|value| tape.var(value));
-    let weight = tape.var(weight);
-    let residual = ba_residual::<ad::Var>(&camera, &point, weight, feature);
-    let mut jacobian = [[0.0; OBSERVATION_SIZE]; 2];
-    for (row, output) in jacobian.iter_mut().zip(residual) {
-        tape.backward(output);
-        tape.with_adjoints(|adjoints| {
-            let inputs = camera.iter().chain(&point).chain([&weight]);
-            for (entry, &input) in row.iter_mut().zip(inputs) {
-                *entry = adjoints.get(input);
-            }
-        });
-    }
-    (residual.map(Real::value), jacobian)
+    type Lane = ad::Dual<f64, ad::Lanes<OBSERVATION_SIZE>>;
+    let seed = |lane: usize, value: f64| Lane::new(value, ad::Lanes::unit(lane));
+    let camera: [Lane; CAMERA_SIZE] = std::array::from_fn(|i| seed(i, camera[i]));
+    let point: [Lane; POINT_SIZE] = std::array::from_fn(|i| seed(CAMERA_SIZE + i, point[i]));
+    let weight = seed(CAMERA_SIZE + POINT_SIZE, weight);
+    let residual = ba_residual::<Lane>(&camera, &point, weight, feature);
+    (residual.map(|r| r.value), residual.map(|r| r.tangent.0))
 }
 
 /// A sparse matrix in compressed sparse rows: row `r` holds the entries
