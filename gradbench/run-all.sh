@@ -128,7 +128,8 @@ print("How `ad` computes each derivative (`gradbench/src/evals/`): one `_grad` (
       "lstm) or `_vjp` (ode: the last output's cotangent; gmm: `(1, -1)` on its two terms) on "
       "the tape; kmeans one `_hvp` along ones (gradient and diagonal Hessian), its nearest "
       "centroids chosen on values so that the tape holds one distance per point, where the C++ "
-      "tools record all k; ba one recording and two sweeps per observation; ht one forward pass "
+      "tools record all k; ba one forward pass per observation on `ad::Dual<f64, ad::Lanes<15>>` "
+      "with a lane per input of its block; ht one forward pass "
       "on `ad::Dual<f64, ad::Lanes<K>>` with a lane per Jacobian column (26, or 28 with the two "
       "`u` columns; ht's rows ran 2026-11-24 20:01-20:08 with this, after 26-28 `_jvp` passes "
       "gave 409 and 366).\n")
