@@ -599,7 +599,7 @@ struct Slot {
 
 impl PendingSum {
     /// A sum that starts at `start`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn new(start: Var) -> PendingSum {
         // With no tape recording, nothing but constants can be added, and they take no slot.
         let slots = with_active_recording(|r| r.spare_sums.pop())
@@ -643,6 +643,7 @@ impl PendingSum {
     }
 
     /// Records the sum as one node, which takes the sum's buffer as its operand slots.
+    #[inline(always)]
     pub(crate) fn finish(self) -> Var {
         let PendingSum { value, tag, slots } = self;
         if slots.is_empty() {
