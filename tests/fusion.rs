@@ -328,9 +328,8 @@ fn transcendental_lets(x: &[f64]) -> f64 {
 fn transcendental_lets_keep_their_record() {
     let x = [0.3, -1.2, 0.8];
     check(transcendental_lets, transcendental_lets_grad, &x);
-    // `t` and `e` keep their records; `d` is inlined into the last statement's record, and so
-    // would `cell` be, but it is inlined into the last statement only after `t` has a record
-    // of its own: records `t`, `e`, and the last statement.
+    // `t` and `e` keep their records; `cell` and `d` are computed inside the last statement's
+    // record, which reads `t` and `e` as leaves: three records.
     assert_eq!(records(&x, transcendental_lets), 3);
 }
 

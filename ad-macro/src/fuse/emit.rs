@@ -81,10 +81,9 @@ impl Fusion {
     /// Whether every operation is cheap to compute again ([`is_cheap_rule`]): a record that
     /// inlines an offered `let` computes its initialiser again from the leaves.
     pub fn is_cheap(&self) -> bool {
-        let rule = |operation: &Operation| operation.rule.to_string();
         self.operations
             .iter()
-            .all(|operation| is_cheap_rule(&rule(operation)))
+            .all(|operation| is_cheap_rule(&operation.rule.to_string()))
     }
 
     /// The offered `let`s this expression inlines, one entry per occurrence.
