@@ -584,10 +584,7 @@ fn a_fused_record_rejects_a_var_of_another_tape() {
     fn weighted(x: f64, y: f64, z: f64) -> f64 {
         x * y + 2.0 * z
     }
-    let stale = {
-        let tape = Tape::new();
-        tape.var(1.0)
-    };
+    let stale = common::stale_var();
     let tape = Tape::new();
     let fresh = tape.var(2.0);
     for leaves in [

@@ -331,20 +331,14 @@ fn panic_in_nested_grad_leaves_the_outer_tape_intact() {
 #[test]
 #[should_panic(expected = "a Var was used while no tape records on this thread")]
 fn var_kept_from_a_finished_tape_panics() {
-    let stale = {
-        let tape = Tape::new();
-        tape.var(1.0)
-    };
+    let stale = common::stale_var();
     let _ = stale * 2.0;
 }
 
 #[test]
 #[should_panic(expected = "a Var from another tape was used")]
 fn var_kept_from_a_finished_tape_panics_on_the_next_tape() {
-    let stale = {
-        let tape = Tape::new();
-        tape.var(1.0)
-    };
+    let stale = common::stale_var();
     let tape = Tape::new();
     let fresh = tape.var(2.0);
     let _ = fresh * stale;
@@ -352,10 +346,7 @@ fn var_kept_from_a_finished_tape_panics_on_the_next_tape() {
 
 #[test]
 fn stale_var_in_either_operand_of_a_binary_operation_panics() {
-    let stale = {
-        let tape = Tape::new();
-        tape.var(1.0)
-    };
+    let stale = common::stale_var();
     let tape = Tape::new();
     let fresh = tape.var(2.0);
     for operation in [|a: Var, b: Var| a + b, |a: Var, b: Var| b - a] {
@@ -374,10 +365,7 @@ fn stale_var_in_either_operand_of_a_binary_operation_panics() {
 #[test]
 #[should_panic(expected = "a Var from another tape was used")]
 fn stale_var_as_output_of_backward_panics() {
-    let stale = {
-        let tape = Tape::new();
-        tape.var(1.0)
-    };
+    let stale = common::stale_var();
     let tape = Tape::new();
     let _ = tape.var(2.0);
     tape.backward(stale);

@@ -48,6 +48,12 @@ pub fn assert_gradient_matches(
     }
 }
 
+/// A `Var` of a tape that has been dropped: any later use must panic.
+pub fn stale_var() -> ad::Var {
+    let tape = ad::Tape::new();
+    tape.var(1.0)
+}
+
 /// How many nodes `run` records on a fresh tape over inputs at `inputs` (the inputs themselves
 /// not counted).
 pub fn records(inputs: &[f64], run: impl FnOnce(&[ad::Var]) -> ad::Var) -> usize {
