@@ -29,6 +29,13 @@ pub use crate::linear::Linear;
 /// (`tests/huge_tape.rs`); no generated code calls it.
 pub use crate::tape::set_node_limit;
 
+/// How many loops `tape` has recorded whole, each as one call from its generated code instead
+/// of a call per term (`Accumulate::add_loop`); for the tests that check the generated code takes
+/// that path (`tests/whole_loops.rs`). No generated code calls it.
+pub fn whole_loops(tape: &Tape) -> usize {
+    tape.whole_loops()
+}
+
 use crate::linear::{Adjoints as LinearAdjoints, Reverse};
 use crate::real::ArithOps;
 use crate::{Differentiable, Dual, Lanes, Pullback, Real, Tangent, Tape, Var};

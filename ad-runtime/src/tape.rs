@@ -47,6 +47,9 @@ pub(crate) struct Recording {
     spare_sums: Vec<Vec<Slot>>,
     /// The checkpointed segments of this session ([`record_checkpoint`]), in node order.
     checkpoints: Vec<Checkpoint>,
+    /// How many loops this session recorded whole ([`PendingSum::add_loop`]), which the tests
+    /// read to know the generated code took that path.
+    whole_loops: usize,
 }
 
 /// A segment of a computation whose operations are not kept: its outputs are nodes with no
@@ -77,6 +80,7 @@ impl Recording {
             sums: Vec::new(),
             spare_sums: Vec::new(),
             checkpoints: Vec::new(),
+            whole_loops: 0,
         }
     }
 
@@ -88,6 +92,7 @@ impl Recording {
             keep_spare(&mut self.spare_sums, slots);
         }
         self.checkpoints.clear();
+        self.whole_loops = 0;
     }
 
     /// Drops every node from `nodes` on, and returns the checkpoints among them, for the caller
@@ -357,6 +362,29 @@ unsafe fn pass_back(node: usize, slots: &[Slot], adjoints: &mut [f64]) {
             }
         }
     }
+}
+
+/// What `vars` hold, when it is one of two things: `Some(Some(first))` when they are the nodes
+/// `first, first + 1, ..` of the session tagged `tag`, in order; `Some(None)` when they are all
+/// constants. Checked in one loop with no branch (a `Var`'s index and tag compared as one
+/// number), which the compiler vectorises.
+#[inline]
+fn run_of(vars: &[Var], tag: u32) -> Option<Option<u32>> {
+    let key = |var: &Var| (u64::from(var.tape) << 32) | u64::from(var.index);
+    let first = vars.first()?;
+    if first.is_constant() {
+        let tags = vars.iter().fold(0, |tags, var| tags | var.tape);
+        return (tags == 0).then_some(None);
+    }
+    if first.tape != tag {
+        return None;
+    }
+    // A run that passed the last index would carry into the tag, and differ.
+    let start = key(first);
+    let apart = vars.iter().enumerate().fold(0, |apart, (t, var)| {
+        apart | (key(var) ^ start.wrapping_add(t as u64))
+    });
+    (apart == 0).then_some(Some(first.index))
 }
 
 /// Keeps an emptied sum buffer for the next [`PendingSum`].
@@ -636,6 +664,108 @@ impl PendingSum {
         });
     }
 
+    /// Adds the terms of `for i in range { sum += term(i) }` (`subtract`: `-=`) whose leaf `k`
+    /// is `slices[k][i + offsets[k]]`, when each leaf's elements over the range are consecutive
+    /// nodes of this session (a slice seeded in bulk, or built one record per element) or all
+    /// constants. Each leaf is checked once for the whole range, in a loop with no branch,
+    /// and the terms then write their slots without a check each: the record is the one the
+    /// loop would make term by term. `false` (nothing added) when a leaf is neither, or out
+    /// of its slice: the caller runs the loop as written, which records it or panics as the
+    /// function would.
+    #[inline(always)]
+    pub(crate) fn add_loop<const K: usize>(
+        &mut self,
+        subtract: bool,
+        range: std::ops::Range<usize>,
+        slices: [&[Var]; K],
+        offsets: [usize; K],
+        term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
+    ) -> bool {
+        let count = range.len();
+        let tag = with_active_recording(|r| r.tag).unwrap_or(0);
+        let mut leaves: [&[Var]; K] = [&[]; K];
+        // The node of each leaf's first element, `None` for constants.
+        let mut firsts = [None; K];
+        for k in 0..K {
+            let Some(leaf) = range
+                .start
+                .checked_add(offsets[k])
+                .and_then(|low| slices[k].get(low..low.checked_add(count)?))
+            else {
+                return false;
+            };
+            let Some(first) = run_of(leaf, tag) else {
+                return false;
+            };
+            leaves[k] = leaf;
+            firsts[k] = first;
+        }
+        let live = firsts.iter().flatten().count();
+        if live > 0 {
+            if self.tag != 0 && self.tag != tag {
+                return false;
+            }
+            self.tag = tag;
+        }
+        with_active_recording(|r| r.whole_loops += 1);
+        self.slots.reserve(count * live);
+        if live == K {
+            // Every leaf live (the usual case): no test per slot.
+            self.write_terms::<K, true>(subtract, range, leaves, firsts, term);
+        } else {
+            self.write_terms::<K, false>(subtract, range, leaves, firsts, term);
+        }
+        true
+    }
+
+    /// The loop of [`PendingSum::add_loop`], once its leaves are checked and room is reserved
+    /// for their slots: `leaves[k]` holds the range's elements of leaf `k`, `firsts[k]` the
+    /// node of its first one (`None`: constants). `ALL`: every leaf is live.
+    #[inline(always)]
+    fn write_terms<const K: usize, const ALL: bool>(
+        &mut self,
+        subtract: bool,
+        range: std::ops::Range<usize>,
+        leaves: [&[Var]; K],
+        firsts: [Option<u32>; K],
+        mut term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
+    ) {
+        let count = range.len();
+        let live = firsts.iter().flatten().count();
+        assert!(leaves.iter().all(|leaf| leaf.len() == count) && (!ALL || live == K));
+        assert!(self.slots.capacity() - self.slots.len() >= count * live);
+        // SAFETY (the writes below): there is room for `count · live` slots after the length
+        // (asserted), and each of the `count` terms writes one slot per live leaf.
+        let mut out = unsafe { self.slots.as_mut_ptr().add(self.slots.len()) };
+        let mut value = self.value;
+        let sign = if subtract { -1.0 } else { 1.0 };
+        for (t, i) in range.enumerate() {
+            // SAFETY: each `leaves[k]` holds `count` elements (asserted), and `t < count`.
+            let values = std::array::from_fn(|k| unsafe { leaves[k].get_unchecked(t) }.value);
+            let (term, partials) = term(i, values);
+            value = if subtract { value - term } else { value + term };
+            for k in 0..K {
+                let first = if ALL {
+                    Some(firsts[k].unwrap_or_default())
+                } else {
+                    firsts[k]
+                };
+                if let Some(first) = first {
+                    let operand = first + t as u32;
+                    let partial = sign * partials[k];
+                    // SAFETY: see `out`.
+                    unsafe {
+                        out.write(Slot { partial, operand });
+                        out = out.add(1);
+                    }
+                }
+            }
+        }
+        self.value = value;
+        // SAFETY: the `count · live` slots after the length were written above.
+        unsafe { self.slots.set_len(self.slots.len() + count * live) };
+    }
+
     /// The value so far, which the caller keeps as `f64` would.
     #[inline(always)]
     pub(crate) fn value_mut(&mut self) -> &mut f64 {
@@ -762,6 +892,11 @@ impl Tape {
             }));
         });
         vars
+    }
+
+    /// How many loops this session has recorded whole (see `ad::__private::whole_loops`).
+    pub(crate) fn whole_loops(&self) -> usize {
+        self.with_active(|r| r.whole_loops)
     }
 
     /// How many nodes (inputs and operations) have been recorded.
@@ -1105,18 +1240,11 @@ impl Adjoints<'_> {
     }
 
     /// The adjoints of `vars` when they are the nodes `first, first + 1, ..` of this tape, in
-    /// order. Every value is checked, in a loop with no branch (about 4 instructions a value
-    /// against about 17 for the gather it replaces in `rosenbrock_grad`).
+    /// order ([`run_of`]).
     fn consecutive(&self, vars: &[Var]) -> Option<std::ops::Range<usize>> {
-        let first = vars.first()?.index as usize;
-        let run = first..first.checked_add(vars.len())?;
-        let in_order = vars
-            .iter()
-            .zip(run.clone())
-            .fold(true, |in_order, (var, index)| {
-                in_order & (var.tape == self.tag) & (var.index as usize == index)
-            });
-        (in_order && run.end <= self.adjoints.len()).then_some(run)
+        let first = run_of(vars, self.tag)?? as usize;
+        let run = first..first + vars.len();
+        (run.end <= self.adjoints.len()).then_some(run)
     }
 }
 

@@ -35,6 +35,17 @@ pub fn is_pure(expr: &Expr) -> bool {
     }
 }
 
+/// `expr` without the parentheses and invisible groups around it.
+pub(super) fn strip(mut expr: &Expr) -> &Expr {
+    loop {
+        match expr {
+            Expr::Paren(inner) => expr = &inner.expr,
+            Expr::Group(inner) => expr = &inner.expr,
+            _ => return expr,
+        }
+    }
+}
+
 pub(super) fn is_assignment(op: &BinOp) -> bool {
     matches!(
         op,

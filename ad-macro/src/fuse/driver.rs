@@ -5,12 +5,13 @@
 //! depend on the rewrite.
 
 use proc_macro2::{Span, TokenStream};
-use quote::{quote, ToTokens};
+use quote::{format_ident, quote, quote_spanned, ToTokens};
 use std::collections::HashMap;
 use syn::fold::{self, Fold};
 use syn::spanned::Spanned;
 use syn::{Expr, Ident, Pat, Stmt};
 
+use super::analysis::strip;
 use super::emit::Fusion;
 use super::scopes::{mapped_sum, mentions, Kind, Scopes};
 
@@ -164,6 +165,18 @@ pub trait Driver: Fold {
         }
         let is_loop = matches!(expr, Expr::Loop(_));
         let span = expr.span();
+        let whole = match (&expr, names.as_slice()) {
+            (Expr::ForLoop(for_loop), [name]) => self.whole_loop(for_loop, name, &sums[0]),
+            _ => None,
+        };
+        let (expr, whole) = match whole {
+            Some(WholeLoop {
+                bounds,
+                call,
+                looped,
+            }) => (looped, Some((bounds, call))),
+            None => (expr, None),
+        };
         let folded = fold::fold_expr(self, expr);
         for name in &names {
             self.state_mut().sums.remove(&name.to_string());
@@ -171,16 +184,148 @@ pub trait Driver: Fold {
         let scalar = self.scalar();
         let accumulate = quote!(<#scalar as ::ad::__private::Accumulate>);
         // A `loop` may break with a value: keep it.
-        let (run, value) = if is_loop {
-            (quote!(let __ad_loop = #folded;), quote!(__ad_loop))
-        } else {
-            (quote!(#folded;), quote!())
+        let (run, value) = match whole {
+            Some((bounds, call)) => (quote!(#bounds if !#call { #folded }), quote!()),
+            None if is_loop => (quote!(let __ad_loop = #folded;), quote!(__ad_loop)),
+            None => (quote!(#folded;), quote!()),
         };
         syn::parse_quote_spanned!(span=> {
             #(let mut #sums = #accumulate::start(#names);)*
             #run
             #(#names = #accumulate::finish(#sums);)*
             #value
+        })
+    }
+
+    /// Before: `for i in a..b { total += x[i] * y[i + 1]; }`, a loop whose whole body is one
+    /// term whose every scalar leaf is an element of a slice at the loop variable plus an
+    /// offset the loop does not change ([`Fusion::loop_leaves`]). After: `{ let __ad_start =
+    /// a; let __ad_end = b; if !add_loop(&mut sum, __ad_start..__ad_end, [&x[..], &y[..]], ||
+    /// [0, 1], <term i from its leaves' values>) { for i in __ad_start..__ad_end { <the term,
+    /// as in any loop sum> } } }`: `Var` records the whole loop at once when it can
+    /// ([`Accumulate::add_loop`](../../../ad_runtime/real/trait.Accumulate.html)), making the
+    /// record the loop as written would; otherwise (and for `f64` and `Dual`) the loop runs.
+    /// `None` when the loop is not of that form.
+    fn whole_loop(
+        &mut self,
+        for_loop: &syn::ExprForLoop,
+        total: &Ident,
+        sum: &Ident,
+    ) -> Option<WholeLoop> {
+        let Pat::Ident(pat) = &*for_loop.pat else {
+            return None;
+        };
+        let Expr::Range(range) = strip(&for_loop.expr) else {
+            return None;
+        };
+        let (Some(start), Some(end), syn::RangeLimits::HalfOpen(_)) =
+            (&range.start, &range.end, range.limits)
+        else {
+            return None;
+        };
+        let Some((Stmt::Expr(Expr::Binary(binary), _), lets)) = for_loop.body.stmts.split_last()
+        else {
+            return None;
+        };
+        let subtract = match binary.op {
+            syn::BinOp::AddAssign(_) => false,
+            syn::BinOp::SubAssign(_) => true,
+            _ => return None,
+        };
+        let plain = pat.by_ref.is_none() && pat.mutability.is_none() && pat.subpat.is_none();
+        if !plain
+            || !for_loop.attrs.is_empty()
+            || !matches!(&*binary.left, Expr::Path(path) if path.path.is_ident(total))
+        {
+            return None;
+        }
+        let var = &pat.ident;
+        self.state_mut().scopes.push();
+        self.state_mut()
+            .scopes
+            .bind_loop(&for_loop.pat, &for_loop.expr);
+        // The `let`s before the term are offered to it, as in any block ([`Driver::
+        // fold_offered_local`], so the record is the one the loop makes term by term); the term
+        // must inline them all (a name it reads is a leaf that is no slice's element).
+        let offered = lets.iter().enumerate().all(|(number, stmt)| {
+            let Stmt::Local(local) = stmt else {
+                return false;
+            };
+            let (Pat::Ident(pat), Some(init)) = (&local.pat, &local.init) else {
+                return false;
+            };
+            let scopes = &self.state().scopes;
+            let offerable = pat.by_ref.is_none()
+                && pat.mutability.is_none()
+                && pat.subpat.is_none()
+                && init.diverge.is_none()
+                && local.attrs.is_empty()
+                && mentions(init.expr.to_token_stream(), &pat.ident) == 0
+                && scopes.kind_of(&init.expr) == Some(Kind::Scalar)
+                && Fusion::offer(&init.expr, scopes).is_some_and(|fusion| fusion.is_cheap());
+            if offerable {
+                let scopes = &mut self.state_mut().scopes;
+                scopes.bind(&pat.ident, Some(Kind::Scalar));
+                scopes.offer(&pat.ident, usize::MAX - number, (*init.expr).clone());
+            }
+            offerable
+        });
+        let term = offered
+            .then(|| Fusion::term(&binary.right, &self.state().scopes, true))
+            .flatten();
+        let leaves = term.as_ref().and_then(|term| term.loop_leaves(var, total));
+        let closure = match (term, &leaves) {
+            (Some(term), Some(_)) => {
+                Some(term.expand_loop_term(var, |expr, fuse| self.translate(expr, fuse)))
+            }
+            _ => None,
+        };
+        self.state_mut().scopes.pop();
+        let (leaves, closure) = (leaves?, closure?);
+        let (slices, offsets): (Vec<Expr>, Vec<Expr>) = leaves
+            .into_iter()
+            .map(|(slice, offset)| {
+                (
+                    self.fold_keeping_constant(slice),
+                    self.fold_keeping_constant(offset),
+                )
+            })
+            .unzip();
+        // The bounds are evaluated once, as the loop would; the loop over them binds its
+        // variable as the loop as written does.
+        let span = for_loop.expr.span();
+        let mut lets = Vec::new();
+        let mut names = Vec::new();
+        for (name, expr) in [("start", start), ("end", end)] {
+            let name = format_ident!("__ad_{}", name, span = span);
+            let kind = self
+                .state()
+                .scopes
+                .is_integer(expr)
+                .then_some(Kind::Integer);
+            let value = self.fold_expr((**expr).clone());
+            lets.push(quote_spanned!(span=> let #name: usize = #value;));
+            self.state_mut().scopes.bind(&name, kind);
+            names.push(name);
+        }
+        let [start, end] = [&names[0], &names[1]];
+        let scalar = self.scalar();
+        let call = quote_spanned! {span=>
+            <#scalar as ::ad::__private::Accumulate>::add_loop(
+                &mut #sum,
+                #subtract,
+                #start..#end,
+                [#(::core::convert::AsRef::<[#scalar]>::as_ref(&#slices)),*],
+                || [#(#offsets),*],
+                #closure,
+            )
+        };
+        let mut looped = for_loop.clone();
+        looped.expr = Box::new(syn::parse_quote_spanned!(span=> #start..#end));
+        Some(WholeLoop {
+            bounds: quote!(#(#lets)*),
+            call,
+            looped: Expr::ForLoop(looped),
         })
     }
 
@@ -321,6 +466,15 @@ pub trait Driver: Fold {
         self.state_mut().scopes.pop();
         syn::Block { stmts, ..block }
     }
+}
+
+/// A loop recorded whole when the scalar can ([`Driver::whole_loop`]): the `let`s of its
+/// bounds, the call that records it (`true` when it did), and the loop over those bounds to
+/// run otherwise.
+pub struct WholeLoop {
+    bounds: TokenStream,
+    call: TokenStream,
+    looped: Expr,
 }
 
 /// Whether the place `expr` is an element of a container (`v[i]`, `a[i][j]`, `ps[i].x`).

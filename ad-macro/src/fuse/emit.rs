@@ -6,8 +6,8 @@ use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{BinOp, Expr, Ident, UnOp};
 
-use super::analysis::{is_pure, is_pure_index, Analysis, Operand, Operation, Role, Temp};
-use super::scopes::{Kind, Scopes};
+use super::analysis::{is_pure, is_pure_index, strip, Analysis, Operand, Operation, Role, Temp};
+use super::scopes::{mentions, Kind, Scopes};
 use crate::names::is_cheap_rule;
 
 /// An expression to fuse: its analysis, and the expression with its leaves replaced.
@@ -175,6 +175,71 @@ impl Fusion {
         })
     }
 
+    /// The scalar leaves of a term of the loop `for var in range { total += e }`, in slot
+    /// order, as (slice, offset) with the leaf `slice[var + offset]`: `Some` when every scalar
+    /// leaf is `base[var]`, `base[var + c]` or `base[c + var]`, with `base` and `c` pure and
+    /// mentioning neither `var` nor `total` (so the same for the whole loop).
+    pub fn loop_leaves(&self, var: &Ident, total: &Ident) -> Option<Vec<(Expr, Expr)>> {
+        let invariant = |expr: &Expr| {
+            let tokens = expr.to_token_stream();
+            is_pure(expr) && mentions(tokens.clone(), var) == 0 && mentions(tokens, total) == 0
+        };
+        let is_var =
+            |expr: &Expr| matches!(strip(expr), Expr::Path(path) if path.path.is_ident(var));
+        self.temps
+            .iter()
+            .filter(|temp| matches!(temp.role, Role::Scalar(_)))
+            .map(|temp| {
+                let Expr::Index(leaf) = strip(&temp.expr) else {
+                    return None;
+                };
+                let offset = match strip(&leaf.index) {
+                    index if is_var(index) => syn::parse_quote!(0),
+                    Expr::Binary(sum) if matches!(sum.op, BinOp::Add(_)) => {
+                        match (is_var(&sum.left), is_var(&sum.right)) {
+                            (true, false) => (*sum.right).clone(),
+                            (false, true) => (*sum.left).clone(),
+                            _ => return None,
+                        }
+                    }
+                    _ => return None,
+                };
+                (invariant(&leaf.expr) && invariant(&offset))
+                    .then(|| ((*leaf.expr).clone(), offset))
+            })
+            .collect()
+    }
+
+    /// The closure from `var` and the values of the scalar leaves to the value and partials of
+    /// one term of a whole loop ([`Fusion::loop_leaves`]): the term's constants, computed for
+    /// that `var` in source order, then the record's derivative.
+    pub fn expand_loop_term(
+        self,
+        var: &Ident,
+        mut translate: impl FnMut(Expr, bool) -> Expr,
+    ) -> TokenStream {
+        let constants: Vec<TokenStream> = self
+            .temps
+            .iter()
+            .filter_map(|temp| {
+                let ty = match temp.role {
+                    Role::Scalar(_) => return None,
+                    Role::Constant | Role::Number => quote!(f64),
+                    Role::Exponent => quote!(i32),
+                };
+                Some(self.temp_let(temp, ty, &mut translate))
+            })
+            .collect();
+        let derivative = self.derivative();
+        let slots = self.slots;
+        quote_spanned! {self.span=>
+            |#[allow(unused_variables)] #var: usize, __ad_values: [f64; #slots]| {
+                #(#constants)*
+                (#derivative)(__ad_values)
+            }
+        }
+    }
+
     /// The temporaries, in source order, then `tail(leaves, derivative, unfused)`: the
     /// scalar leaves' temporaries in slot order, the closure from their values to the value and
     /// the partials, and the expression as written over the temporaries.
@@ -187,31 +252,15 @@ impl Fusion {
         let mut lets = Vec::new();
         let mut leaves = Vec::new();
         for temp in &self.temps {
-            let name = &temp.name;
-            let mut expr = translate(temp.expr.clone(), true);
             let ty = match temp.role {
                 Role::Scalar(_) => {
-                    leaves.push(name.clone());
+                    leaves.push(temp.name.clone());
                     scalar.to_token_stream()
                 }
-                Role::Constant => quote!(f64),
-                Role::Number => {
-                    expr = syn::parse_quote_spanned!(temp.expr.span()=> (#expr) as f64);
-                    quote!(f64)
-                }
+                Role::Constant | Role::Number => quote!(f64),
                 Role::Exponent => quote!(i32),
             };
-            // The user's cast (`i as f64`) stays a cast here, at the user's span, where clippy
-            // would lint it (`unnecessary_cast` on `2 as f64`, the pedantic casts) although the
-            // function as written passes: elsewhere the macro writes it as a conversion.
-            let allow = matches!(temp.role, Role::Number).then(|| {
-                quote!(#[allow(
-                    clippy::unnecessary_cast,
-                    clippy::cast_precision_loss,
-                    clippy::cast_lossless
-                )])
-            });
-            lets.push(quote_spanned!(temp.expr.span()=> #allow let #name: #ty = #expr;));
+            lets.push(self.temp_let(temp, ty, &mut translate));
         }
         let derivative = self.derivative();
         let span = self.span;
@@ -220,6 +269,31 @@ impl Fusion {
             #(#lets)*
             #tail
         })
+    }
+
+    /// `let name: ty = expr;` for a temporary, its expression translated.
+    fn temp_let(
+        &self,
+        temp: &Temp,
+        ty: TokenStream,
+        translate: &mut impl FnMut(Expr, bool) -> Expr,
+    ) -> TokenStream {
+        let name = &temp.name;
+        let mut expr = translate(temp.expr.clone(), true);
+        if let Role::Number = temp.role {
+            expr = syn::parse_quote_spanned!(temp.expr.span()=> (#expr) as f64);
+        }
+        // The user's cast (`i as f64`) stays a cast here, at the user's span, where clippy
+        // would lint it (`unnecessary_cast` on `2 as f64`, the pedantic casts) although the
+        // function as written passes: elsewhere the macro writes it as a conversion.
+        let allow = matches!(temp.role, Role::Number).then(|| {
+            quote!(#[allow(
+                clippy::unnecessary_cast,
+                clippy::cast_precision_loss,
+                clippy::cast_lossless
+            )])
+        });
+        quote_spanned!(temp.expr.span()=> #allow let #name: #ty = #expr;)
     }
 
     /// The closure from the leaves' values to the value and the partials: the operations

@@ -8,7 +8,7 @@
 
 use crate::checkpoint::Schedule;
 use std::borrow::Cow;
-use std::ops::{AddAssign, SubAssign};
+use std::ops::{AddAssign, Range, SubAssign};
 
 /// How each scalar type evaluates an expression `#[reverse_diff]` fused into one record (Krawiec et
 /// al., POPL 2022, §8.7 applied to expressions): the macro differentiates the expression
@@ -65,6 +65,24 @@ pub trait Accumulate: Sized {
 
     /// The sum's value.
     fn finish(sum: Self::Sum) -> Self;
+
+    /// Adds (`subtract`: subtracts) the terms of a whole loop `for i in range { total += e }`
+    /// whose every scalar leaf `k` is the element `i + offsets()[k]` of `slices[k]`: `term(i,
+    /// values)` gives term `i`'s value and partials from its leaves' values. `true` when the
+    /// scalar added them all (`Var`, when each leaf's elements are consecutive nodes or
+    /// constants); `false`, having done nothing, when the caller must run the loop as written
+    /// (`f64` and `Dual` always, so theirs is the loop itself).
+    #[inline(always)]
+    fn add_loop<const K: usize>(
+        _sum: &mut Self::Sum,
+        _subtract: bool,
+        _range: Range<usize>,
+        _slices: [&[Self]; K],
+        _offsets: impl FnOnce() -> [usize; K],
+        _term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
+    ) -> bool {
+        false
+    }
 }
 
 /// [`Accumulate`] for a scalar that adds its terms as written.

@@ -13,6 +13,7 @@ use crate::tape::{record_fused, record_nary, PendingSum};
 use crate::{DualPart, Tape};
 use std::borrow::Cow;
 use std::fmt;
+use std::ops::Range;
 
 /// A scalar recorded on the thread's tape: its value, the index of its node on the tape, and the
 /// tag of the tape that made it.
@@ -156,6 +157,19 @@ impl Accumulate for Var {
     #[inline(always)]
     fn finish(sum: PendingSum) -> Var {
         sum.finish()
+    }
+
+    #[inline(always)]
+    fn add_loop<const K: usize>(
+        sum: &mut PendingSum,
+        subtract: bool,
+        range: Range<usize>,
+        slices: [&[Var]; K],
+        offsets: impl FnOnce() -> [usize; K],
+        term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
+    ) -> bool {
+        // An empty loop adds nothing, and does not evaluate its leaves' offsets.
+        range.is_empty() || sum.add_loop(subtract, range, slices, offsets(), term)
     }
 }
 

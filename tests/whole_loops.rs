@@ -1,0 +1,353 @@
+//! Loops recorded whole: `for i in a..b { total += e }` whose every scalar leaf is an element of
+//! a slice at `i` plus an offset the loop does not change (`x[i]`, `x[i + 1]`, `a[i * n + j]`),
+//! after `let`s the term inlines. For `Var` the generated code hands the whole loop to the tape
+//! in one call when each leaf's elements are consecutive nodes or constants; otherwise the loop
+//! runs term by term. Both make the same record, so the gradients agree bit for bit.
+//!
+//! Checked here, for each form: the gradient against central differences and against forward
+//! mode (`Dual`, which never takes the whole-loop path), the value of `f::<f64>` against the same
+//! function written by hand, the record of the whole-loop path against the term-by-term one
+//! (inputs seeded out of order, or with constants among them), and that the path was taken
+//! (`ad::__private::whole_loops`). A property test draws lengths, ranges, values and seeding
+//! orders.
+
+// Index loops are the form recorded whole.
+#![allow(clippy::needless_range_loop)]
+
+mod common;
+
+use ad::{reverse_diff, Dual, Tape, Var};
+use common::assert_gradient_matches;
+use proptest::prelude::*;
+
+/// `Σ (xᵢ − yᵢ)²`.
+#[reverse_diff]
+fn distance(x: &[f64], y: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        total += (x[i] - y[i]) * (x[i] - y[i]);
+    }
+    total
+}
+
+/// Neighbours in one term (`x[i]` and `x[i + 1]`), `let`s the term inlines, constant data and
+/// the index as a number, subtracted from a start that is not zero, over a range that starts
+/// at `low`.
+#[reverse_diff]
+fn neighbours(x: &[f64], #[no_grad] w: &[f64], low: usize) -> f64 {
+    let mut total = 0.5;
+    for i in low..x.len() - 1 {
+        let d = x[i + 1] - x[i] * x[i];
+        let e = w[i] - x[i];
+        total -= 100.0 * (d * d) + e * e.sin() + i as f64 * x[1 + i];
+    }
+    total
+}
+
+/// `neighbours` by hand, over `f64`, the same operations in the same order.
+fn neighbours_by_hand(x: &[f64], w: &[f64], low: usize) -> f64 {
+    let pairs = x.windows(2).zip(w).enumerate().skip(low);
+    pairs.fold(0.5, |total, (i, (pair, w))| {
+        let (d, e) = (pair[1] - pair[0] * pair[0], w - pair[0]);
+        total - (100.0 * (d * d) + e * e.sin() + i as f64 * pair[1])
+    })
+}
+
+/// A `let` that calls a transcendental keeps its own record in every loop sum (a record that
+/// inlined it would compute it again), so this loop is recorded term by term.
+#[reverse_diff]
+fn costly_let(x: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        let e = x[i].exp();
+        total += e * e;
+    }
+    total
+}
+
+/// A matrix–vector product's rows (offset `i · n`, the vector read by every row), each through
+/// `tanh`.
+#[reverse_diff]
+fn rows(a: &[f64], x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut total = 0.0;
+    for i in 0..a.len() / n {
+        let mut row = 0.0;
+        for j in 0..n {
+            row += a[i * n + j] * x[j];
+        }
+        total += row.tanh();
+    }
+    total
+}
+
+/// A local vector built one record per element (consecutive nodes), read beside a parameter.
+#[reverse_diff]
+fn local(x: &[f64]) -> f64 {
+    let z: Vec<f64> = x.iter().map(|v| (0.5 * v).exp()).collect();
+    let mut total = 0.0;
+    for j in 0..z.len() {
+        total += z[j] * x[j];
+    }
+    total
+}
+
+/// Runs `f` on a tape over `values`, seeded in order (`order` `None`) or in the given order of
+/// their indices, with the indices in `constants` made constants: the value, the gradient, the
+/// nodes recorded and the loops recorded whole.
+fn on_tape(
+    values: &[f64],
+    order: Option<&[usize]>,
+    constants: &[usize],
+    f: impl Fn(&[Var]) -> Var,
+) -> (f64, Vec<f64>, usize, usize) {
+    let tape = Tape::new();
+    let mut vars = vec![Var::constant(0.0); values.len()];
+    let in_order: Vec<usize> = (0..values.len()).collect();
+    for &i in order.unwrap_or(&in_order) {
+        vars[i] = if constants.contains(&i) {
+            Var::constant(values[i])
+        } else {
+            tape.var(values[i])
+        };
+    }
+    let y = f(&vars);
+    tape.backward(y);
+    let gradient = vars.iter().map(|&v| tape.adjoint(v)).collect();
+    (
+        y.value(),
+        gradient,
+        tape.len(),
+        ad::__private::whole_loops(&tape),
+    )
+}
+
+/// The gradient of `f` by forward mode, one direction per input.
+fn by_dual(values: &[f64], f: impl Fn(&[Dual<f64>]) -> Dual<f64>) -> Vec<f64> {
+    (0..values.len())
+        .map(|k| {
+            let duals: Vec<Dual<f64>> = values
+                .iter()
+                .enumerate()
+                .map(|(i, &v)| Dual::new(v, if i == k { 1.0 } else { 0.0 }))
+                .collect();
+            f(&duals).tangent
+        })
+        .collect()
+}
+
+/// Checks `f` at `values`: the whole-loop path taken `whole` times when seeded in order, the
+/// same value, gradient (bit for bit) and node count seeded in reverse (term by term), the
+/// gradient against forward mode and central differences, and the value against `plain`.
+fn check(
+    values: &[f64],
+    whole: usize,
+    f: impl Fn(&[Var]) -> Var,
+    dual: impl Fn(&[Dual<f64>]) -> Dual<f64>,
+    plain: impl Fn(&[f64]) -> f64,
+) {
+    let (value, gradient, nodes, loops) = on_tape(values, None, &[], &f);
+    assert_eq!(loops, whole, "loops recorded whole");
+    let reversed: Vec<usize> = (0..values.len()).rev().collect();
+    let (value_by_term, gradient_by_term, nodes_by_term, loops_by_term) =
+        on_tape(values, Some(&reversed), &[], &f);
+    assert_eq!(loops_by_term, 0, "out of order, no loop is recorded whole");
+    assert_eq!(value.to_bits(), value_by_term.to_bits());
+    assert_eq!(value.to_bits(), plain(values).to_bits());
+    assert_eq!(nodes, nodes_by_term);
+    for (a, b) in gradient.iter().zip(&gradient_by_term) {
+        assert_eq!(
+            a.to_bits(),
+            b.to_bits(),
+            "{gradient:?} against {gradient_by_term:?}"
+        );
+    }
+    for (a, b) in gradient.iter().zip(by_dual(values, dual)) {
+        assert!(
+            (a - b).abs() <= 1e-10 * b.abs().max(1.0),
+            "{a} against forward mode {b}"
+        );
+    }
+    assert_gradient_matches(plain, values, &gradient, 1e-6);
+}
+
+/// Splits `values` at `at`.
+fn split<T>(values: &[T], at: usize) -> (&[T], &[T]) {
+    values.split_at(at)
+}
+
+#[test]
+fn a_distance_is_recorded_whole() {
+    let values: Vec<f64> = (0..12).map(|i| (i as f64 * 0.7).sin()).collect();
+    let n = values.len() / 2;
+    check(
+        &values,
+        1,
+        |v| {
+            let (x, y) = split(v, n);
+            distance(x, y)
+        },
+        |v| {
+            let (x, y) = split(v, n);
+            distance(x, y)
+        },
+        |v| {
+            let (x, y) = split(v, n);
+            x.iter()
+                .zip(y)
+                .fold(0.0, |total, (a, b)| total + (a - b) * (a - b))
+        },
+    );
+    let (x, y) = split(&values, n);
+    let (value, (gx, gy)) = distance_grad(x, y);
+    assert_eq!(value, distance(x, y));
+    for i in 0..n {
+        assert_eq!((gx[i], gy[i]), (2.0 * (x[i] - y[i]), -2.0 * (x[i] - y[i])));
+    }
+}
+
+#[test]
+fn neighbours_lets_constants_and_offsets_are_recorded_whole() {
+    let values: Vec<f64> = (0..9).map(|i| 0.3 * (i as f64 * 1.3).cos()).collect();
+    let w: Vec<f64> = (0..9).map(|i| 0.1 * i as f64).collect();
+    for low in [0, 3] {
+        check(
+            &values,
+            1,
+            |x| neighbours(x, &w, low),
+            |x| neighbours(x, &w, low),
+            |x| neighbours_by_hand(x, &w, low),
+        );
+    }
+}
+
+#[test]
+fn matrix_rows_are_recorded_whole() {
+    let values: Vec<f64> = (0..15).map(|i| 0.2 * (i as f64 * 0.9).sin()).collect();
+    let plain = |v: &[f64]| {
+        let (a, x) = split(v, 12);
+        a.chunks(3)
+            .map(|row| row.iter().zip(x).fold(0.0, |s, (a, x)| s + a * x).tanh())
+            .fold(0.0, |total, row| total + row)
+    };
+    check(
+        &values,
+        4,
+        |v| {
+            let (a, x) = split(v, 12);
+            rows(a, x)
+        },
+        |v| {
+            let (a, x) = split(v, 12);
+            rows(a, x)
+        },
+        plain,
+    );
+}
+
+#[test]
+fn a_local_vector_of_records_is_recorded_whole() {
+    let values: Vec<f64> = (0..7).map(|i| 0.4 * (i as f64 * 2.1).sin()).collect();
+    check(&values, 1, local, local, |x| {
+        x.iter().fold(0.0, |total, v| total + (0.5 * v).exp() * v)
+    });
+}
+
+#[test]
+fn a_term_reading_a_costly_let_is_recorded_term_by_term() {
+    let values = [0.1, -0.4, 0.3];
+    check(&values, 0, costly_let, costly_let, |x| {
+        x.iter().fold(0.0, |total, v| total + v.exp() * v.exp())
+    });
+}
+
+#[test]
+fn constants_among_the_leaves() {
+    let values: Vec<f64> = (0..10).map(|i| 0.5 + 0.1 * i as f64).collect();
+    let f = |v: &[Var]| {
+        let (x, y) = split(v, 5);
+        distance(x, y)
+    };
+    let twice_apart = |i: usize| 2.0 * (values[i] - values[i + 5]);
+    // All of `y` constant: recorded whole, with slots for `x` alone.
+    let (value, gradient, _, loops) = on_tape(&values, None, &[5, 6, 7, 8, 9], f);
+    assert_eq!(loops, 1);
+    assert_eq!(value, distance(&values[..5], &values[5..]));
+    assert_eq!(gradient[..5], (0..5).map(twice_apart).collect::<Vec<_>>());
+    assert_eq!(&gradient[5..], &[0.0; 5]);
+    // One constant among recorded values: term by term, the same gradient.
+    let (_, gradient, _, loops) = on_tape(&values, None, &[2], f);
+    assert_eq!(loops, 0);
+    assert_eq!(gradient[2], 0.0);
+    assert_eq!(gradient[7], -twice_apart(2));
+}
+
+#[test]
+fn an_empty_loop_adds_nothing() {
+    let empty: [f64; 0] = [];
+    let (value, gradient) = distance_grad(&empty, &empty);
+    assert_eq!(value, 0.0);
+    assert!(gradient.0.is_empty() && gradient.1.is_empty());
+    let x = [0.5, 1.5];
+    let w = [0.0, 0.0];
+    assert_eq!(neighbours_grad(&x, &w, 1).0, 0.5);
+}
+
+#[test]
+#[should_panic(expected = "index out of bounds: the len is 2 but the index is 2")]
+fn a_leaf_past_its_slice_panics_as_the_function_does() {
+    // `y` is shorter than `x`: the loop as written runs and panics at `y[2]`.
+    let _ = distance_grad(&[1.0, 2.0, 3.0], &[1.0, 2.0]);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 256,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// Random lengths, starts, values and seeding orders (some in order, some not, some inputs
+    /// constant): the value and the gradient are those of the term-by-term record and of
+    /// forward mode.
+    #[test]
+    fn random_loops_agree_with_term_by_term_and_forward_mode(
+        values in prop::collection::vec(-1.5f64..1.5, 2..24),
+        low in 0usize..4,
+        shuffle in any::<bool>(),
+        constant in prop::option::of(0usize..24),
+    ) {
+        let w: Vec<f64> = values.iter().map(|v| 0.3 * v + 0.1).collect();
+        let low = low.min(values.len() - 1);
+        let mut order: Vec<usize> = (0..values.len()).collect();
+        if shuffle {
+            order.swap(0, values.len() - 1);
+        }
+        let constants: Vec<usize> = constant.into_iter().collect();
+        let f = |x: &[Var]| neighbours(x, &w, low) + local(x);
+        let (value, gradient, _, loops) = on_tape(&values, Some(&order), &constants, f);
+        if !shuffle && constants.iter().all(|&c| c >= values.len()) {
+            // In order, both loops but an empty one are recorded whole.
+            prop_assert_eq!(loops, 1 + usize::from(low < values.len() - 1));
+        }
+        let (value_by_term, gradient_by_term, _, _) = on_tape(
+            &values,
+            Some(&(0..values.len()).rev().collect::<Vec<_>>()),
+            &constants,
+            f,
+        );
+        prop_assert_eq!(value.to_bits(), value_by_term.to_bits());
+        prop_assert_eq!(&gradient, &gradient_by_term);
+        let dual = by_dual(&values, |x| {
+            let x: Vec<Dual<f64>> = x
+                .iter()
+                .enumerate()
+                .map(|(i, v)| if constants.contains(&i) { Dual::new(v.value, 0.0) } else { *v })
+                .collect();
+            neighbours(&x, &w, low) + local(&x)
+        });
+        for (a, b) in gradient.iter().zip(&dual) {
+            prop_assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{} against {}", a, b);
+        }
+    }
+}
