@@ -1,8 +1,10 @@
 //! Loops recorded whole: `for i in a..b { total += e }` whose every scalar leaf is an element of
-//! a slice at `i` plus an offset the loop does not change (`x[i]`, `x[i + 1]`, `a[i * n + j]`),
-//! after `let`s the term inlines. For `Var` the generated code hands the whole loop to the tape
-//! in one call when each leaf's elements are consecutive nodes or constants; otherwise the loop
-//! runs term by term. Both make the same record, so the gradients agree bit for bit.
+//! a slice at `i` plus an offset the loop does not change (`x[i]`, `x[i + 1]`, `a[i * n + j]`)
+//! or a scalar the loop does not change, after `let`s the term inlines; and loops over the
+//! items of slices (`iter`, `zip`, `enumerate`, `copied`, mapped sums). For `Var` the generated
+//! code hands a loop of at least 8 terms to the tape in one call when each leaf's elements are
+//! consecutive nodes or constants; otherwise the loop runs term by term. Both make the same
+//! record, so the gradients agree bit for bit.
 //!
 //! Checked here, for each form: the gradient against central differences and against forward
 //! mode (`Dual`, which never takes the whole-loop path), the value of `f::<f64>` against the same
@@ -88,6 +90,51 @@ fn local(x: &[f64]) -> f64 {
     let mut total = 0.0;
     for j in 0..z.len() {
         total += z[j] * x[j];
+    }
+    total
+}
+
+/// Items of zipped slices, constant data among them, and a scalar the loop does not change.
+#[reverse_diff]
+fn items(x: &[f64], y: &[f64], #[no_grad] w: &[f64], c: f64) -> f64 {
+    let mut total = 0.0;
+    for ((a, b), &v) in x.iter().zip(y).zip(w) {
+        total += (a - c) * b * v;
+    }
+    total
+}
+
+/// Copied items with their `enumerate` index, which reads another slice at an offset.
+#[reverse_diff]
+fn enumerated(x: &[f64], y: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for (j, a) in x.iter().copied().enumerate() {
+        total += a * y[j + 1];
+    }
+    total
+}
+
+/// A mapped sum whose every term reads the largest value.
+#[reverse_diff]
+fn log_sum_exp(v: &[f64]) -> f64 {
+    let mut largest = v[0];
+    for &x in v {
+        if x > largest {
+            largest = x;
+        }
+    }
+    let sum: f64 = v.iter().map(|x| (x - largest).exp()).sum();
+    largest + sum.ln()
+}
+
+/// A penalty on neighbours, `u[i - 1]` and `u[i]`, weighted by a scalar the loop does not
+/// change.
+#[reverse_diff]
+fn smooth(u: &[f64], lambda: f64, low: usize) -> f64 {
+    let mut total = 0.0;
+    for i in low..u.len() {
+        let d = u[i] - u[i - 1];
+        total += lambda * d * d;
     }
     total
 }
@@ -178,7 +225,7 @@ fn split<T>(values: &[T], at: usize) -> (&[T], &[T]) {
 
 #[test]
 fn a_distance_is_recorded_whole() {
-    let values: Vec<f64> = (0..12).map(|i| (i as f64 * 0.7).sin()).collect();
+    let values: Vec<f64> = (0..20).map(|i| (i as f64 * 0.7).sin()).collect();
     let n = values.len() / 2;
     check(
         &values,
@@ -208,8 +255,8 @@ fn a_distance_is_recorded_whole() {
 
 #[test]
 fn neighbours_lets_constants_and_offsets_are_recorded_whole() {
-    let values: Vec<f64> = (0..9).map(|i| 0.3 * (i as f64 * 1.3).cos()).collect();
-    let w: Vec<f64> = (0..9).map(|i| 0.1 * i as f64).collect();
+    let values: Vec<f64> = (0..12).map(|i| 0.3 * (i as f64 * 1.3).cos()).collect();
+    let w: Vec<f64> = (0..12).map(|i| 0.1 * i as f64).collect();
     for low in [0, 3] {
         check(
             &values,
@@ -223,10 +270,10 @@ fn neighbours_lets_constants_and_offsets_are_recorded_whole() {
 
 #[test]
 fn matrix_rows_are_recorded_whole() {
-    let values: Vec<f64> = (0..15).map(|i| 0.2 * (i as f64 * 0.9).sin()).collect();
+    let values: Vec<f64> = (0..40).map(|i| 0.2 * (i as f64 * 0.9).sin()).collect();
     let plain = |v: &[f64]| {
-        let (a, x) = split(v, 12);
-        a.chunks(3)
+        let (a, x) = split(v, 32);
+        a.chunks(8)
             .map(|row| row.iter().zip(x).fold(0.0, |s, (a, x)| s + a * x).tanh())
             .fold(0.0, |total, row| total + row)
     };
@@ -234,11 +281,11 @@ fn matrix_rows_are_recorded_whole() {
         &values,
         4,
         |v| {
-            let (a, x) = split(v, 12);
+            let (a, x) = split(v, 32);
             rows(a, x)
         },
         |v| {
-            let (a, x) = split(v, 12);
+            let (a, x) = split(v, 32);
             rows(a, x)
         },
         plain,
@@ -247,10 +294,73 @@ fn matrix_rows_are_recorded_whole() {
 
 #[test]
 fn a_local_vector_of_records_is_recorded_whole() {
-    let values: Vec<f64> = (0..7).map(|i| 0.4 * (i as f64 * 2.1).sin()).collect();
+    let values: Vec<f64> = (0..9).map(|i| 0.4 * (i as f64 * 2.1).sin()).collect();
     check(&values, 1, local, local, |x| {
         x.iter().fold(0.0, |total, v| total + (0.5 * v).exp() * v)
     });
+}
+
+#[test]
+fn zipped_items_constants_and_a_scalar_are_recorded_whole() {
+    let values: Vec<f64> = (0..20).map(|i| (i as f64 * 1.1).cos()).collect();
+    // `y` is one longer than `x`: the zip stops at the shorter.
+    let w: Vec<f64> = (0..9).map(|i| 0.5 - 0.25 * i as f64).collect();
+    let f = |v: &[Var]| items(&v[..9], &v[9..19], &w, v[19]);
+    let plain = |v: &[f64]| (0..9).fold(0.0, |total, i| total + (v[i] - v[19]) * v[9 + i] * w[i]);
+    check(
+        &values,
+        1,
+        f,
+        |v| items(&v[..9], &v[9..19], &w, v[19]),
+        plain,
+    );
+}
+
+#[test]
+fn enumerated_items_are_recorded_whole() {
+    let values: Vec<f64> = (0..19).map(|i| 0.3 * i as f64 - 1.0).collect();
+    let plain = |v: &[f64]| (0..9).fold(0.0, |total, j| total + v[j] * v[9 + j + 1]);
+    check(
+        &values,
+        1,
+        |v| enumerated(&v[..9], &v[9..]),
+        |v| enumerated(&v[..9], &v[9..]),
+        plain,
+    );
+}
+
+#[test]
+fn a_mapped_sum_reading_a_scalar_is_recorded_whole() {
+    let values = [0.3, -1.2, 2.5, 0.7, 2.4, -0.5, 1.0, 2.45, 0.1];
+    let plain = |v: &[f64]| {
+        let largest = v.iter().fold(v[0], |a, &b| if b > a { b } else { a });
+        let sum = v.iter().fold(-0.0, |sum, x| sum + (x - largest).exp());
+        largest + sum.ln()
+    };
+    check(&values, 1, log_sum_exp, log_sum_exp, plain);
+}
+
+#[test]
+fn an_element_below_the_index_is_recorded_whole() {
+    let values: Vec<f64> = (0..13).map(|i| (i as f64).sqrt()).collect();
+    let plain = |v: &[f64]| {
+        let penalty = |i: usize| v[12] * (v[i] - v[i - 1]) * (v[i] - v[i - 1]);
+        (1..12).fold(0.0, |total, i| total + penalty(i))
+    };
+    check(
+        &values,
+        1,
+        |v| smooth(&v[..12], v[12], 1),
+        |v| smooth(&v[..12], v[12], 1),
+        plain,
+    );
+}
+
+#[test]
+#[should_panic(expected = "attempt to subtract with overflow")]
+fn an_element_below_the_first_index_panics_as_the_function_does() {
+    let u: Vec<f64> = (0..12).map(f64::from).collect();
+    let _ = smooth_grad(&u, 1.0, 0);
 }
 
 #[test]
@@ -263,23 +373,36 @@ fn a_term_reading_a_costly_let_is_recorded_term_by_term() {
 
 #[test]
 fn constants_among_the_leaves() {
-    let values: Vec<f64> = (0..10).map(|i| 0.5 + 0.1 * i as f64).collect();
+    let values: Vec<f64> = (0..20).map(|i| 0.5 + 0.1 * i as f64).collect();
     let f = |v: &[Var]| {
-        let (x, y) = split(v, 5);
+        let (x, y) = split(v, 10);
         distance(x, y)
     };
-    let twice_apart = |i: usize| 2.0 * (values[i] - values[i + 5]);
+    let twice_apart = |i: usize| 2.0 * (values[i] - values[i + 10]);
     // All of `y` constant: recorded whole, with slots for `x` alone.
-    let (value, gradient, _, loops) = on_tape(&values, None, &[5, 6, 7, 8, 9], f);
+    let constants: Vec<usize> = (10..20).collect();
+    let (value, gradient, _, loops) = on_tape(&values, None, &constants, f);
     assert_eq!(loops, 1);
-    assert_eq!(value, distance(&values[..5], &values[5..]));
-    assert_eq!(gradient[..5], (0..5).map(twice_apart).collect::<Vec<_>>());
-    assert_eq!(&gradient[5..], &[0.0; 5]);
+    assert_eq!(value, distance(&values[..10], &values[10..]));
+    assert_eq!(gradient[..10], (0..10).map(twice_apart).collect::<Vec<_>>());
+    assert_eq!(&gradient[10..], &[0.0; 10]);
     // One constant among recorded values: term by term, the same gradient.
     let (_, gradient, _, loops) = on_tape(&values, None, &[2], f);
     assert_eq!(loops, 0);
     assert_eq!(gradient[2], 0.0);
-    assert_eq!(gradient[7], -twice_apart(2));
+    assert_eq!(gradient[12], -twice_apart(2));
+}
+
+#[test]
+fn a_loop_of_fewer_than_8_terms_is_recorded_term_by_term() {
+    let values: Vec<f64> = (0..14).map(|i| (i as f64 * 0.3).sin()).collect();
+    let f = |v: &[Var]| distance(&v[..7], &v[7..]);
+    let plain = |v: &[f64]| {
+        (0..7).fold(0.0, |total, i| {
+            total + (v[i] - v[7 + i]) * (v[i] - v[7 + i])
+        })
+    };
+    check(&values, 0, f, |v| distance(&v[..7], &v[7..]), plain);
 }
 
 #[test]
@@ -312,8 +435,8 @@ proptest! {
     /// forward mode.
     #[test]
     fn random_loops_agree_with_term_by_term_and_forward_mode(
-        values in prop::collection::vec(-1.5f64..1.5, 2..24),
-        low in 0usize..4,
+        values in prop::collection::vec(-1.5f64..1.5, 2..30),
+        low in 0usize..6,
         shuffle in any::<bool>(),
         constant in prop::option::of(0usize..24),
     ) {
@@ -324,11 +447,13 @@ proptest! {
             order.swap(0, values.len() - 1);
         }
         let constants: Vec<usize> = constant.into_iter().collect();
-        let f = |x: &[Var]| neighbours(x, &w, low) + local(x);
+        let f = |x: &[Var]| neighbours(x, &w, low) + local(x) + log_sum_exp(x);
         let (value, gradient, _, loops) = on_tape(&values, Some(&order), &constants, f);
         if !shuffle && constants.iter().all(|&c| c >= values.len()) {
-            // In order, both loops but an empty one are recorded whole.
-            prop_assert_eq!(loops, 1 + usize::from(low < values.len() - 1));
+            // In order, every loop of at least 8 terms is recorded whole.
+            let long = |terms: usize| usize::from(terms >= 8);
+            let n = values.len();
+            prop_assert_eq!(loops, long(n - 1 - low) + 2 * long(n));
         }
         let (value_by_term, gradient_by_term, _, _) = on_tape(
             &values,
@@ -344,7 +469,7 @@ proptest! {
                 .enumerate()
                 .map(|(i, v)| if constants.contains(&i) { Dual::new(v.value, 0.0) } else { *v })
                 .collect();
-            neighbours(&x, &w, low) + local(&x)
+            neighbours(&x, &w, low) + local(&x) + log_sum_exp(&x)
         });
         for (a, b) in gradient.iter().zip(&dual) {
             prop_assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{} against {}", a, b);

@@ -381,6 +381,11 @@ fn run_of(vars: &[Var], tag: u32) -> Option<Option<u32>> {
     }
     // A run that passed the last index would carry into the tag, and differ.
     let start = key(first);
+    // Most slices that are not a run already differ at their last element.
+    let last = vars.len() - 1;
+    if key(&vars[last]) != start.wrapping_add(last as u64) {
+        return None;
+    }
     let apart = vars.iter().enumerate().fold(0, |apart, (t, var)| {
         apart | (key(var) ^ start.wrapping_add(t as u64))
     });
@@ -665,13 +670,14 @@ impl PendingSum {
     }
 
     /// Adds the terms of `for i in range { sum += term(i) }` (`subtract`: `-=`) whose leaf `k`
-    /// is `slices[k][i + offsets[k]]`, when each leaf's elements over the range are consecutive
-    /// nodes of this session (a slice seeded in bulk, or built one record per element) or all
-    /// constants. Each leaf is checked once for the whole range, in a loop with no branch,
-    /// and the terms then write their slots without a check each: the record is the one the
-    /// loop would make term by term. `false` (nothing added) when a leaf is neither, or out
-    /// of its slice: the caller runs the loop as written, which records it or panics as the
-    /// function would.
+    /// is `slices[k][offsets[k] + (i - range.start) · steps[k]]`, each step 1 (an element per
+    /// term) or 0 (one scalar for every term), when each leaf's elements over the range are
+    /// consecutive nodes of this session (a slice seeded in bulk, or built one record per
+    /// element) or all constants. Each leaf is checked once for the whole range, in a loop with
+    /// no branch, and the terms then write their slots without a check each: the record is the
+    /// one the loop would make term by term. `false` (nothing added) when a leaf is neither, or
+    /// out of its slice: the caller runs the loop as written, which records it or panics as
+    /// the function would.
     #[inline(always)]
     pub(crate) fn add_loop<const K: usize>(
         &mut self,
@@ -679,6 +685,7 @@ impl PendingSum {
         range: std::ops::Range<usize>,
         slices: [&[Var]; K],
         offsets: [usize; K],
+        steps: [usize; K],
         term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
     ) -> bool {
         let count = range.len();
@@ -687,10 +694,10 @@ impl PendingSum {
         // The node of each leaf's first element, `None` for constants.
         let mut firsts = [None; K];
         for k in 0..K {
-            let Some(leaf) = range
-                .start
-                .checked_add(offsets[k])
-                .and_then(|low| slices[k].get(low..low.checked_add(count)?))
+            let elements = if steps[k] == 0 { 1 } else { count };
+            let Some(leaf) = offsets[k]
+                .checked_add(elements)
+                .and_then(|high| slices[k].get(offsets[k]..high))
             else {
                 return false;
             };
@@ -709,18 +716,19 @@ impl PendingSum {
         }
         with_active_recording(|r| r.whole_loops += 1);
         self.slots.reserve(count * live);
+        let steps = steps.map(|step| usize::from(step != 0));
         if live == K {
             // Every leaf live (the usual case): no test per slot.
-            self.write_terms::<K, true>(subtract, range, leaves, firsts, term);
+            self.write_terms::<K, true>(subtract, range, leaves, firsts, steps, term);
         } else {
-            self.write_terms::<K, false>(subtract, range, leaves, firsts, term);
+            self.write_terms::<K, false>(subtract, range, leaves, firsts, steps, term);
         }
         true
     }
 
     /// The loop of [`PendingSum::add_loop`], once its leaves are checked and room is reserved
-    /// for their slots: `leaves[k]` holds the range's elements of leaf `k`, `firsts[k]` the
-    /// node of its first one (`None`: constants). `ALL`: every leaf is live.
+    /// for their slots: `leaves[k]` holds leaf `k`'s elements (`count`, or one for step 0),
+    /// `firsts[k]` the node of its first one (`None`: constants). `ALL`: every leaf is live.
     #[inline(always)]
     fn write_terms<const K: usize, const ALL: bool>(
         &mut self,
@@ -728,11 +736,13 @@ impl PendingSum {
         range: std::ops::Range<usize>,
         leaves: [&[Var]; K],
         firsts: [Option<u32>; K],
+        steps: [usize; K],
         mut term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
     ) {
         let count = range.len();
         let live = firsts.iter().flatten().count();
-        assert!(leaves.iter().all(|leaf| leaf.len() == count) && (!ALL || live == K));
+        let holds = |k: usize| leaves[k].len() == if steps[k] == 0 { 1 } else { count };
+        assert!((0..K).all(|k| steps[k] <= 1 && holds(k)) && (!ALL || live == K));
         assert!(self.slots.capacity() - self.slots.len() >= count * live);
         // SAFETY (the writes below): there is room for `count · live` slots after the length
         // (asserted), and each of the `count` terms writes one slot per live leaf.
@@ -740,8 +750,10 @@ impl PendingSum {
         let mut value = self.value;
         let sign = if subtract { -1.0 } else { 1.0 };
         for (t, i) in range.enumerate() {
-            // SAFETY: each `leaves[k]` holds `count` elements (asserted), and `t < count`.
-            let values = std::array::from_fn(|k| unsafe { leaves[k].get_unchecked(t) }.value);
+            // SAFETY: `leaves[k]` holds `count` elements, or one for step 0 (asserted), and
+            // `t < count`.
+            let values =
+                std::array::from_fn(|k| unsafe { leaves[k].get_unchecked(t * steps[k]) }.value);
             let (term, partials) = term(i, values);
             value = if subtract { value - term } else { value + term };
             for k in 0..K {
@@ -751,7 +763,7 @@ impl PendingSum {
                     firsts[k]
                 };
                 if let Some(first) = first {
-                    let operand = first + t as u32;
+                    let operand = first + (t * steps[k]) as u32;
                     let partial = sign * partials[k];
                     // SAFETY: see `out`.
                     unsafe {

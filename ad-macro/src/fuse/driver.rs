@@ -11,9 +11,9 @@ use syn::fold::{self, Fold};
 use syn::spanned::Spanned;
 use syn::{Expr, Ident, Pat, Stmt};
 
-use super::analysis::strip;
 use super::emit::Fusion;
 use super::scopes::{mapped_sum, mentions, Kind, Scopes};
+use super::whole::{Leaf, Walk};
 
 /// The fusion's state while one body is rewritten.
 pub struct FusionState {
@@ -197,32 +197,22 @@ pub trait Driver: Fold {
         })
     }
 
-    /// Before: `for i in a..b { total += x[i] * y[i + 1]; }`, a loop whose whole body is one
-    /// term whose every scalar leaf is an element of a slice at the loop variable plus an
-    /// offset the loop does not change ([`Fusion::loop_leaves`]). After: `{ let __ad_start =
-    /// a; let __ad_end = b; if !add_loop(&mut sum, __ad_start..__ad_end, [&x[..], &y[..]], ||
-    /// [0, 1], <term i from its leaves' values>) { for i in __ad_start..__ad_end { <the term,
-    /// as in any loop sum> } } }`: `Var` records the whole loop at once when it can
-    /// ([`Accumulate::add_loop`](../../../ad_runtime/real/trait.Accumulate.html)), making the
-    /// record the loop as written would; otherwise (and for `f64` and `Dual`) the loop runs.
-    /// `None` when the loop is not of that form.
+    /// Before: `for i in a..b { total += x[i] * y[i + 1] * c; }`, a loop whose body is `let`s
+    /// its one term inlines and the term, whose every scalar leaf is an element of a slice at
+    /// the loop variable plus an offset, or a scalar, that the loop does not change (or the
+    /// items of slices, `for (x, y) in xs.iter().zip(ys)`: see [`Walk`]). After: `{ let
+    /// __ad_start = a; let __ad_end = b; if !add_loop(&mut sum, __ad_start..__ad_end, [x, y,
+    /// from_ref(&c)], || [__ad_start, __ad_start + 1, 0], [1, 1, 0], <term i from its leaves'
+    /// values>) { for i in __ad_start..__ad_end { <the term, as in any loop sum> } } }`: `Var`
+    /// records the whole loop at once when it can (`Accumulate::add_loop`), making the record
+    /// the loop as written would; otherwise (and for `f64` and `Dual`) the loop runs. `None`
+    /// when the loop is not of that form.
     fn whole_loop(
         &mut self,
         for_loop: &syn::ExprForLoop,
         total: &Ident,
         sum: &Ident,
     ) -> Option<WholeLoop> {
-        let Pat::Ident(pat) = &*for_loop.pat else {
-            return None;
-        };
-        let Expr::Range(range) = strip(&for_loop.expr) else {
-            return None;
-        };
-        let (Some(start), Some(end), syn::RangeLimits::HalfOpen(_)) =
-            (&range.start, &range.end, range.limits)
-        else {
-            return None;
-        };
         let Some((Stmt::Expr(Expr::Binary(binary), _), lets)) = for_loop.body.stmts.split_last()
         else {
             return None;
@@ -232,14 +222,12 @@ pub trait Driver: Fold {
             syn::BinOp::SubAssign(_) => true,
             _ => return None,
         };
-        let plain = pat.by_ref.is_none() && pat.mutability.is_none() && pat.subpat.is_none();
-        if !plain
-            || !for_loop.attrs.is_empty()
+        if !for_loop.attrs.is_empty()
             || !matches!(&*binary.left, Expr::Path(path) if path.path.is_ident(total))
         {
             return None;
         }
-        let var = &pat.ident;
+        let walk = Walk::of(&for_loop.pat, &for_loop.expr, &self.state().scopes)?;
         self.state_mut().scopes.push();
         self.state_mut()
             .scopes
@@ -273,59 +261,125 @@ pub trait Driver: Fold {
         let term = offered
             .then(|| Fusion::term(&binary.right, &self.state().scopes, true))
             .flatten();
-        let leaves = term.as_ref().and_then(|term| term.loop_leaves(var, total));
-        let closure = match (term, &leaves) {
-            (Some(term), Some(_)) => {
-                Some(term.expand_loop_term(var, |expr, fuse| self.translate(expr, fuse)))
+        let leaves = term
+            .as_ref()
+            .and_then(|term| term.loop_leaves(|leaf| walk.leaf(leaf, total)));
+        let span = for_loop.expr.span();
+        let index = match &walk {
+            Walk::Range { var, .. } => var.clone(),
+            Walk::Items { .. } => format_ident!("__ad_i", span = span),
+        };
+        let bindings = match &walk {
+            Walk::Range { .. } => quote!(),
+            Walk::Items {
+                pat,
+                item,
+                sequences,
+                ..
+            } => {
+                let sequences: Vec<Expr> = sequences
+                    .iter()
+                    .map(|sequence| self.fold_keeping_constant(sequence.clone()))
+                    .collect();
+                let item = item.at(&index, &sequences);
+                quote!(#[allow(unused_variables)] let #pat = #item;)
             }
+        };
+        let closure = match (term, &leaves) {
+            (Some(term), Some(_)) => Some(
+                term.expand_loop_term(&index, bindings, |expr, fuse| self.translate(expr, fuse)),
+            ),
             _ => None,
         };
         self.state_mut().scopes.pop();
         let (leaves, closure) = (leaves?, closure?);
-        let (slices, offsets): (Vec<Expr>, Vec<Expr>) = leaves
-            .into_iter()
-            .map(|(slice, offset)| {
-                (
-                    self.fold_keeping_constant(slice),
-                    self.fold_keeping_constant(offset),
-                )
-            })
-            .unzip();
         // The bounds are evaluated once, as the loop would; the loop over them binds its
         // variable as the loop as written does.
-        let span = for_loop.expr.span();
-        let mut lets = Vec::new();
-        let mut names = Vec::new();
-        for (name, expr) in [("start", start), ("end", end)] {
-            let name = format_ident!("__ad_{}", name, span = span);
-            let kind = self
-                .state()
-                .scopes
-                .is_integer(expr)
-                .then_some(Kind::Integer);
-            let value = self.fold_expr((**expr).clone());
-            lets.push(quote_spanned!(span=> let #name: usize = #value;));
-            self.state_mut().scopes.bind(&name, kind);
-            names.push(name);
+        let mut bounds = Vec::new();
+        let start = format_ident!("__ad_start", span = span);
+        let end = format_ident!("__ad_end", span = span);
+        let (range, looped) = match &walk {
+            Walk::Range {
+                start: first,
+                end: last,
+                ..
+            } => {
+                for (name, expr) in [(&start, first), (&end, last)] {
+                    let kind = self
+                        .state()
+                        .scopes
+                        .is_integer(expr)
+                        .then_some(Kind::Integer);
+                    let value = self.fold_expr(expr.clone());
+                    bounds.push(quote_spanned!(span=> let #name: usize = #value;));
+                    self.state_mut().scopes.bind(name, kind);
+                }
+                let mut looped = for_loop.clone();
+                looped.expr = Box::new(syn::parse_quote_spanned!(span=> #start..#end));
+                (quote!(#start..#end), Expr::ForLoop(looped))
+            }
+            Walk::Items { sequences, .. } => {
+                let lengths: Vec<Expr> = sequences
+                    .iter()
+                    .map(|sequence| self.fold_keeping_constant(sequence.clone()))
+                    .collect();
+                let (first, others) = lengths.split_first()?;
+                bounds.push(quote_spanned!(span=>
+                    let #end: usize = (#first).len() #(.min((#others).len()))*;
+                ));
+                (quote!(0..#end), Expr::ForLoop(for_loop.clone()))
+            }
+        };
+        let scalar = self.scalar().clone();
+        let mut slices = Vec::new();
+        let mut offsets = Vec::new();
+        let mut steps = Vec::new();
+        for leaf in leaves {
+            match leaf {
+                Leaf::Element {
+                    slice,
+                    offset,
+                    below,
+                } => {
+                    let slice = self.fold_keeping_constant(slice);
+                    slices.push(quote!(::core::convert::AsRef::<[#scalar]>::as_ref(&#slice)));
+                    // The element of the first term, computed as that term computes it (an
+                    // overflow panics as it would there).
+                    let first = match &walk {
+                        Walk::Range { .. } => quote!(#start),
+                        Walk::Items { .. } => quote!(0usize),
+                    };
+                    let offset = offset.map(|offset| self.fold_keeping_constant(offset));
+                    offsets.push(match (offset, below) {
+                        (None, _) => first,
+                        (Some(offset), false) => quote!(#first + (#offset)),
+                        (Some(offset), true) => quote!(#first - (#offset)),
+                    });
+                    steps.push(quote!(1));
+                }
+                Leaf::Invariant(scalar) => {
+                    let scalar = self.fold_keeping_constant(scalar);
+                    slices.push(quote!(::core::slice::from_ref(&#scalar)));
+                    offsets.push(quote!(0));
+                    steps.push(quote!(0));
+                }
+            }
         }
-        let [start, end] = [&names[0], &names[1]];
-        let scalar = self.scalar();
         let call = quote_spanned! {span=>
             <#scalar as ::ad::__private::Accumulate>::add_loop(
                 &mut #sum,
                 #subtract,
-                #start..#end,
-                [#(::core::convert::AsRef::<[#scalar]>::as_ref(&#slices)),*],
+                #range,
+                [#(#slices),*],
                 || [#(#offsets),*],
+                [#(#steps),*],
                 #closure,
             )
         };
-        let mut looped = for_loop.clone();
-        looped.expr = Box::new(syn::parse_quote_spanned!(span=> #start..#end));
         Some(WholeLoop {
-            bounds: quote!(#(#lets)*),
+            bounds: quote!(#(#bounds)*),
             call,
-            looped: Expr::ForLoop(looped),
+            looped,
         })
     }
 

@@ -6,8 +6,9 @@ use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{BinOp, Expr, Ident, UnOp};
 
-use super::analysis::{is_pure, is_pure_index, strip, Analysis, Operand, Operation, Role, Temp};
-use super::scopes::{mentions, Kind, Scopes};
+use super::analysis::{is_pure, is_pure_index, Analysis, Operand, Operation, Role, Temp};
+use super::scopes::{Kind, Scopes};
+use super::whole::Leaf;
 use crate::names::is_cheap_rule;
 
 /// An expression to fuse: its analysis, and the expression with its leaves replaced.
@@ -175,47 +176,23 @@ impl Fusion {
         })
     }
 
-    /// The scalar leaves of a term of the loop `for var in range { total += e }`, in slot
-    /// order, as (slice, offset) with the leaf `slice[var + offset]`: `Some` when every scalar
-    /// leaf is `base[var]`, `base[var + c]` or `base[c + var]`, with `base` and `c` pure and
-    /// mentioning neither `var` nor `total` (so the same for the whole loop).
-    pub fn loop_leaves(&self, var: &Ident, total: &Ident) -> Option<Vec<(Expr, Expr)>> {
-        let invariant = |expr: &Expr| {
-            let tokens = expr.to_token_stream();
-            is_pure(expr) && mentions(tokens.clone(), var) == 0 && mentions(tokens, total) == 0
-        };
-        let is_var =
-            |expr: &Expr| matches!(strip(expr), Expr::Path(path) if path.path.is_ident(var));
+    /// The scalar leaves of a term of a loop, in slot order, each where `leaf` finds it; `None`
+    /// when it finds one nowhere.
+    pub fn loop_leaves(&self, leaf: impl Fn(&Expr) -> Option<Leaf>) -> Option<Vec<Leaf>> {
         self.temps
             .iter()
             .filter(|temp| matches!(temp.role, Role::Scalar(_)))
-            .map(|temp| {
-                let Expr::Index(leaf) = strip(&temp.expr) else {
-                    return None;
-                };
-                let offset = match strip(&leaf.index) {
-                    index if is_var(index) => syn::parse_quote!(0),
-                    Expr::Binary(sum) if matches!(sum.op, BinOp::Add(_)) => {
-                        match (is_var(&sum.left), is_var(&sum.right)) {
-                            (true, false) => (*sum.right).clone(),
-                            (false, true) => (*sum.left).clone(),
-                            _ => return None,
-                        }
-                    }
-                    _ => return None,
-                };
-                (invariant(&leaf.expr) && invariant(&offset))
-                    .then(|| ((*leaf.expr).clone(), offset))
-            })
+            .map(|temp| leaf(&temp.expr))
             .collect()
     }
 
-    /// The closure from `var` and the values of the scalar leaves to the value and partials of
-    /// one term of a whole loop ([`Fusion::loop_leaves`]): the term's constants, computed for
-    /// that `var` in source order, then the record's derivative.
+    /// The closure from `index` and the values of the scalar leaves to the value and partials
+    /// of one term of a whole loop ([`Fusion::loop_leaves`]): `bindings` (what the loop binds
+    /// for that index), the term's constants in source order, then the record's derivative.
     pub fn expand_loop_term(
         self,
-        var: &Ident,
+        index: &Ident,
+        bindings: TokenStream,
         mut translate: impl FnMut(Expr, bool) -> Expr,
     ) -> TokenStream {
         let constants: Vec<TokenStream> = self
@@ -233,7 +210,8 @@ impl Fusion {
         let derivative = self.derivative();
         let slots = self.slots;
         quote_spanned! {self.span=>
-            |#[allow(unused_variables)] #var: usize, __ad_values: [f64; #slots]| {
+            |#[allow(unused_variables)] #index: usize, __ad_values: [f64; #slots]| {
+                #bindings
                 #(#constants)*
                 (#derivative)(__ad_values)
             }

@@ -40,6 +40,7 @@ mod analysis;
 mod driver;
 mod emit;
 mod scopes;
+mod whole;
 
 pub use driver::{Driver, FusionState};
 pub use emit::Fusion;

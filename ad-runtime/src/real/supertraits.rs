@@ -67,11 +67,12 @@ pub trait Accumulate: Sized {
     fn finish(sum: Self::Sum) -> Self;
 
     /// Adds (`subtract`: subtracts) the terms of a whole loop `for i in range { total += e }`
-    /// whose every scalar leaf `k` is the element `i + offsets()[k]` of `slices[k]`: `term(i,
-    /// values)` gives term `i`'s value and partials from its leaves' values. `true` when the
-    /// scalar added them all (`Var`, when each leaf's elements are consecutive nodes or
-    /// constants); `false`, having done nothing, when the caller must run the loop as written
-    /// (`f64` and `Dual` always, so theirs is the loop itself).
+    /// whose every scalar leaf `k` is the element `offsets()[k] + (i - range.start) ·
+    /// steps[k]` of `slices[k]` (step 1: an element per term; step 0: one scalar the loop
+    /// does not change): `term(i, values)` gives term `i`'s value and partials from its
+    /// leaves' values. `true` when the scalar added them all (`Var`, when each leaf's elements
+    /// are consecutive nodes or constants); `false`, having done nothing, when the caller must
+    /// run the loop as written (`f64` and `Dual` always, so theirs is the loop itself).
     #[inline(always)]
     fn add_loop<const K: usize>(
         _sum: &mut Self::Sum,
@@ -79,6 +80,7 @@ pub trait Accumulate: Sized {
         _range: Range<usize>,
         _slices: [&[Self]; K],
         _offsets: impl FnOnce() -> [usize; K],
+        _steps: [usize; K],
         _term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
     ) -> bool {
         false

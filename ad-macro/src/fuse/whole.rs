@@ -1,0 +1,273 @@
+//! The loops a scalar can record whole ([`Driver::whole_loop`](super::Driver::whole_loop)):
+//! how a `for` loop walks its slices, and where each scalar leaf of its term is in them.
+//!
+//! Two walks are known: a range, `for i in a..b`, whose leaves are elements `x[i + c]` (or
+//! `x[i - c]`) at the loop variable plus an offset the loop does not change; and the items of slices, `for x in
+//! xs.iter()`, `&xs`, `xs` (a borrowed slice), with `.zip(..)`, `.enumerate()`, `.copied()` and
+//! `.cloned()`, whose leaves are the items themselves (or elements at the `enumerate` index).
+//! In both, a leaf may also be a scalar variable the loop does not change, read by every term.
+
+use proc_macro2::TokenStream;
+use quote::{quote, ToTokens};
+use syn::{BinOp, Expr, Ident, Pat};
+
+use super::analysis::{is_pure, strip};
+use super::scopes::{mentions, Kind, Scopes};
+
+/// How a loop walks its slices.
+pub enum Walk {
+    /// `for var in start..end`.
+    Range { var: Ident, start: Expr, end: Expr },
+    /// `for pat in iter` over the items of `sequences` (zipped: as many as the shortest).
+    Items {
+        pat: Pat,
+        item: Item,
+        sequences: Vec<Expr>,
+        /// The names the pattern binds, each with the part of the item it holds.
+        names: Vec<(Ident, Item)>,
+    },
+}
+
+/// The item of an iterator over slices, at index `t`.
+#[derive(Clone)]
+pub enum Item {
+    /// `&sequences[s][t]`, or `sequences[s][t]` itself when `by_value` (`.copied()`, a `&x`
+    /// pattern).
+    Element { sequence: usize, by_value: bool },
+    /// `t` (`.enumerate()`).
+    Index,
+    /// Two items (`.zip(..)`, `.enumerate()`).
+    Pair(Box<Item>, Box<Item>),
+}
+
+/// Where a scalar leaf of the term is: `slice[index ± offset]` in the term at `index`
+/// (`below`: `-`; no offset: `slice[index]`), or `scalar` in every term.
+pub enum Leaf {
+    Element {
+        slice: Expr,
+        offset: Option<Expr>,
+        below: bool,
+    },
+    Invariant(Expr),
+}
+
+impl Walk {
+    /// The walk of `for pat in iter`, if it is one of the two.
+    pub fn of(pat: &Pat, iter: &Expr, scopes: &Scopes) -> Option<Walk> {
+        match (pat, strip(iter)) {
+            (Pat::Ident(ident), Expr::Range(range)) if plain(ident) => {
+                let (Some(start), Some(end), syn::RangeLimits::HalfOpen(_)) =
+                    (&range.start, &range.end, range.limits)
+                else {
+                    return None;
+                };
+                Some(Walk::Range {
+                    var: ident.ident.clone(),
+                    start: (**start).clone(),
+                    end: (**end).clone(),
+                })
+            }
+            (_, iter) => {
+                let mut sequences = Vec::new();
+                let item = items(iter, scopes, &mut sequences)?;
+                let mut names = Vec::new();
+                bind(pat, &item, &mut names)?;
+                Some(Walk::Items {
+                    pat: pat.clone(),
+                    item,
+                    sequences,
+                    names,
+                })
+            }
+        }
+    }
+
+    /// Whether `expr` mentions a name the loop binds.
+    fn binds_in(&self, expr: &Expr) -> bool {
+        let tokens = expr.to_token_stream();
+        match self {
+            Walk::Range { var, .. } => mentions(tokens, var) > 0,
+            Walk::Items { names, .. } => names
+                .iter()
+                .any(|(name, _)| mentions(tokens.clone(), name) > 0),
+        }
+    }
+
+    /// Where the scalar leaf `expr` of a term that accumulates `total` is, if the loop can be
+    /// recorded whole with it.
+    pub fn leaf(&self, expr: &Expr, total: &Ident) -> Option<Leaf> {
+        let invariant = |expr: &Expr| {
+            is_pure(expr) && !self.binds_in(expr) && mentions(expr.to_token_stream(), total) == 0
+        };
+        let expr = strip_deref(expr);
+        // An item itself.
+        if let (Walk::Items { names, .. }, Expr::Path(path)) = (self, expr) {
+            let found = names.iter().find(|(name, _)| path.path.is_ident(name));
+            if let Some((_, Item::Element { sequence, .. })) = found {
+                let Walk::Items { sequences, .. } = self else {
+                    unreachable!("matched above");
+                };
+                return Some(Leaf::Element {
+                    slice: sequences[*sequence].clone(),
+                    offset: None,
+                    below: false,
+                });
+            }
+        }
+        match expr {
+            // An element at the index plus an offset.
+            Expr::Index(element) => {
+                let index = self.index()?;
+                let is_index = |expr: &Expr| matches!(strip(expr), Expr::Path(path) if path.path.is_ident(index));
+                let (offset, below) = match strip(&element.index) {
+                    at if is_index(at) => (None, false),
+                    Expr::Binary(sum) => match (&sum.op, is_index(&sum.left), is_index(&sum.right))
+                    {
+                        (BinOp::Add(_), true, false) => (Some((*sum.right).clone()), false),
+                        (BinOp::Add(_), false, true) => (Some((*sum.left).clone()), false),
+                        (BinOp::Sub(_), true, false) => (Some((*sum.right).clone()), true),
+                        _ => return None,
+                    },
+                    _ => return None,
+                };
+                let offset_invariant = offset.as_ref().is_none_or(invariant);
+                (invariant(&element.expr) && offset_invariant).then(|| Leaf::Element {
+                    slice: (*element.expr).clone(),
+                    offset,
+                    below,
+                })
+            }
+            // A variable, or a field of one, the loop does not change.
+            Expr::Path(_) | Expr::Field(_) if invariant(expr) => {
+                Some(Leaf::Invariant(expr.clone()))
+            }
+            _ => None,
+        }
+    }
+
+    /// The name of the index elements are read at: the range's variable, or the `enumerate`
+    /// index.
+    fn index(&self) -> Option<&Ident> {
+        match self {
+            Walk::Range { var, .. } => Some(var),
+            Walk::Items { names, .. } => names
+                .iter()
+                .find(|(_, item)| matches!(item, Item::Index))
+                .map(|(name, _)| name),
+        }
+    }
+}
+
+/// Whether a pattern's name is a plain binding (not `ref`, `mut` or `x @ ..`).
+fn plain(ident: &syn::PatIdent) -> bool {
+    ident.by_ref.is_none() && ident.mutability.is_none() && ident.subpat.is_none()
+}
+
+/// `expr` without the dereferences, parentheses and groups around it.
+fn strip_deref(mut expr: &Expr) -> &Expr {
+    loop {
+        match strip(expr) {
+            Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => expr = &unary.expr,
+            other => return other,
+        }
+    }
+}
+
+/// The item of the iterator `iter` over slices, its sequences pushed onto `sequences`; `None`
+/// for an iterator of another kind.
+fn items(iter: &Expr, scopes: &Scopes, sequences: &mut Vec<Expr>) -> Option<Item> {
+    let mut element = |sequence: &Expr| {
+        if !is_pure(sequence) {
+            return None;
+        }
+        sequences.push(sequence.clone());
+        Some(Item::Element {
+            sequence: sequences.len() - 1,
+            by_value: false,
+        })
+    };
+    match strip(iter) {
+        Expr::Reference(reference) if reference.mutability.is_none() => element(&reference.expr),
+        Expr::Path(_)
+            if matches!(
+                scopes.path_kind(iter),
+                Some(Kind::BorrowedScalars | Kind::BorrowedConstants)
+            ) =>
+        {
+            element(iter)
+        }
+        Expr::MethodCall(call) if call.turbofish.is_none() => {
+            match (call.method.to_string().as_str(), call.args.first()) {
+                ("iter", None) => element(&call.receiver),
+                ("copied" | "cloned", None) => match items(&call.receiver, scopes, sequences)? {
+                    Item::Element { sequence, .. } => Some(Item::Element {
+                        sequence,
+                        by_value: true,
+                    }),
+                    _ => None,
+                },
+                ("enumerate", None) => Some(Item::Pair(
+                    Box::new(Item::Index),
+                    Box::new(items(&call.receiver, scopes, sequences)?),
+                )),
+                ("zip", Some(other)) if call.args.len() == 1 => {
+                    let first = items(&call.receiver, scopes, sequences)?;
+                    Some(Item::Pair(
+                        Box::new(first),
+                        Box::new(items(other, scopes, sequences)?),
+                    ))
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Binds the names of `pat` to the parts of `item` they hold; `None` for a pattern that does
+/// not destructure it plainly.
+fn bind(pat: &Pat, item: &Item, names: &mut Vec<(Ident, Item)>) -> Option<()> {
+    match (pat, item) {
+        (Pat::Ident(ident), _) if plain(ident) => names.push((ident.ident.clone(), item.clone())),
+        (Pat::Wild(_), _) => {}
+        (Pat::Paren(inner), _) => bind(&inner.pat, item, names)?,
+        (
+            Pat::Reference(reference),
+            Item::Element {
+                sequence,
+                by_value: false,
+            },
+        ) if reference.mutability.is_none() => bind(
+            &reference.pat,
+            &Item::Element {
+                sequence: *sequence,
+                by_value: true,
+            },
+            names,
+        )?,
+        (Pat::Tuple(tuple), Item::Pair(first, second)) if tuple.elems.len() == 2 => {
+            bind(&tuple.elems[0], first, names)?;
+            bind(&tuple.elems[1], second, names)?;
+        }
+        _ => return None,
+    }
+    Some(())
+}
+
+impl Item {
+    /// The item at index `index`, over the sequences (as the user wrote them).
+    pub fn at(&self, index: &Ident, sequences: &[Expr]) -> TokenStream {
+        match self {
+            Item::Element { sequence, by_value } => {
+                let sequence = &sequences[*sequence];
+                let reference = (!by_value).then(|| quote!(&));
+                quote!(#reference (#sequence)[#index])
+            }
+            Item::Index => quote!(#index),
+            Item::Pair(first, second) => {
+                let (first, second) = (first.at(index, sequences), second.at(index, sequences));
+                quote!((#first, #second))
+            }
+        }
+    }
+}
