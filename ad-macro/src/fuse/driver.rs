@@ -99,21 +99,10 @@ pub trait Driver: Fold {
     /// which [`Driver::fold_offering_block`] defines, says which); the `let` is offered to
     /// them if its initialiser is cheap ([`Fusion::is_cheap`]).
     fn fold_offered_local(&mut self, local: &syn::Local) -> Option<syn::Local> {
-        let Pat::Ident(pat) = &local.pat else {
-            return None;
-        };
-        let init = local.init.as_ref()?;
-        let plain = pat.by_ref.is_none() && pat.mutability.is_none() && pat.subpat.is_none();
-        if !plain
-            || !self.state().fusing
-            || init.diverge.is_some()
-            || !local.attrs.is_empty()
-            || mentions(init.expr.to_token_stream(), &pat.ident) > 0
-            || self.state().scopes.kind_of(&init.expr) != Some(Kind::Scalar)
-        {
+        if !self.state().fusing {
             return None;
         }
-        let fusion = Fusion::offer(&init.expr, &self.state().scopes)?;
+        let (name, init, fusion) = offerable(local, &self.state().scopes)?;
         let fusion_is_cheap = fusion.is_cheap();
         self.count_inlined(&fusion);
         let number = self.state().offers;
@@ -121,14 +110,12 @@ pub trait Driver: Fold {
         let untaped = untaped_constant(number);
         let scalar = self.scalar().clone();
         let expr = fusion.expand_offer(&scalar, &untaped, |expr, fuse| self.translate(expr, fuse));
-        self.state_mut().scopes.bind(&pat.ident, Some(Kind::Scalar));
+        self.state_mut().scopes.bind(name, Some(Kind::Scalar));
         // A costly initialiser is not offered after all (inlined, it would be computed again
         // by each record that reads it), but the `let` still counts as offered, so the offers
         // before it stay: it is pure and only binds its name.
         if fusion_is_cheap {
-            self.state_mut()
-                .scopes
-                .offer(&pat.ident, number, (*init.expr).clone());
+            self.state_mut().scopes.offer(name, number, init.clone());
         }
         let mut local = local.clone();
         if let Some(init) = &mut local.init {
@@ -239,24 +226,15 @@ pub trait Driver: Fold {
             let Stmt::Local(local) = stmt else {
                 return false;
             };
-            let (Pat::Ident(pat), Some(init)) = (&local.pat, &local.init) else {
-                return false;
-            };
-            let scopes = &self.state().scopes;
-            let offerable = pat.by_ref.is_none()
-                && pat.mutability.is_none()
-                && pat.subpat.is_none()
-                && init.diverge.is_none()
-                && local.attrs.is_empty()
-                && mentions(init.expr.to_token_stream(), &pat.ident) == 0
-                && scopes.kind_of(&init.expr) == Some(Kind::Scalar)
-                && Fusion::offer(&init.expr, scopes).is_some_and(|fusion| fusion.is_cheap());
-            if offerable {
-                let scopes = &mut self.state_mut().scopes;
-                scopes.bind(&pat.ident, Some(Kind::Scalar));
-                scopes.offer(&pat.ident, usize::MAX - number, (*init.expr).clone());
+            let scopes = &mut self.state_mut().scopes;
+            match offerable(local, scopes) {
+                Some((name, init, fusion)) if fusion.is_cheap() => {
+                    scopes.bind(name, Some(Kind::Scalar));
+                    scopes.offer(name, usize::MAX - number, init.clone());
+                    true
+                }
+                _ => false,
             }
-            offerable
         });
         let term = offered
             .then(|| Fusion::term(&binary.right, &self.state().scopes, true))
@@ -520,6 +498,25 @@ pub trait Driver: Fold {
         self.state_mut().scopes.pop();
         syn::Block { stmts, ..block }
     }
+}
+
+/// The name, the initialiser and its analysis of `let name = init;` when the `let` can be
+/// offered to the statements after it ([`Scopes::offer`]): a plain name, and a pure scalar
+/// initialiser that does not read it ([`Fusion::offer`]).
+fn offerable<'a>(local: &'a syn::Local, scopes: &Scopes) -> Option<(&'a Ident, &'a Expr, Fusion)> {
+    let (Pat::Ident(pat), Some(init)) = (&local.pat, &local.init) else {
+        return None;
+    };
+    let plain = pat.by_ref.is_none() && pat.mutability.is_none() && pat.subpat.is_none();
+    if !plain
+        || init.diverge.is_some()
+        || !local.attrs.is_empty()
+        || mentions(init.expr.to_token_stream(), &pat.ident) > 0
+        || scopes.kind_of(&init.expr) != Some(Kind::Scalar)
+    {
+        return None;
+    }
+    Some((&pat.ident, &init.expr, Fusion::offer(&init.expr, scopes)?))
 }
 
 /// A loop recorded whole when the scalar can ([`Driver::whole_loop`]): the `let`s of its
