@@ -609,3 +609,22 @@ fn a_fused_record_rejects_a_var_of_another_tape() {
     tape.backward(value);
     assert_eq!(tape.adjoint(z), 2.0);
 }
+
+/// `d` bound again after `s` inlined the first `d`: the second `d`, inlined into the result,
+/// reads `s`, which must keep its record.
+#[reverse_diff]
+fn rebinding_after_an_inlined_let(x: &[f64]) -> f64 {
+    let d = x[0] - 1.0;
+    let s = d * d;
+    let d = s * 0.5;
+    d * 1.0
+}
+
+#[test]
+fn a_let_read_through_a_let_bound_again_keeps_its_record() {
+    // ½ (x − 1)², at 3: value 2, derivative 2.
+    assert_eq!(
+        rebinding_after_an_inlined_let_grad(&[3.0]),
+        (2.0, vec![2.0])
+    );
+}

@@ -139,6 +139,71 @@ fn smooth(u: &[f64], lambda: f64, low: usize) -> f64 {
     total
 }
 
+/// A `let` that binds again a name an earlier `let` of the loop reads (`u` and `a` are also
+/// parameters): the earlier `let` is no longer inlined, so the loop is recorded term by term.
+#[reverse_diff]
+fn rebound(x: &[f64], a: f64, u: f64) -> f64 {
+    let mut total = u * 0.0;
+    for i in 0..x.len() {
+        let u = x[i] * a;
+        let a = u + 1.0;
+        total += u * a;
+    }
+    total
+}
+
+/// `let`s inlined through another `let` only, and one read by its value: term by term.
+#[reverse_diff]
+fn through_lets(x: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        let a = x[i] * 2.0;
+        let b = a + 1.0;
+        total += b * b;
+    }
+    let mut by_value = 0.0;
+    for i in 0..x.len() {
+        let d = x[i] - 0.5;
+        by_value += d.value() * d;
+    }
+    total + by_value
+}
+
+/// A loop whose variable is not an index: an `i32`, as in the function as written.
+#[reverse_diff]
+fn not_an_index(c: f64, x: f64) -> f64 {
+    let mut total = 0.0;
+    for k in 0..10 {
+        total += c * x * (k - 5) as f64;
+    }
+    let mut powers = 0.0;
+    for k in 0..10 {
+        powers += x.powi(k) * 0.5;
+    }
+    total + powers
+}
+
+/// A `let` the term does not read, whose element may be out of bounds.
+#[reverse_diff]
+fn unread_let(x: &[f64], y: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        let _check = y[i] * 2.0;
+        total += x[i] * x[i];
+    }
+    total
+}
+
+/// `y[i]` read before `x[i - 1]`.
+#[reverse_diff]
+fn below_after(x: &[f64], y: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        total += y[i] * x[i - 1];
+    }
+    total
+}
+
 /// Runs `f` on a tape over `values`, seeded in order (`order` `None`) or in the given order of
 /// their indices, with the indices in `constants` made constants: the value, the gradient, the
 /// nodes recorded and the loops recorded whole.
@@ -361,6 +426,65 @@ fn an_element_below_the_index_is_recorded_whole() {
 fn an_element_below_the_first_index_panics_as_the_function_does() {
     let u: Vec<f64> = (0..12).map(f64::from).collect();
     let _ = smooth_grad(&u, 1.0, 0);
+}
+
+#[test]
+fn a_let_bound_again_is_recorded_term_by_term() {
+    let values: Vec<f64> = (0..11).map(|i| 0.2 * i as f64 - 0.7).collect();
+    let plain = |v: &[f64]| {
+        let (x, a) = (&v[..9], v[9]);
+        x.iter().fold(v[10] * 0.0, |total, x| {
+            let u = x * a;
+            total + u * (u + 1.0)
+        })
+    };
+    let f = |v: &[Var]| rebound(&v[..9], v[9], v[10]);
+    check(&values, 0, f, |v| rebound(&v[..9], v[9], v[10]), plain);
+}
+
+#[test]
+fn lets_inlined_through_lets_or_read_by_value() {
+    let values: Vec<f64> = (0..9).map(|i| 0.3 * i as f64 - 1.1).collect();
+    let (value, gradient, _, loops) = on_tape(&values, None, &[], through_lets);
+    // The first loop inlines `a` through `b`; the second reads `d` by its value.
+    assert_eq!(loops, 1);
+    let reversed: Vec<usize> = (0..values.len()).rev().collect();
+    let (value_by_term, gradient_by_term, _, _) =
+        on_tape(&values, Some(&reversed), &[], through_lets);
+    assert_eq!(value.to_bits(), value_by_term.to_bits());
+    assert_eq!(gradient, gradient_by_term);
+    // `d.value()` passes no derivative: d/dx of (2x + 1)² + c·(x − 0.5) with c = x − 0.5.
+    for (x, g) in values.iter().zip(&gradient) {
+        let expected = 4.0 * (2.0 * x + 1.0) + (x - 0.5);
+        assert!((g - expected).abs() < 1e-12, "{g} against {expected}");
+    }
+}
+
+#[test]
+fn a_loop_variable_that_is_no_index_keeps_its_type() {
+    let (value, (gc, gx)) = not_an_index_grad(2.0, 0.5);
+    let expected: f64 = (0..10).map(|k| 0.5 * 0.5f64.powi(k)).sum::<f64>() - 5.0;
+    assert!(
+        (value - expected).abs() < 1e-12,
+        "{value} against {expected}"
+    );
+    assert_eq!(gc, -2.5);
+    let powers: f64 = (1..10).map(|k| 0.5 * k as f64 * 0.5f64.powi(k - 1)).sum();
+    assert!((gx - (-10.0 + powers)).abs() < 1e-12);
+}
+
+#[test]
+#[should_panic(expected = "index out of bounds: the len is 3 but the index is 3")]
+fn a_let_the_term_does_not_read_still_panics() {
+    let x: Vec<f64> = (0..10).map(f64::from).collect();
+    let _ = unread_let_grad(&x, &[1.0, 2.0, 3.0]);
+}
+
+#[test]
+#[should_panic(expected = "index out of bounds: the len is 0 but the index is 0")]
+fn leaves_panic_in_the_order_the_term_reads_them() {
+    let x: Vec<f64> = (0..10).map(f64::from).collect();
+    let _ = below_after_grad(&x, &[]);
 }
 
 #[test]

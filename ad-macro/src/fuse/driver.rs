@@ -220,8 +220,11 @@ pub trait Driver: Fold {
             .scopes
             .bind_loop(&for_loop.pat, &for_loop.expr);
         // The `let`s before the term are offered to it, as in any block ([`Driver::
-        // fold_offered_local`], so the record is the one the loop makes term by term); the term
-        // must inline them all (a name it reads is a leaf that is no slice's element).
+        // fold_offered_local`], so the record is the one the loop makes term by term). The term
+        // must read every one (through the `let`s after it, maybe), and inline every read (a
+        // `let` bound again withdraws the offers that read its name, `d.value()` is a constant
+        // computed apart): the whole loop computes none of them.
+        let mut names = Vec::new();
         let offered = lets.iter().enumerate().all(|(number, stmt)| {
             let Stmt::Local(local) = stmt else {
                 return false;
@@ -231,17 +234,33 @@ pub trait Driver: Fold {
                 Some((name, init, fusion)) if fusion.is_cheap() => {
                     scopes.bind(name, Some(Kind::Scalar));
                     scopes.offer(name, usize::MAX - number, init.clone());
+                    names.push(name.clone());
                     true
                 }
                 _ => false,
             }
         });
+        let read = |position: usize| {
+            let later = lets[position + 1..].iter().map(ToTokens::to_token_stream);
+            let read_by = |tokens| mentions(tokens, &names[position]) > 0;
+            read_by(binary.right.to_token_stream()) || later.into_iter().any(read_by)
+        };
         let term = offered
             .then(|| Fusion::term(&binary.right, &self.state().scopes, true))
-            .flatten();
+            .flatten()
+            .filter(|term| !term.reads_any(&names) && (0..names.len()).all(read));
         let leaves = term
             .as_ref()
-            .and_then(|term| term.loop_leaves(|leaf| walk.leaf(leaf, total)));
+            .and_then(|term| term.loop_leaves(|leaf| walk.leaf(leaf, total)))
+            // Over a range, some leaf is an element at the variable, so it is a `usize` as
+            // the bounds that follow are: otherwise (`for k in 0..10`, `k` an `i32`) the loop
+            // runs as written.
+            .filter(|leaves| {
+                matches!(walk, Walk::Items { .. })
+                    || leaves
+                        .iter()
+                        .any(|leaf| matches!(leaf, Leaf::Element { .. }))
+            });
         let span = for_loop.expr.span();
         let index = match &walk {
             Walk::Range { var, .. } => var.clone(),
@@ -328,10 +347,16 @@ pub trait Driver: Fold {
                         Walk::Items { .. } => quote!(0usize),
                     };
                     let offset = offset.map(|offset| self.fold_keeping_constant(offset));
+                    // Checked: on an overflow the offset is past the slice, so the loop runs
+                    // as written, and panics (or wraps) where the function does.
                     offsets.push(match (offset, below) {
                         (None, _) => first,
-                        (Some(offset), false) => quote!(#first + (#offset)),
-                        (Some(offset), true) => quote!(#first - (#offset)),
+                        (Some(offset), false) => {
+                            quote!(#first.checked_add(#offset).unwrap_or(usize::MAX))
+                        }
+                        (Some(offset), true) => {
+                            quote!(#first.checked_sub(#offset).unwrap_or(usize::MAX))
+                        }
                     });
                     steps.push(quote!(1));
                 }
@@ -489,7 +514,9 @@ pub trait Driver: Fold {
                     .iter()
                     .map(|stmt| mentions(stmt.to_token_stream(), &name))
                     .sum();
-                let untaped = uses > 0 && self.state().inlined.get(&number) == Some(&uses);
+                let untaped = uses > 0
+                    && self.state().inlined.get(&number) == Some(&uses)
+                    && !self.state().scopes.was_rebound(number);
                 let constant = untaped_constant(number);
                 syn::parse_quote!(const #constant: bool = #untaped;)
             })

@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use syn::{BinOp, Expr, Ident, UnOp};
 
 use super::analysis::{is_pure, is_pure_index, Analysis, Operand, Operation, Role, Temp};
-use super::scopes::{Kind, Scopes};
+use super::scopes::{mentions, Kind, Scopes};
 use super::whole::Leaf;
 use crate::names::is_cheap_rule;
 
@@ -184,6 +184,14 @@ impl Fusion {
             .filter(|temp| matches!(temp.role, Role::Scalar(_)))
             .map(|temp| leaf(&temp.expr))
             .collect()
+    }
+
+    /// Whether a temporary (a leaf, or a constant the record takes) mentions one of `names`.
+    pub fn reads_any(&self, names: &[Ident]) -> bool {
+        self.temps.iter().any(|temp| {
+            let tokens = temp.expr.to_token_stream();
+            names.iter().any(|name| mentions(tokens.clone(), name) > 0)
+        })
     }
 
     /// The closure from `index` and the values of the scalar leaves to the value and partials

@@ -125,6 +125,8 @@ pub struct Scopes {
     pub(super) offers: Vec<HashMap<String, (usize, Expr)>>,
     /// Per scope, its scalars whose values are fixed (see [`Scopes::fix`]).
     fixed: Vec<HashSet<String>>,
+    /// The offers withdrawn because a name they read was bound again ([`Scopes::bind`]).
+    rebound: HashSet<usize>,
 }
 
 impl Scopes {
@@ -133,6 +135,7 @@ impl Scopes {
             scopes: vec![HashMap::new()],
             offers: vec![HashMap::new()],
             fixed: vec![HashSet::new()],
+            rebound: HashSet::new(),
         }
     }
 
@@ -157,10 +160,23 @@ impl Scopes {
         }
         // An offer that reads `name` (or binds it) would now read another value.
         if let Some(offers) = self.offers.last_mut() {
-            offers.retain(|offered, (_, expr)| {
-                offered != &name.to_string() && mentions(expr.to_token_stream(), name) == 0
+            offers.retain(|offered, (number, expr)| {
+                let kept =
+                    offered != &name.to_string() && mentions(expr.to_token_stream(), name) == 0;
+                if !kept {
+                    self.rebound.insert(*number);
+                }
+                kept
             });
         }
+    }
+
+    /// Whether offer `number` was withdrawn because a name it reads was bound again. Such a
+    /// `let` keeps its record even when every later mention of its name was inlined: an offer
+    /// inlined after that may still read the name as a variable (`let s = d * d; let d = s *
+    /// 0.5; d` reads `s` through the second `d`).
+    pub(super) fn was_rebound(&self, number: usize) -> bool {
+        self.rebound.contains(&number)
     }
 
     /// Offers `let name = expr;` (just bound, pure) to the statements that follow in this block:
