@@ -215,6 +215,14 @@ pub trait Driver: Fold {
             return None;
         }
         let walk = Walk::of(&for_loop.pat, &for_loop.expr, &self.state().scopes)?;
+        // The sequences an items loop walks, as the rest of the body reads them.
+        let sequences: Vec<Expr> = match &walk {
+            Walk::Range { .. } => Vec::new(),
+            Walk::Items { sequences, .. } => sequences
+                .iter()
+                .map(|sequence| self.fold_keeping_constant(sequence.clone()))
+                .collect(),
+        };
         self.state_mut().scopes.push();
         self.state_mut()
             .scopes
@@ -268,16 +276,7 @@ pub trait Driver: Fold {
         };
         let bindings = match &walk {
             Walk::Range { .. } => quote!(),
-            Walk::Items {
-                pat,
-                item,
-                sequences,
-                ..
-            } => {
-                let sequences: Vec<Expr> = sequences
-                    .iter()
-                    .map(|sequence| self.fold_keeping_constant(sequence.clone()))
-                    .collect();
+            Walk::Items { pat, item, .. } => {
                 let item = item.at(&index, &sequences);
                 quote!(#[allow(unused_variables)] let #pat = #item;)
             }
@@ -315,12 +314,8 @@ pub trait Driver: Fold {
                 looped.expr = Box::new(syn::parse_quote_spanned!(span=> #start..#end));
                 (quote!(#start..#end), Expr::ForLoop(looped))
             }
-            Walk::Items { sequences, .. } => {
-                let lengths: Vec<Expr> = sequences
-                    .iter()
-                    .map(|sequence| self.fold_keeping_constant(sequence.clone()))
-                    .collect();
-                let (first, others) = lengths.split_first()?;
+            Walk::Items { .. } => {
+                let (first, others) = sequences.split_first()?;
                 bounds.push(quote_spanned!(span=>
                     let #end: usize = (#first).len() #(.min((#others).len()))*;
                 ));
@@ -331,6 +326,11 @@ pub trait Driver: Fold {
         let mut slices = Vec::new();
         let mut offsets = Vec::new();
         let mut steps = Vec::new();
+        // The index of the first term, where each element leaf's offset starts.
+        let first = match &walk {
+            Walk::Range { .. } => quote!(#start),
+            Walk::Items { .. } => quote!(0usize),
+        };
         for leaf in leaves {
             match leaf {
                 Leaf::Element {
@@ -340,17 +340,11 @@ pub trait Driver: Fold {
                 } => {
                     let slice = self.fold_keeping_constant(slice);
                     slices.push(quote!(::core::convert::AsRef::<[#scalar]>::as_ref(&#slice)));
-                    // The element of the first term, computed as that term computes it (an
-                    // overflow panics as it would there).
-                    let first = match &walk {
-                        Walk::Range { .. } => quote!(#start),
-                        Walk::Items { .. } => quote!(0usize),
-                    };
                     let offset = offset.map(|offset| self.fold_keeping_constant(offset));
                     // Checked: on an overflow the offset is past the slice, so the loop runs
                     // as written, and panics (or wraps) where the function does.
                     offsets.push(match (offset, below) {
-                        (None, _) => first,
+                        (None, _) => first.clone(),
                         (Some(offset), false) => {
                             quote!(#first.checked_add(#offset).unwrap_or(usize::MAX))
                         }

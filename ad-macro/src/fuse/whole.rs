@@ -101,12 +101,15 @@ impl Walk {
         };
         let expr = strip_deref(expr);
         // An item itself.
-        if let (Walk::Items { names, .. }, Expr::Path(path)) = (self, expr) {
+        if let (
+            Walk::Items {
+                names, sequences, ..
+            },
+            Expr::Path(path),
+        ) = (self, expr)
+        {
             let found = names.iter().find(|(name, _)| path.path.is_ident(name));
             if let Some((_, Item::Element { sequence, .. })) = found {
-                let Walk::Items { sequences, .. } = self else {
-                    unreachable!("matched above");
-                };
                 return Some(Leaf::Element {
                     slice: sequences[*sequence].clone(),
                     offset: None,
