@@ -4,14 +4,16 @@
 //! items of slices (`iter`, `zip`, `enumerate`, `copied`, mapped sums). For `Var` the generated
 //! code hands a loop of at least 8 terms to the tape in one call when each leaf's elements are
 //! consecutive nodes or constants; otherwise the loop runs term by term. Both make the same
-//! record, so the gradients agree bit for bit.
+//! record, so the gradients agree bit for bit. The same for loops that write each term to an
+//! element at the index (`k[i] = x[i] * y[i - 1]`, `y[i] += e`): one call, a record per
+//! element, when each leaf's elements are all nodes (in any order) or all constants.
 //!
 //! Checked here, for each form: the gradient against central differences and against forward
 //! mode (`Dual`, which never takes the whole-loop path), the value of `f::<f64>` against the same
 //! function written by hand, the record of the whole-loop path against the term-by-term one
-//! (inputs seeded out of order, or with constants among them), and that the path was taken
-//! (`ad::__private::whole_loops`). A property test draws lengths, ranges, values and seeding
-//! orders.
+//! (`ad::__private::record_term_by_term`, inputs seeded out of order, or with constants among
+//! them), and that the path was taken (`ad::__private::whole_loops`). Two property tests draw
+//! lengths, ranges, values, seeding orders and constants.
 
 // Index loops are the form recorded whole.
 #![allow(clippy::needless_range_loop)]
@@ -204,6 +206,167 @@ fn below_after(x: &[f64], y: &[f64]) -> f64 {
     total
 }
 
+/// The stages of one Runge–Kutta step of gradbench's ode, `yᵢ' = xᵢ yᵢ₋₁`, `s` times, each
+/// stage's entries written by a loop (`k[0]` copied from `x[0]`, so a stage's elements are not
+/// consecutive nodes), then `y[i] += ..`, which reads the element it writes: `4s` loops over
+/// `1..n` and `s` over `0..n` recorded whole.
+#[reverse_diff]
+fn stages(x: &[f64], s: usize) -> Vec<f64> {
+    let n = x.len();
+    let h = 2.0 / s as f64;
+    let mut y = vec![0.0; n];
+    let mut k1 = vec![0.0; n];
+    let mut k2 = vec![0.0; n];
+    for _ in 0..s {
+        k1[0] = x[0];
+        k2[0] = x[0];
+        for i in 1..n {
+            k1[i] = x[i] * y[i - 1];
+        }
+        for i in 1..n {
+            k2[i] = x[i] * (y[i - 1] + h * k1[i - 1] / 2.0);
+        }
+        for i in 0..n {
+            y[i] += h * (k1[i] + k2[i]) / 2.0;
+        }
+    }
+    y
+}
+
+/// [`stages`] by hand, over `f64`, the same operations in the same order.
+fn stages_by_hand(x: &[f64], s: usize) -> Vec<f64> {
+    let n = x.len();
+    let h = 2.0 / s as f64;
+    let (mut y, mut k1, mut k2) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+    for _ in 0..s {
+        (k1[0], k2[0]) = (x[0], x[0]);
+        for i in 1..n {
+            k1[i] = x[i] * y[i - 1];
+            k2[i] = x[i] * (y[i - 1] + h * k1[i - 1] / 2.0);
+        }
+        for i in 0..n {
+            y[i] += h * (k1[i] + k2[i]) / 2.0;
+        }
+    }
+    y
+}
+
+/// Every compound assignment to an element (`*=` reading a scalar the loop does not change,
+/// `/=`, `-=` at an offset, `%=`), an assignment that reads the element it writes twice, one
+/// that writes at an offset, `let`s the term inlines, and the `enumerate` index (whose loop
+/// reads `z[0]`, a constant, among nodes, so it runs element by element).
+#[reverse_diff]
+fn element_updates(x: &[f64], c: f64, #[no_grad] w: &[f64]) -> f64 {
+    let n = x.len();
+    let mut y = x.to_vec();
+    for i in 0..n {
+        y[i] *= c;
+    }
+    for i in 0..n {
+        y[i] /= 2.0 + x[i] * x[i];
+    }
+    for i in 1..n {
+        y[i - 1] -= w[i] * x[i];
+    }
+    for i in 0..n {
+        y[i] %= 3.0 + x[i];
+    }
+    for i in 0..n {
+        y[i] = y[i] * y[i] + x[i];
+    }
+    let mut z = vec![0.0; n + 1];
+    for i in 0..n {
+        let d = x[i] - c;
+        let e = d * w[i];
+        z[i + 1] = d * e + y[i];
+    }
+    for (j, a) in x.iter().enumerate() {
+        z[j] += a.sin() * 0.5;
+    }
+    z.iter().sum()
+}
+
+/// [`element_updates`] by hand, over `f64`.
+fn element_updates_by_hand(x: &[f64], c: f64, w: &[f64]) -> f64 {
+    let n = x.len();
+    let mut y: Vec<f64> = x.iter().map(|v| v * c).collect();
+    for i in 0..n {
+        y[i] /= 2.0 + x[i] * x[i];
+    }
+    for i in 1..n {
+        y[i - 1] -= w[i] * x[i];
+    }
+    for i in 0..n {
+        y[i] %= 3.0 + x[i];
+        y[i] = y[i] * y[i] + x[i];
+    }
+    let mut z = vec![0.0; n + 1];
+    for i in 0..n {
+        let d = x[i] - c;
+        z[i + 1] = d * (d * w[i]) + y[i];
+    }
+    for (j, a) in x.iter().enumerate() {
+        z[j] += a.sin() * 0.5;
+    }
+    z.iter().sum()
+}
+
+/// Loops that write elements but are recorded element by element: a recurrence (`y[i]` reads
+/// `y[i - 1]`, written by the term before), a copy (no operation: no record), a loop that
+/// reads the length of the slice it writes, and a term that reads the slice it writes at
+/// another index through a `let`.
+#[reverse_diff]
+fn elements_apart(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut y = vec![0.0; n];
+    y[0] = x[0];
+    for i in 1..n {
+        y[i] = y[i - 1] * 0.5 + x[i];
+    }
+    let mut copy = vec![0.0; n];
+    // The copy as a user might write it.
+    #[allow(clippy::manual_memcpy)]
+    for i in 0..n {
+        copy[i] = x[i];
+    }
+    for i in 0..n {
+        copy[i] *= copy.len() as f64;
+    }
+    for i in 1..n {
+        let before = y[i - 1];
+        y[i] = before * x[i];
+    }
+    y.iter().sum::<f64>() + copy.iter().sum::<f64>()
+}
+
+/// Element loops for the property test: an offset that varies between calls (`low`), a write
+/// at an offset that reads the element it writes, a compound assignment to a copy of `x`, a
+/// loop over the items of two slices; some read constants among nodes when `low > 0`.
+#[reverse_diff]
+fn element_loops(x: &[f64], low: usize) -> f64 {
+    let n = x.len();
+    let mut y = vec![0.0; n];
+    for i in low..n {
+        y[i] = x[i] * x[i - low] + 0.5;
+    }
+    for i in 0..n - low {
+        y[i + low] -= y[i + low] * x[i];
+    }
+    let mut z = x.to_vec();
+    for i in 1..n {
+        z[i] *= y[i - 1] + x[i];
+    }
+    let mut w = vec![0.0; n];
+    for (j, (a, b)) in z.iter().zip(&y).enumerate() {
+        w[j] = a * b - 1.0;
+    }
+    let mut total = 0.0;
+    for i in 0..n {
+        total += w[i] * y[i];
+    }
+    total
+}
+
 /// Runs `f` on a tape over `values`, seeded in order (`order` `None`) or in the given order of
 /// their indices, with the indices in `constants` made constants: the value, the gradient, the
 /// nodes recorded and the loops recorded whole.
@@ -213,7 +376,21 @@ fn on_tape(
     constants: &[usize],
     f: impl Fn(&[Var]) -> Var,
 ) -> (f64, Vec<f64>, usize, usize) {
+    on_tape_as(false, values, order, constants, f)
+}
+
+/// [`on_tape`], every loop recorded term by term when `term_by_term`.
+fn on_tape_as(
+    term_by_term: bool,
+    values: &[f64],
+    order: Option<&[usize]>,
+    constants: &[usize],
+    f: impl Fn(&[Var]) -> Var,
+) -> (f64, Vec<f64>, usize, usize) {
     let tape = Tape::new();
+    if term_by_term {
+        ad::__private::record_term_by_term(&tape);
+    }
     let mut vars = vec![Var::constant(0.0); values.len()];
     let in_order: Vec<usize> = (0..values.len()).collect();
     for &i in order.unwrap_or(&in_order) {
@@ -249,7 +426,8 @@ fn by_dual(values: &[f64], f: impl Fn(&[Dual<f64>]) -> Dual<f64>) -> Vec<f64> {
 }
 
 /// Checks `f` at `values`: the whole-loop path taken `whole` times when seeded in order, the
-/// same value, gradient (bit for bit) and node count seeded in reverse (term by term), the
+/// same value, gradient (bit for bit) and node count with every loop recorded term by term
+/// (`record_term_by_term`) and seeded in reverse (loop sums then run term by term too), the
 /// gradient against forward mode and central differences, and the value against `plain`.
 fn check(
     values: &[f64],
@@ -260,19 +438,23 @@ fn check(
 ) {
     let (value, gradient, nodes, loops) = on_tape(values, None, &[], &f);
     assert_eq!(loops, whole, "loops recorded whole");
-    let reversed: Vec<usize> = (0..values.len()).rev().collect();
-    let (value_by_term, gradient_by_term, nodes_by_term, loops_by_term) =
-        on_tape(values, Some(&reversed), &[], &f);
-    assert_eq!(loops_by_term, 0, "out of order, no loop is recorded whole");
-    assert_eq!(value.to_bits(), value_by_term.to_bits());
     assert_eq!(value.to_bits(), plain(values).to_bits());
-    assert_eq!(nodes, nodes_by_term);
-    for (a, b) in gradient.iter().zip(&gradient_by_term) {
-        assert_eq!(
-            a.to_bits(),
-            b.to_bits(),
-            "{gradient:?} against {gradient_by_term:?}"
-        );
+    let reversed: Vec<usize> = (0..values.len()).rev().collect();
+    for (term_by_term, order) in [(true, None), (false, Some(&reversed[..]))] {
+        let (value_by_term, gradient_by_term, nodes_by_term, loops_by_term) =
+            on_tape_as(term_by_term, values, order, &[], &f);
+        if term_by_term {
+            assert_eq!(loops_by_term, 0, "every loop is recorded term by term");
+        }
+        assert_eq!(value.to_bits(), value_by_term.to_bits());
+        assert_eq!(nodes, nodes_by_term);
+        for (a, b) in gradient.iter().zip(&gradient_by_term) {
+            assert_eq!(
+                a.to_bits(),
+                b.to_bits(),
+                "{gradient:?} against {gradient_by_term:?}"
+            );
+        }
     }
     for (a, b) in gradient.iter().zip(by_dual(values, dual)) {
         assert!(
@@ -547,6 +729,96 @@ fn a_leaf_past_its_slice_panics_as_the_function_does() {
     let _ = distance_grad(&[1.0, 2.0, 3.0], &[1.0, 2.0]);
 }
 
+#[test]
+fn element_loops_of_runge_kutta_stages_are_recorded_whole() {
+    let values: Vec<f64> = (0..12).map(|i| 0.3 + 0.05 * i as f64).collect();
+    for s in [1, 3] {
+        let last = |y: Vec<Var>| y[y.len() - 1];
+        check(
+            &values,
+            3 * s,
+            |x| last(stages(x, s)),
+            |x| {
+                let y = stages(x, s);
+                y[y.len() - 1]
+            },
+            |x| stages_by_hand(x, s)[x.len() - 1],
+        );
+        assert_eq!(stages(&values, s), stages_by_hand(&values, s));
+    }
+}
+
+#[test]
+fn compound_assignments_to_elements_are_recorded_whole() {
+    let values: Vec<f64> = (0..11)
+        .map(|i| 0.4 * (i as f64 * 0.9).sin() + 0.1)
+        .collect();
+    let w: Vec<f64> = (0..10).map(|i| 0.2 * i as f64 - 0.5).collect();
+    let f = |v: &[Var]| element_updates(&v[..10], v[10], &w);
+    let dual = |v: &[Dual<f64>]| element_updates(&v[..10], v[10], &w);
+    let plain = |v: &[f64]| element_updates_by_hand(&v[..10], v[10], &w);
+    // The last loop reads `z[0]`, a constant, among `z`'s nodes: element by element.
+    check(&values, 6, f, dual, plain);
+    assert_eq!(
+        element_updates(&values[..10], values[10], &w).to_bits(),
+        plain(&values).to_bits()
+    );
+}
+
+#[test]
+fn element_loops_that_read_what_they_write_elsewhere_are_recorded_element_by_element() {
+    let values: Vec<f64> = (0..10).map(|i| 0.5 + 0.1 * i as f64).collect();
+    let plain = |x: &[f64]| {
+        let n = x.len() as f64;
+        let mut y = vec![x[0]];
+        for i in 1..x.len() {
+            y.push(y[i - 1] * 0.5 + x[i]);
+        }
+        for i in 1..x.len() {
+            y[i] = y[i - 1] * x[i];
+        }
+        y.iter().sum::<f64>() + x.iter().map(|v| v * n).sum::<f64>()
+    };
+    check(&values, 0, elements_apart, elements_apart, plain);
+    // Ten inputs; one record per element of the recurrence, of the scaling and of the
+    // products; the copy makes none; the two sums one each, and their sum one.
+    let (_, _, nodes, _) = on_tape(&values, None, &[], elements_apart);
+    assert_eq!(nodes, 10 + 9 + 10 + 9 + 3);
+}
+
+#[test]
+fn element_loops_with_constants_among_a_leaf_run_element_by_element() {
+    let values: Vec<f64> = (0..12).map(|i| 0.3 + 0.05 * i as f64).collect();
+    let f = |x: &[Var]| *stages(x, 2).last().unwrap();
+    // `x[3]` constant: the loops reading `x` run element by element. So does the first step's
+    // `y[i] += ..`, which reads `k1[3] = x[3] · y[2]`, a constant while `y` is zero; in the
+    // second step every element of `k1` and `k2` is a node, so that loop is whole. The
+    // gradient is the same as with every loop term by term.
+    let (value, gradient, nodes, loops) = on_tape(&values, None, &[3], f);
+    assert_eq!(loops, 1);
+    let (value_by_term, gradient_by_term, nodes_by_term, _) =
+        on_tape_as(true, &values, None, &[3], f);
+    assert_eq!(value.to_bits(), value_by_term.to_bits());
+    assert_eq!((gradient, nodes), (gradient_by_term, nodes_by_term));
+}
+
+#[test]
+#[should_panic(expected = "index out of bounds: the len is 9 but the index is 9")]
+fn an_element_written_past_its_slice_panics_as_the_function_does() {
+    let x: Vec<f64> = (0..10).map(f64::from).collect();
+    let _ = stages_short_grad(&x);
+}
+
+/// Writes one element past `y`.
+#[reverse_diff]
+fn stages_short(x: &[f64]) -> f64 {
+    let mut y = vec![0.0; x.len() - 1];
+    for i in 0..x.len() {
+        y[i] = x[i] * 2.0;
+    }
+    y[0]
+}
+
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 256,
@@ -594,6 +866,50 @@ proptest! {
                 .map(|(i, v)| if constants.contains(&i) { Dual::new(v.value, 0.0) } else { *v })
                 .collect();
             neighbours(&x, &w, low) + local(&x) + log_sum_exp(&x)
+        });
+        for (a, b) in gradient.iter().zip(&dual) {
+            prop_assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{} against {}", a, b);
+        }
+    }
+    /// Random lengths, offsets, values, seeding orders and constants through element loops:
+    /// the value and the gradient are those of the same loops recorded term by term, bit for
+    /// bit, and of forward mode.
+    #[test]
+    fn random_element_loops_agree_with_term_by_term_and_forward_mode(
+        values in prop::collection::vec(-1.5f64..1.5, 1..30),
+        low in 0usize..4,
+        shuffle in any::<bool>(),
+        constant in prop::option::of(0usize..24),
+    ) {
+        let low = low.min(values.len() - 1);
+        let mut order: Vec<usize> = (0..values.len()).collect();
+        if shuffle {
+            order.reverse();
+        }
+        let constants: Vec<usize> = constant.into_iter().collect();
+        let f = |x: &[Var]| element_loops(x, low);
+        let (value, gradient, nodes, loops) = on_tape(&values, Some(&order), &constants, f);
+        if low == 0 && constants.iter().all(|&c| c >= values.len()) {
+            // Every leaf of every loop a node: every loop of at least 8 terms whole (`z`'s
+            // over `1..n`, the others over `0..n`), the sum too, whose slices are runs in any
+            // seeding order (the loops wrote them).
+            let long = |terms: usize| usize::from(terms >= 8);
+            let n = values.len();
+            prop_assert_eq!(loops, 4 * long(n) + long(n - 1));
+        }
+        let (value_by_term, gradient_by_term, nodes_by_term, loops_by_term) =
+            on_tape_as(true, &values, Some(&order), &constants, f);
+        prop_assert_eq!(loops_by_term, 0);
+        prop_assert_eq!(value.to_bits(), value_by_term.to_bits());
+        prop_assert_eq!(nodes, nodes_by_term);
+        prop_assert_eq!(&gradient, &gradient_by_term);
+        let dual = by_dual(&values, |x| {
+            let x: Vec<Dual<f64>> = x
+                .iter()
+                .enumerate()
+                .map(|(i, v)| if constants.contains(&i) { Dual::new(v.value, 0.0) } else { *v })
+                .collect();
+            element_loops(&x, low)
         });
         for (a, b) in gradient.iter().zip(&dual) {
             prop_assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{} against {}", a, b);

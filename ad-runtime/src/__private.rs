@@ -30,10 +30,17 @@ pub use crate::linear::Linear;
 pub use crate::tape::set_node_limit;
 
 /// How many loops `tape` has recorded whole, each as one call from its generated code instead
-/// of a call per term (`Accumulate::add_loop`); for the tests that check the generated code takes
-/// that path (`tests/whole_loops.rs`). No generated code calls it.
+/// of a call per term (`Accumulate::add_loop`, `Fuse::fuse_loop`); for the tests that check
+/// the generated code takes that path (`tests/whole_loops.rs`). No generated code calls it.
 pub fn whole_loops(tape: &Tape) -> usize {
     tape.whole_loops()
+}
+
+/// Makes `tape` record every loop term by term, as the loop is written, for the tests that
+/// compare a loop recorded whole with the same loop recorded term by term
+/// (`tests/whole_loops.rs`). No generated code calls it.
+pub fn record_term_by_term(tape: &Tape) {
+    tape.record_term_by_term();
 }
 
 use crate::linear::{Adjoints as LinearAdjoints, Reverse};

@@ -47,8 +47,8 @@ pub(crate) struct Recording {
     spare_sums: Vec<Vec<Slot>>,
     /// The checkpointed segments of this session ([`record_checkpoint`]), in node order.
     checkpoints: Vec<Checkpoint>,
-    /// How many loops this session recorded whole ([`PendingSum::add_loop`]), which the tests
-    /// read to know the generated code took that path.
+    /// How many loops this session recorded whole ([`PendingSum::add_loop`], [`fill_loop`]),
+    /// which the tests read to know the generated code took that path.
     whole_loops: usize,
 }
 
@@ -414,6 +414,15 @@ thread_local! {
     static SEED_BUFFERS: RefCell<Vec<Vec<Var>>> = const { RefCell::new(Vec::new()) };
     /// The node limit new recordings on this thread get (tests lower it).
     static LIMIT: Cell<u32> = const { Cell::new(MAX_NODES) };
+    /// The tag of a session that records every loop term by term (tests set it:
+    /// `ad::__private::record_term_by_term`), 0 for none.
+    static TERM_BY_TERM: Cell<u32> = const { Cell::new(0) };
+}
+
+/// Whether the session tagged `tag` may record loops whole (see [`TERM_BY_TERM`]).
+#[inline(always)]
+fn records_whole(tag: u32) -> bool {
+    TERM_BY_TERM.with(Cell::get) != tag || tag == 0
 }
 
 /// Runs `f` on the innermost live recording of this thread, or reports a `Var` with no tape.
@@ -603,6 +612,143 @@ pub(crate) fn record_fused<const K: usize>(
     }
 }
 
+/// The elements a leaf of a whole loop of `count` terms reads from `slice`: `count` from
+/// `offset` (`step` 1), or the one at `offset` (`step` 0); `None` when they are not all in it.
+#[inline(always)]
+fn loop_leaf(slice: &[Var], offset: usize, step: usize, count: usize) -> Option<&[Var]> {
+    let elements = if step == 0 { 1 } else { count };
+    offset
+        .checked_add(elements)
+        .and_then(|high| slice.get(offset..high))
+}
+
+/// Records `out[t] = term(i)` for each index `i` of `range` (`t = i - range.start`) as the
+/// loop `for i in range { out[i] = e }` would one fused record per element: term `i`'s leaf `k`
+/// is `slices[k][offsets[k] + t · steps[k]]` (step 1 or 0, as in [`PendingSum::add_loop`]), or
+/// `out[t]` itself before it is written when `own[k]` (`y[i] += e` reads `y[i]`). Each leaf is
+/// checked once for the whole range, in a loop with no branch: its elements must all be nodes
+/// of this session (then each slot's operand is read from its `Var`) or all constants (no
+/// slot). The records and the `Var`s written are those of the loop as written. `false`, having
+/// done nothing, when a leaf is neither, is out of its slice, or the tape has no room for
+/// `out.len()` more nodes: the caller runs the loop as written, which records it or panics as
+/// the function would.
+#[inline(always)]
+pub(crate) fn fill_loop<const K: usize>(
+    out: &mut [Var],
+    range: std::ops::Range<usize>,
+    slices: [&[Var]; K],
+    offsets: [usize; K],
+    steps: [usize; K],
+    own: [bool; K],
+    mut term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
+) -> bool {
+    let count = out.len();
+    assert!(range.len() == count && steps.iter().all(|&step| step <= 1));
+    let recording = ACTIVE.with(Cell::get);
+    if recording.is_null() {
+        return false;
+    }
+    // SAFETY: a recording in `ACTIVE` is valid while its `Tape` lives (see `with_recording`),
+    // which is beyond this call: the function this loop is in runs inside that session.
+    let tag = unsafe { (*recording).tag };
+    if !records_whole(tag) {
+        return false;
+    }
+    // Where each leaf's elements start (an own leaf's: `out`'s, set below), and whether its
+    // elements are nodes.
+    let mut bases = [ptr::null(); K];
+    let mut live = [false; K];
+    for k in 0..K {
+        let leaf: &[Var] = if own[k] {
+            out
+        } else {
+            let Some(leaf) = loop_leaf(slices[k], offsets[k], steps[k], count) else {
+                return false;
+            };
+            leaf
+        };
+        let (foreign, tags) = leaf.iter().fold((0, 0), |(foreign, tags), var| {
+            (foreign | (var.tape ^ tag), tags | var.tape)
+        });
+        if foreign != 0 && tags != 0 {
+            return false;
+        }
+        bases[k] = leaf.as_ptr();
+        live[k] = foreign == 0;
+    }
+    let out_ptr = out.as_mut_ptr();
+    for k in (0..K).filter(|&k| own[k]) {
+        bases[k] = out_ptr.cast_const();
+    }
+    let slots_per_term = live.iter().filter(|&&live| live).count();
+    if slots_per_term == 0 {
+        return false;
+    }
+    // Room for the nodes and their slots, reserved before any is written. The loop below runs
+    // the term (generated code over `f64`s, which records nothing on this recording) between
+    // the writes, so it holds no reference to the recording: it writes through pointers taken
+    // here, and the lengths are set after it on the same recording.
+    let (first, mut end, mut ends, mut slots) = {
+        // SAFETY: see `tag`; no other reference to the recording is live.
+        let r = unsafe { &mut *recording };
+        let first = r.ends.len();
+        if (r.limit as usize).saturating_sub(first) < count {
+            return false;
+        }
+        r.whole_loops += 1;
+        r.ends.reserve(count);
+        r.slots.reserve(count * slots_per_term);
+        // SAFETY: both pointers are at the lengths, within the capacities just reserved.
+        unsafe {
+            (
+                first,
+                r.slots.len(),
+                r.ends.as_mut_ptr().add(first),
+                r.slots.as_mut_ptr().add(r.slots.len()),
+            )
+        }
+    };
+    for (t, i) in range.enumerate() {
+        // SAFETY: leaf `k` holds `count` elements from `bases[k]` (one for step 0), checked
+        // above, and `t < count`; an own leaf's element `t` is read before it is written.
+        let leaves: [Var; K] = std::array::from_fn(|k| unsafe { *bases[k].add(t * steps[k]) });
+        let (value, partials) = term(i, leaves.map(|leaf| leaf.value));
+        for k in 0..K {
+            if live[k] {
+                // SAFETY: `count · slots_per_term` slots were reserved; each term writes
+                // `slots_per_term`.
+                unsafe {
+                    slots.write(Slot {
+                        partial: partials[k],
+                        operand: leaves[k].index,
+                    });
+                    slots = slots.add(1);
+                }
+            }
+        }
+        end += slots_per_term;
+        // SAFETY: `count` ends were reserved, one written per term; `t < out.len()`. Only the
+        // value is written now: should the term panic, `out` holds no node not yet recorded.
+        unsafe {
+            ends.write(end as u32);
+            ends = ends.add(1);
+            (*out_ptr.add(t)).value = value;
+        }
+    }
+    // SAFETY: `recording` is still valid (its `Tape` outlives this call); the `count` ends and
+    // `count · slots_per_term` slots after its lengths were written above, and nothing else
+    // was recorded on it since (the term records nothing on it).
+    unsafe {
+        (*recording).ends.set_len(first + count);
+        (*recording).slots.set_len(end);
+    }
+    for (t, var) in out.iter_mut().enumerate() {
+        var.index = (first + t) as u32;
+        var.tape = tag;
+    }
+    true
+}
+
 /// A sum being accumulated into one record: `Σ partial · operand` and its value, for a loop's
 /// `total += e` (see `__private::Accumulate`) and for `Sum`. Its operand slots wait here, apart
 /// from the tape, since other records are appended until the sum is finished. The buffers come
@@ -690,15 +836,14 @@ impl PendingSum {
     ) -> bool {
         let count = range.len();
         let tag = with_active_recording(|r| r.tag).unwrap_or(0);
+        if !records_whole(tag) {
+            return false;
+        }
         let mut leaves: [&[Var]; K] = [&[]; K];
         // The node of each leaf's first element, `None` for constants.
         let mut firsts = [None; K];
         for k in 0..K {
-            let elements = if steps[k] == 0 { 1 } else { count };
-            let Some(leaf) = offsets[k]
-                .checked_add(elements)
-                .and_then(|high| slices[k].get(offsets[k]..high))
-            else {
+            let Some(leaf) = loop_leaf(slices[k], offsets[k], steps[k], count) else {
                 return false;
             };
             let Some(first) = run_of(leaf, tag) else {
@@ -909,6 +1054,12 @@ impl Tape {
     /// How many loops this session has recorded whole (see `ad::__private::whole_loops`).
     pub(crate) fn whole_loops(&self) -> usize {
         self.with_active(|r| r.whole_loops)
+    }
+
+    /// Makes this session record every loop term by term (see
+    /// `ad::__private::record_term_by_term`).
+    pub(crate) fn record_term_by_term(&self) {
+        TERM_BY_TERM.with(|session| session.set(self.tag));
     }
 
     /// How many nodes (inputs and operations) have been recorded.

@@ -460,13 +460,13 @@ impl Scopes {
             Expr::Index(index) if matches!(&*index.index, Expr::Range(_)) => self
                 .path_kind(&index.expr)
                 .filter(|kind| kind.is_sequence()),
-            // `xs.to_vec()`, `xs.clone()`
-            Expr::MethodCall(call)
-                if call.args.is_empty() && (call.method == "to_vec" || call.method == "clone") =>
-            {
-                self.path_kind(&call.receiver)
-                    .filter(|kind| kind.is_sequence())
+            // `xs.to_vec()`: a `Vec`, whatever `xs` is; `xs.clone()`: what `xs` is.
+            Expr::MethodCall(call) if call.args.is_empty() && call.method == "to_vec" => {
+                self.path_kind(&call.receiver)?.owned()
             }
+            Expr::MethodCall(call) if call.args.is_empty() && call.method == "clone" => self
+                .path_kind(&call.receiver)
+                .filter(|kind| kind.is_sequence()),
             // `vec![0.0; n]`, `vec![a, b]`
             Expr::Macro(mac) if mac.mac.path.is_ident("vec") => {
                 let tokens = mac.mac.tokens.clone();

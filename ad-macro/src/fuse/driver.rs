@@ -11,9 +11,10 @@ use syn::fold::{self, Fold};
 use syn::spanned::Spanned;
 use syn::{Expr, Ident, Pat, Stmt};
 
-use super::emit::Fusion;
+use super::analysis::{is_pure_index, strip};
+use super::emit::{compound_operator, Fusion};
 use super::scopes::{mapped_sum, mentions, Kind, Scopes};
-use super::whole::{Leaf, Walk};
+use super::whole::{occurrences, Leaf, Target, Walk};
 
 /// The fusion's state while one body is rewritten.
 pub struct FusionState {
@@ -141,7 +142,24 @@ pub trait Driver: Fold {
             Vec::new()
         };
         if names.is_empty() {
-            return fold::fold_expr(self, expr);
+            let whole = match &expr {
+                Expr::ForLoop(for_loop) if self.state().fusing => self.whole_loop(for_loop, None),
+                _ => None,
+            };
+            let Some(WholeLoop {
+                bounds,
+                call,
+                looped,
+            }) = whole
+            else {
+                return fold::fold_expr(self, expr);
+            };
+            let span = expr.span();
+            let folded = fold::fold_expr(self, looped);
+            return syn::parse_quote_spanned!(span=> {
+                #bounds
+                if !#call { #folded }
+            });
         }
         let sums: Vec<Ident> = names
             .iter()
@@ -153,7 +171,7 @@ pub trait Driver: Fold {
         let is_loop = matches!(expr, Expr::Loop(_));
         let span = expr.span();
         let whole = match (&expr, names.as_slice()) {
-            (Expr::ForLoop(for_loop), [name]) => self.whole_loop(for_loop, name, &sums[0]),
+            (Expr::ForLoop(for_loop), [name]) => self.whole_loop(for_loop, Some((name, &sums[0]))),
             _ => None,
         };
         let (expr, whole) = match whole {
@@ -192,29 +210,61 @@ pub trait Driver: Fold {
     /// from_ref(&c)], || [__ad_start, __ad_start + 1, 0], [1, 1, 0], <term i from its leaves'
     /// values>) { for i in __ad_start..__ad_end { <the term, as in any loop sum> } } }`: `Var`
     /// records the whole loop at once when it can (`Accumulate::add_loop`), making the record
-    /// the loop as written would; otherwise (and for `f64` and `Dual`) the loop runs. `None`
-    /// when the loop is not of that form.
+    /// the loop as written would; otherwise (and for `f64` and `Dual`) the loop runs.
+    ///
+    /// The same for a loop that writes its term to an element at the index (`for i in a..b {
+    /// out[i] = x[i] * y[i - 1]; }`, or `out[i] += e`, which reads `out[i]` as a leaf), the
+    /// term with at least one operation and no other mention of `out`: `if !fuse_loop(&mut
+    /// out[..], __ad_start..__ad_end, [x, y], || (__ad_start, [__ad_start, __ad_start - 1]),
+    /// [1, 1], [false, false], <term>) { <the loop> }` (`Fuse::fuse_loop`), one record per
+    /// element as the loop makes. `None` when the loop is not of either form.
     fn whole_loop(
         &mut self,
         for_loop: &syn::ExprForLoop,
-        total: &Ident,
-        sum: &Ident,
+        sum: Option<(&Ident, &Ident)>,
     ) -> Option<WholeLoop> {
-        let Some((Stmt::Expr(Expr::Binary(binary), _), lets)) = for_loop.body.stmts.split_last()
-        else {
+        let (Stmt::Expr(last, _), lets) = for_loop.body.stmts.split_last()? else {
             return None;
         };
-        let subtract = match binary.op {
-            syn::BinOp::AddAssign(_) => false,
-            syn::BinOp::SubAssign(_) => true,
-            _ => return None,
-        };
-        if !for_loop.attrs.is_empty()
-            || !matches!(&*binary.left, Expr::Path(path) if path.path.is_ident(total))
-        {
+        if !for_loop.attrs.is_empty() {
             return None;
         }
+        let target = self.target(last, sum)?;
+        // The term: `out[i] op= e` as `out[i] op (e)`, the form its term-by-term record takes.
+        let term_expr: Expr = match (last, &target) {
+            (Expr::Binary(binary), Target::Element { .. }) => {
+                let op = compound_operator(&binary.op)?;
+                let (place, right) = (&binary.left, &binary.right);
+                syn::parse_quote_spanned!(right.span()=> #place #op (#right))
+            }
+            (Expr::Binary(binary), Target::Sum { .. }) => (*binary.right).clone(),
+            (Expr::Assign(assign), _) => (*assign.right).clone(),
+            _ => return None,
+        };
+        // Written to `out`: the body mentions it only at the element written.
+        let excluded = match &target {
+            Target::Sum { total, .. } => total.clone(),
+            Target::Element { out, place } => {
+                let place = Expr::Index(place.clone());
+                let mut body = for_loop.body.stmts.clone();
+                let written = match body.last_mut() {
+                    Some(Stmt::Expr(Expr::Assign(assign), _)) => &mut assign.left,
+                    Some(Stmt::Expr(Expr::Binary(binary), _)) => &mut binary.left,
+                    _ => return None,
+                };
+                **written = syn::parse_quote!(__ad_written);
+                let tokens = quote!(#(#body)*);
+                if mentions(tokens, out) != occurrences(&body, &place) {
+                    return None;
+                }
+                out.clone()
+            }
+        };
         let walk = Walk::of(&for_loop.pat, &for_loop.expr, &self.state().scopes)?;
+        let place_at = match &target {
+            Target::Element { place, out } => Some(walk.element(place, out)?),
+            Target::Sum { .. } => None,
+        };
         // The sequences an items loop walks, as the rest of the body reads them.
         let sequences: Vec<Expr> = match &walk {
             Walk::Range { .. } => Vec::new(),
@@ -251,20 +301,37 @@ pub trait Driver: Fold {
         let read = |position: usize| {
             let later = lets[position + 1..].iter().map(ToTokens::to_token_stream);
             let read_by = |tokens| mentions(tokens, &names[position]) > 0;
-            read_by(binary.right.to_token_stream()) || later.into_iter().any(read_by)
+            read_by(term_expr.to_token_stream()) || later.into_iter().any(read_by)
+        };
+        let own = |leaf: &Expr| match &target {
+            Target::Element { place, .. } => {
+                strip(leaf).to_token_stream().to_string() == place.to_token_stream().to_string()
+            }
+            Target::Sum { .. } => false,
         };
         let term = offered
-            .then(|| Fusion::term(&binary.right, &self.state().scopes, true))
+            .then(|| Fusion::term(&term_expr, &self.state().scopes, true))
             .flatten()
-            .filter(|term| !term.reads_any(&names) && (0..names.len()).all(read));
+            .filter(|term| !term.reads_any(&names) && (0..names.len()).all(read))
+            // A copy (`out[i] = x[i]`) makes no record.
+            .filter(|term| matches!(target, Target::Sum { .. }) || term.has_operation());
         let leaves = term
             .as_ref()
-            .and_then(|term| term.loop_leaves(|leaf| walk.leaf(leaf, total)))
-            // Over a range, some leaf is an element at the variable, so it is a `usize` as
-            // the bounds that follow are: otherwise (`for k in 0..10`, `k` an `i32`) the loop
-            // runs as written.
+            .and_then(|term| {
+                term.loop_leaves(|leaf| {
+                    if own(leaf) {
+                        Some(Leaf::Own)
+                    } else {
+                        walk.leaf(leaf, &excluded)
+                    }
+                })
+            })
+            // Over a range, some leaf (or the element written) is at the variable, so it is a
+            // `usize` as the bounds that follow are: otherwise (`for k in 0..10`, `k` an `i32`)
+            // the loop runs as written.
             .filter(|leaves| {
                 matches!(walk, Walk::Items { .. })
+                    || place_at.is_some()
                     || leaves
                         .iter()
                         .any(|leaf| matches!(leaf, Leaf::Element { .. }))
@@ -323,61 +390,126 @@ pub trait Driver: Fold {
             }
         };
         let scalar = self.scalar().clone();
-        let mut slices = Vec::new();
-        let mut offsets = Vec::new();
-        let mut steps = Vec::new();
         // The index of the first term, where each element leaf's offset starts.
         let first = match &walk {
             Walk::Range { .. } => quote!(#start),
             Walk::Items { .. } => quote!(0usize),
         };
+        let at = |this: &mut Self, offset: Option<Expr>, below: bool| {
+            let offset = offset.map(|offset| this.fold_keeping_constant(offset));
+            // Checked: on an overflow the offset is past the slice, so the loop runs as
+            // written, and panics (or wraps) where the function does.
+            match (offset, below) {
+                (None, _) => first.clone(),
+                (Some(offset), false) => quote!(#first.checked_add(#offset).unwrap_or(usize::MAX)),
+                (Some(offset), true) => quote!(#first.checked_sub(#offset).unwrap_or(usize::MAX)),
+            }
+        };
+        let mut slices = Vec::new();
+        let mut offsets = Vec::new();
+        let mut steps = Vec::new();
+        let mut owns = Vec::new();
         for leaf in leaves {
-            match leaf {
+            let (slice, offset, step, own) = match leaf {
                 Leaf::Element {
                     slice,
                     offset,
                     below,
                 } => {
                     let slice = self.fold_keeping_constant(slice);
-                    slices.push(quote!(::core::convert::AsRef::<[#scalar]>::as_ref(&#slice)));
-                    let offset = offset.map(|offset| self.fold_keeping_constant(offset));
-                    // Checked: on an overflow the offset is past the slice, so the loop runs
-                    // as written, and panics (or wraps) where the function does.
-                    offsets.push(match (offset, below) {
-                        (None, _) => first.clone(),
-                        (Some(offset), false) => {
-                            quote!(#first.checked_add(#offset).unwrap_or(usize::MAX))
-                        }
-                        (Some(offset), true) => {
-                            quote!(#first.checked_sub(#offset).unwrap_or(usize::MAX))
-                        }
-                    });
-                    steps.push(quote!(1));
+                    let slice = quote!(::core::convert::AsRef::<[#scalar]>::as_ref(&#slice));
+                    (slice, at(self, offset, below), 1usize, false)
                 }
                 Leaf::Invariant(scalar) => {
                     let scalar = self.fold_keeping_constant(scalar);
-                    slices.push(quote!(::core::slice::from_ref(&#scalar)));
-                    offsets.push(quote!(0));
-                    steps.push(quote!(0));
+                    (
+                        quote!(::core::slice::from_ref(&#scalar)),
+                        quote!(0),
+                        0,
+                        false,
+                    )
+                }
+                Leaf::Own => (quote!(&[]), quote!(0), 1, true),
+            };
+            slices.push(slice);
+            offsets.push(offset);
+            steps.push(step);
+            owns.push(own);
+        }
+        let call = match target {
+            Target::Sum { sum, subtract, .. } => quote_spanned! {span=>
+                <#scalar as ::ad::__private::Accumulate>::add_loop(
+                    &mut #sum,
+                    #subtract,
+                    #range,
+                    [#(#slices),*],
+                    || [#(#offsets),*],
+                    [#(#steps),*],
+                    #closure,
+                )
+            },
+            Target::Element { out, .. } => {
+                let (offset, below) = place_at?;
+                let written = at(self, offset, below);
+                quote_spanned! {span=>
+                    <#scalar as ::ad::__private::Fuse>::fuse_loop(
+                        &mut #out[..],
+                        #range,
+                        [#(#slices),*],
+                        || (#written, [#(#offsets),*]),
+                        [#(#steps),*],
+                        [#(#owns),*],
+                        #closure,
+                    )
                 }
             }
-        }
-        let call = quote_spanned! {span=>
-            <#scalar as ::ad::__private::Accumulate>::add_loop(
-                &mut #sum,
-                #subtract,
-                #range,
-                [#(#slices),*],
-                || [#(#offsets),*],
-                [#(#steps),*],
-                #closure,
-            )
         };
         Some(WholeLoop {
             bounds: quote!(#(#bounds)*),
             call,
             looped,
         })
+    }
+
+    /// What the last statement `last` of a loop's body does with its term: with `sum` (the
+    /// name the loop accumulates, and its sum), `total += e` or `total -= e`; without,
+    /// `out[i] = e` or `out[i] op= e`, with `out` a variable holding scalars and its index
+    /// pure. `None` otherwise.
+    fn target(&self, last: &Expr, sum: Option<(&Ident, &Ident)>) -> Option<Target> {
+        let (place, compound) = match last {
+            Expr::Binary(binary) => (&*binary.left, Some(&binary.op)),
+            Expr::Assign(assign) => (&*assign.left, None),
+            _ => return None,
+        };
+        match sum {
+            Some((total, sum)) => {
+                let subtract = match compound? {
+                    syn::BinOp::AddAssign(_) => false,
+                    syn::BinOp::SubAssign(_) => true,
+                    _ => return None,
+                };
+                let is_total = matches!(place, Expr::Path(path) if path.path.is_ident(total));
+                is_total.then(|| Target::Sum {
+                    total: total.clone(),
+                    sum: sum.clone(),
+                    subtract,
+                })
+            }
+            None => {
+                let Expr::Index(place) = place else {
+                    return None;
+                };
+                let Expr::Path(path) = &*place.expr else {
+                    return None;
+                };
+                let out = path.path.get_ident()?;
+                let scalars = self.state().scopes.path_kind(&place.expr) == Some(Kind::Scalars);
+                (scalars && is_pure_index(&place.index)).then(|| Target::Element {
+                    out: out.clone(),
+                    place: place.clone(),
+                })
+            }
+        }
     }
 
     /// Before: `xs.iter().map(|x| (x - c).exp()).sum::<f64>()`, whose items are scalars: a

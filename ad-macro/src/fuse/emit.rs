@@ -87,6 +87,11 @@ impl Fusion {
             .all(|operation| is_cheap_rule(&operation.rule.to_string()))
     }
 
+    /// Whether the expression has an operation (is not a leaf alone).
+    pub fn has_operation(&self) -> bool {
+        !self.operations.is_empty()
+    }
+
     /// The offered `let`s this expression inlines, one entry per occurrence.
     pub fn inlined(&self) -> &[usize] {
         &self.inlined
@@ -111,14 +116,7 @@ impl Fusion {
             }
             _ => false,
         };
-        let op = match op {
-            BinOp::AddAssign(token) => quote_spanned!(token.span()=> +),
-            BinOp::SubAssign(token) => quote_spanned!(token.span()=> -),
-            BinOp::MulAssign(token) => quote_spanned!(token.span()=> *),
-            BinOp::DivAssign(token) => quote_spanned!(token.span()=> /),
-            BinOp::RemAssign(token) => quote_spanned!(token.span()=> %),
-            _ => return None,
-        };
+        let op = compound_operator(op)?;
         if !is_place {
             return None;
         }
@@ -395,4 +393,17 @@ impl Fusion {
             }
         }
     }
+}
+
+/// The operator of the compound assignment `op` (`+` for `+=`), as `place op= e` is computed:
+/// `place = place op (e)`. `None` for another operator.
+pub fn compound_operator(op: &BinOp) -> Option<TokenStream> {
+    Some(match op {
+        BinOp::AddAssign(token) => quote_spanned!(token.span()=> +),
+        BinOp::SubAssign(token) => quote_spanned!(token.span()=> -),
+        BinOp::MulAssign(token) => quote_spanned!(token.span()=> *),
+        BinOp::DivAssign(token) => quote_spanned!(token.span()=> /),
+        BinOp::RemAssign(token) => quote_spanned!(token.span()=> %),
+        _ => return None,
+    })
 }

@@ -76,6 +76,15 @@ impl Kind {
         }
     }
 
+    /// The kind of an owned copy of a sequence of this kind (`xs.to_vec()`).
+    pub(super) fn owned(self) -> Option<Kind> {
+        match self {
+            Kind::Scalars | Kind::BorrowedScalars => Some(Kind::Scalars),
+            Kind::Constants | Kind::BorrowedConstants => Some(Kind::Constants),
+            _ => None,
+        }
+    }
+
     /// The kind of an element of a sequence of this kind.
     pub(super) fn element(self) -> Option<Kind> {
         match self {

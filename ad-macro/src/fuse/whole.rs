@@ -41,7 +41,8 @@ pub enum Item {
 }
 
 /// Where a scalar leaf of the term is: `slice[index ± offset]` in the term at `index`
-/// (`below`: `-`; no offset: `slice[index]`), or `scalar` in every term.
+/// (`below`: `-`; no offset: `slice[index]`), `scalar` in every term, or (`Own`) the element
+/// the term is written to, read before it is written (`y[i]` in `y[i] += e`).
 pub enum Leaf {
     Element {
         slice: Expr,
@@ -49,6 +50,22 @@ pub enum Leaf {
         below: bool,
     },
     Invariant(Expr),
+    Own,
+}
+
+/// What a loop recorded whole does with its term: adds it to `total`, accumulated in `sum`
+/// (`subtract`: `total -= e`), or writes it to the element `place` of the scalars `out`
+/// (`out[i] = e`, or `out[i] op= e` as `out[i] = out[i] op (e)`).
+pub enum Target {
+    Sum {
+        total: Ident,
+        sum: Ident,
+        subtract: bool,
+    },
+    Element {
+        out: Ident,
+        place: syn::ExprIndex,
+    },
 }
 
 impl Walk {
@@ -119,22 +136,9 @@ impl Walk {
         }
         match expr {
             // An element at the index plus an offset.
-            Expr::Index(element) => {
-                let index = self.index()?;
-                let is_index = |expr: &Expr| matches!(strip(expr), Expr::Path(path) if path.path.is_ident(index));
-                let (offset, below) = match strip(&element.index) {
-                    at if is_index(at) => (None, false),
-                    Expr::Binary(sum) => match (&sum.op, is_index(&sum.left), is_index(&sum.right))
-                    {
-                        (BinOp::Add(_), true, false) => (Some((*sum.right).clone()), false),
-                        (BinOp::Add(_), false, true) => (Some((*sum.left).clone()), false),
-                        (BinOp::Sub(_), true, false) => (Some((*sum.right).clone()), true),
-                        _ => return None,
-                    },
-                    _ => return None,
-                };
-                let offset_invariant = offset.as_ref().is_none_or(invariant);
-                (invariant(&element.expr) && offset_invariant).then(|| Leaf::Element {
+            Expr::Index(element) if invariant(&element.expr) => {
+                let (offset, below) = self.element(element, total)?;
+                Some(Leaf::Element {
                     slice: (*element.expr).clone(),
                     offset,
                     below,
@@ -146,6 +150,32 @@ impl Walk {
             }
             _ => None,
         }
+    }
+
+    /// Where the element `element` is, when it is at the index plus an offset that the loop
+    /// does not change and that does not mention `total`: the offset (none: at the index) and
+    /// whether it is below the index.
+    pub fn element(&self, element: &syn::ExprIndex, total: &Ident) -> Option<(Option<Expr>, bool)> {
+        let index = self.index()?;
+        let is_index =
+            |expr: &Expr| matches!(strip(expr), Expr::Path(path) if path.path.is_ident(index));
+        let (offset, below) = match strip(&element.index) {
+            at if is_index(at) => (None, false),
+            Expr::Binary(sum) => match (&sum.op, is_index(&sum.left), is_index(&sum.right)) {
+                (BinOp::Add(_), true, false) => (Some((*sum.right).clone()), false),
+                (BinOp::Add(_), false, true) => (Some((*sum.left).clone()), false),
+                (BinOp::Sub(_), true, false) => (Some((*sum.right).clone()), true),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let invariant = |expr: &Expr| {
+            is_pure(expr) && !self.binds_in(expr) && mentions(expr.to_token_stream(), total) == 0
+        };
+        offset
+            .as_ref()
+            .is_none_or(invariant)
+            .then_some((offset, below))
     }
 
     /// The name of the index elements are read at: the range's variable, or the `enumerate`
@@ -273,4 +303,29 @@ impl Item {
             }
         }
     }
+}
+
+/// How many times `place` (as its tokens, `y[i]`) occurs in `stmts`.
+pub fn occurrences(stmts: &[syn::Stmt], place: &Expr) -> usize {
+    struct Count {
+        place: String,
+        count: usize,
+    }
+    impl syn::visit::Visit<'_> for Count {
+        fn visit_expr(&mut self, expr: &Expr) {
+            if strip(expr).to_token_stream().to_string() == self.place {
+                self.count += 1;
+            } else {
+                syn::visit::visit_expr(self, expr);
+            }
+        }
+    }
+    let mut count = Count {
+        place: strip(place).to_token_stream().to_string(),
+        count: 0,
+    };
+    for stmt in stmts {
+        syn::visit::Visit::visit_stmt(&mut count, stmt);
+    }
+    count.count
 }

@@ -32,6 +32,28 @@ pub trait Fuse: Sized {
     ) -> Option<Self> {
         Self::fuse(leaves, derivative)
     }
+
+    /// Fills a whole loop `for i in range { out[i] = e }` (or `out[i] op= e`) of fused records:
+    /// with `(first, offsets) = offsets()`, term `i` writes the element `first + (i -
+    /// range.start)` of `out`, and its leaf `k` is the element `offsets[k] + (i - range.start) ·
+    /// steps[k]` of `slices[k]` (as in [`Accumulate::add_loop`]), or the element of `out` the
+    /// term writes, read before it is written, when `own[k]`; `term(i, values)` gives the
+    /// term's value and partials from its leaves' values. `true` when the scalar wrote every element (`Var`, when each leaf's
+    /// elements are all recorded or all constants), the records those of the loop as written;
+    /// `false`, having done nothing, when the caller must run the loop as written (`f64` and
+    /// `Dual` always, so theirs is the loop itself).
+    #[inline(always)]
+    fn fuse_loop<const K: usize>(
+        _out: &mut [Self],
+        _range: Range<usize>,
+        _slices: [&[Self]; K],
+        _offsets: impl FnOnce() -> (usize, [usize; K]),
+        _steps: [usize; K],
+        _own: [bool; K],
+        _term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
+    ) -> bool {
+        false
+    }
 }
 
 /// How each scalar type accumulates a sum that a loop builds with `total += e` and `total -= e`

@@ -9,7 +9,7 @@ mod ops;
 
 use crate::checkpoint::Schedule;
 use crate::real::{checked_partials, Accumulate, Checkpoint, Fuse, IntoReal, Primitive};
-use crate::tape::{record_fused, record_nary, PendingSum};
+use crate::tape::{fill_loop, record_fused, record_nary, PendingSum};
 use crate::{DualPart, Tape};
 use std::borrow::Cow;
 use std::fmt;
@@ -123,6 +123,30 @@ impl Fuse for Var {
         } else {
             Self::fuse(leaves, derivative)
         }
+    }
+
+    #[inline(always)]
+    fn fuse_loop<const K: usize>(
+        out: &mut [Var],
+        range: Range<usize>,
+        slices: [&[Var]; K],
+        offsets: impl FnOnce() -> (usize, [usize; K]),
+        steps: [usize; K],
+        own: [bool; K],
+        term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
+    ) -> bool {
+        // As `add_loop`: an empty loop writes nothing, a short one runs as written.
+        if range.is_empty() {
+            return true;
+        }
+        if range.len() < SHORTEST_WHOLE_LOOP {
+            return false;
+        }
+        let (first, offsets) = offsets();
+        let written = first
+            .checked_add(range.len())
+            .and_then(|end| out.get_mut(first..end));
+        written.is_some_and(|out| fill_loop(out, range, slices, offsets, steps, own, term))
     }
 }
 
