@@ -11,9 +11,9 @@
 //! Checked here, for each form: the gradient against central differences and against forward
 //! mode (`Dual`, which never takes the whole-loop path), the value of `f::<f64>` against the same
 //! function written by hand, the record of the whole-loop path against the term-by-term one
-//! (`ad::__private::record_term_by_term`, inputs seeded out of order, or with constants among
-//! them), and that the path was taken (`ad::__private::whole_loops`). Two property tests draw
-//! lengths, ranges, values, seeding orders and constants.
+//! (element loops: `ad::__private::record_term_by_term`; loop sums: inputs seeded out of order,
+//! or with constants among them), and that the path was taken (`ad::__private::whole_loops`).
+//! Two property tests draw lengths, ranges, values, seeding orders and constants.
 
 // Index loops are the form recorded whole.
 #![allow(clippy::needless_range_loop)]
@@ -339,6 +339,59 @@ fn elements_apart(x: &[f64]) -> f64 {
     y.iter().sum::<f64>() + copy.iter().sum::<f64>()
 }
 
+/// A term of one operation whose leaf is both its operands: recorded element by element,
+/// where the operation records two slots (one fused record would take one of partial `2x`);
+/// with a second operation the loop fuses element by element too, so it is recorded whole.
+#[reverse_diff]
+fn squares(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut y = vec![0.0; n];
+    for i in 0..n {
+        y[i] = x[i] * x[i];
+    }
+    for i in 0..n {
+        y[i] *= y[i];
+    }
+    let mut z = vec![0.0; n];
+    for i in 0..n {
+        z[i] = x[i] * x[i] + 1.0;
+    }
+    y.iter().sum::<f64>() + z.iter().sum::<f64>()
+}
+
+/// A loop whose term panics at `i = 5` (division by zero), the panic caught in the body: the
+/// elements written before it are recorded, as the loop as written records them.
+#[reverse_diff]
+fn caught(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut y = x.to_vec();
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        for i in 0..n {
+            y[i] = x[i] * (10 / (5 - i)) as f64 + 1.0;
+        }
+    }));
+    let mut total = 0.0;
+    for i in 0..n {
+        total += y[i] * y[i];
+    }
+    total
+}
+
+/// Offsets whose computation overflows (`k - 1` with `k = 0`) behind a leaf out of bounds:
+/// the loop as written panics at the leaf first.
+#[reverse_diff]
+fn offset_overflows(x: &[f64], z: &[f64], k: usize) -> f64 {
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        total += z[i] * x[i + (k - 1)];
+    }
+    let mut y = vec![0.0; x.len()];
+    for i in 0..x.len() {
+        y[i + (k - 1)] = z[i] * 2.0;
+    }
+    total + y[0]
+}
+
 /// Element loops for the property test: an offset that varies between calls (`low`), a write
 /// at an offset that reads the element it writes, a compound assignment to a copy of `x`, a
 /// loop over the items of two slices; some read constants among nodes when `low > 0`.
@@ -425,13 +478,38 @@ fn by_dual(values: &[f64], f: impl Fn(&[Dual<f64>]) -> Dual<f64>) -> Vec<f64> {
         .collect()
 }
 
-/// Checks `f` at `values`: the whole-loop path taken `whole` times when seeded in order, the
-/// same value, gradient (bit for bit) and node count with every loop recorded term by term
-/// (`record_term_by_term`) and seeded in reverse (loop sums then run term by term too), the
-/// gradient against forward mode and central differences, and the value against `plain`.
+/// Checks `f`, whose whole loops are loop sums, at `values`: the whole-loop path taken
+/// `whole` times when seeded in order, none seeded in reverse (the slices are not runs), and
+/// the same value, gradient (bit for bit) and node count; the gradient against forward mode
+/// and central differences, and the value against `plain`.
 fn check(
     values: &[f64],
     whole: usize,
+    f: impl Fn(&[Var]) -> Var,
+    dual: impl Fn(&[Dual<f64>]) -> Dual<f64>,
+    plain: impl Fn(&[f64]) -> f64,
+) {
+    check_against(values, whole, false, f, dual, plain);
+}
+
+/// [`check`] for `f` whose whole loops write elements: none recorded whole with
+/// `record_term_by_term` (seeded in reverse, they still are: any nodes will do).
+fn check_elements(
+    values: &[f64],
+    whole: usize,
+    f: impl Fn(&[Var]) -> Var,
+    dual: impl Fn(&[Dual<f64>]) -> Dual<f64>,
+    plain: impl Fn(&[f64]) -> f64,
+) {
+    check_against(values, whole, true, f, dual, plain);
+}
+
+/// [`check`] and [`check_elements`]: the run that records no loop whole is the one with
+/// `record_term_by_term` when `elements`, else the one seeded in reverse.
+fn check_against(
+    values: &[f64],
+    whole: usize,
+    elements: bool,
     f: impl Fn(&[Var]) -> Var,
     dual: impl Fn(&[Dual<f64>]) -> Dual<f64>,
     plain: impl Fn(&[f64]) -> f64,
@@ -443,7 +521,7 @@ fn check(
     for (term_by_term, order) in [(true, None), (false, Some(&reversed[..]))] {
         let (value_by_term, gradient_by_term, nodes_by_term, loops_by_term) =
             on_tape_as(term_by_term, values, order, &[], &f);
-        if term_by_term {
+        if term_by_term == elements {
             assert_eq!(loops_by_term, 0, "every loop is recorded term by term");
         }
         assert_eq!(value.to_bits(), value_by_term.to_bits());
@@ -734,7 +812,7 @@ fn element_loops_of_runge_kutta_stages_are_recorded_whole() {
     let values: Vec<f64> = (0..12).map(|i| 0.3 + 0.05 * i as f64).collect();
     for s in [1, 3] {
         let last = |y: Vec<Var>| y[y.len() - 1];
-        check(
+        check_elements(
             &values,
             3 * s,
             |x| last(stages(x, s)),
@@ -758,7 +836,7 @@ fn compound_assignments_to_elements_are_recorded_whole() {
     let dual = |v: &[Dual<f64>]| element_updates(&v[..10], v[10], &w);
     let plain = |v: &[f64]| element_updates_by_hand(&v[..10], v[10], &w);
     // The last loop reads `z[0]`, a constant, among `z`'s nodes: element by element.
-    check(&values, 6, f, dual, plain);
+    check_elements(&values, 6, f, dual, plain);
     assert_eq!(
         element_updates(&values[..10], values[10], &w).to_bits(),
         plain(&values).to_bits()
@@ -779,7 +857,7 @@ fn element_loops_that_read_what_they_write_elsewhere_are_recorded_element_by_ele
         }
         y.iter().sum::<f64>() + x.iter().map(|v| v * n).sum::<f64>()
     };
-    check(&values, 0, elements_apart, elements_apart, plain);
+    check_elements(&values, 0, elements_apart, elements_apart, plain);
     // Ten inputs; one record per element of the recurrence, of the scaling and of the
     // products; the copy makes none; the two sums one each, and their sum one.
     let (_, _, nodes, _) = on_tape(&values, None, &[], elements_apart);
@@ -800,6 +878,77 @@ fn element_loops_with_constants_among_a_leaf_run_element_by_element() {
         on_tape_as(true, &values, None, &[3], f);
     assert_eq!(value.to_bits(), value_by_term.to_bits());
     assert_eq!((gradient, nodes), (gradient_by_term, nodes_by_term));
+}
+
+#[test]
+fn an_offset_that_overflows_panics_where_the_function_does() {
+    let x: Vec<f64> = (0..10).map(f64::from).collect();
+    let z: Vec<f64> = (0..10).map(f64::from).collect();
+    for (z, message) in [(&[][..], "index out of bounds"), (&z[..], "overflow")] {
+        let plain = || {
+            let _ = offset_overflows(&x, z, 0);
+        };
+        let grad = || {
+            let _ = offset_overflows_grad(&x, z, 0);
+        };
+        for f in [&plain as &dyn Fn(), &grad] {
+            let previous = std::panic::take_hook();
+            std::panic::set_hook(Box::new(|_| {}));
+            let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_err();
+            std::panic::set_hook(previous);
+            let text = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .unwrap_or_else(|| {
+                    payload
+                        .downcast_ref::<&str>()
+                        .map(|text| text.to_string())
+                        .unwrap_or_default()
+                });
+            assert!(text.contains(message), "{text}");
+        }
+    }
+}
+
+#[test]
+fn a_leaf_twice_in_one_operation_is_recorded_as_the_loop_records_it() {
+    let values: Vec<f64> = (0..10)
+        .map(|i| 0.3 + 0.5 * (i as f64 * 1.37).sin())
+        .collect();
+    let plain = |x: &[f64]| {
+        let y = x.iter().map(|v| (v * v) * (v * v));
+        let z = x.iter().map(|v| v * v + 1.0);
+        y.sum::<f64>() + z.sum::<f64>()
+    };
+    check_elements(&values, 1, squares, squares, plain);
+}
+
+#[test]
+fn a_term_that_panics_leaves_the_elements_written_recorded() {
+    let values: Vec<f64> = (0..10).map(|i| 0.2 * i as f64 - 0.7).collect();
+    // y[i] = 2x[i] + 1, x[i] + 1, ..., 10x[i] + 1 for i < 5 (10 / (5 - i)), x[i] after.
+    let factor = |i: usize| if i < 5 { (10 / (5 - i)) as f64 } else { 1.0 };
+    let plain = |x: &[f64]| {
+        x.iter()
+            .enumerate()
+            .map(|(i, v)| if i < 5 { v * factor(i) + 1.0 } else { *v })
+            .map(|y| y * y)
+            .fold(0.0, |total, term| total + term)
+    };
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let (value, gradient, _, loops) = on_tape(&values, None, &[], caught);
+    let (value_by_term, gradient_by_term, _, _) = on_tape_as(true, &values, None, &[], caught);
+    std::panic::set_hook(previous);
+    // The element loop (the sum's `y` is not a run: five new nodes, then `x`'s).
+    assert_eq!(loops, 1);
+    assert_eq!(value.to_bits(), value_by_term.to_bits());
+    assert_eq!(value.to_bits(), plain(&values).to_bits());
+    assert_eq!(gradient, gradient_by_term);
+    for (i, (g, v)) in gradient.iter().zip(&values).enumerate() {
+        let y = if i < 5 { v * factor(i) + 1.0 } else { *v };
+        assert_eq!(*g, 2.0 * y * factor(i), "{i}");
+    }
 }
 
 #[test]
@@ -899,7 +1048,8 @@ proptest! {
         }
         let (value_by_term, gradient_by_term, nodes_by_term, loops_by_term) =
             on_tape_as(true, &values, Some(&order), &constants, f);
-        prop_assert_eq!(loops_by_term, 0);
+        // Element by element, `w` and `y` may still be runs: only the sum may be whole.
+        prop_assert!(loops_by_term <= 1);
         prop_assert_eq!(value.to_bits(), value_by_term.to_bits());
         prop_assert_eq!(nodes, nodes_by_term);
         prop_assert_eq!(&gradient, &gradient_by_term);

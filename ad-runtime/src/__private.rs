@@ -36,9 +36,11 @@ pub fn whole_loops(tape: &Tape) -> usize {
     tape.whole_loops()
 }
 
-/// Makes `tape` record every loop term by term, as the loop is written, for the tests that
-/// compare a loop recorded whole with the same loop recorded term by term
-/// (`tests/whole_loops.rs`). No generated code calls it.
+/// Makes `tape` record every loop that writes elements (`Fuse::fuse_loop`) element by
+/// element, as the loop is written, for the tests that compare such a loop recorded whole
+/// with the same loop recorded element by element (`tests/whole_loops.rs`; a loop sum runs
+/// term by term when its slices are not runs, seeded out of order). No generated code calls
+/// it.
 pub fn record_term_by_term(tape: &Tape) {
     tape.record_term_by_term();
 }

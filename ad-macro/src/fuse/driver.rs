@@ -14,7 +14,7 @@ use syn::{Expr, Ident, Pat, Stmt};
 use super::analysis::{is_pure_index, strip};
 use super::emit::{compound_operator, Fusion};
 use super::scopes::{mapped_sum, mentions, Kind, Scopes};
-use super::whole::{occurrences, Leaf, Target, Walk};
+use super::whole::{checked_offset, occurrences, Leaf, Target, Walk};
 
 /// The fusion's state while one body is rewritten.
 pub struct FusionState {
@@ -214,7 +214,8 @@ pub trait Driver: Fold {
     ///
     /// The same for a loop that writes its term to an element at the index (`for i in a..b {
     /// out[i] = x[i] * y[i - 1]; }`, or `out[i] += e`, which reads `out[i]` as a leaf), the
-    /// term with at least one operation and no other mention of `out`: `if !fuse_loop(&mut
+    /// term recorded as the loop records it ([`Fusion::records_as_unfused`]) and no other
+    /// mention of `out`: `if !fuse_loop(&mut
     /// out[..], __ad_start..__ad_end, [x, y], || (__ad_start, [__ad_start, __ad_start - 1]),
     /// [1, 1], [false, false], <term>) { <the loop> }` (`Fuse::fuse_loop`), one record per
     /// element as the loop makes. `None` when the loop is not of either form.
@@ -313,8 +314,9 @@ pub trait Driver: Fold {
             .then(|| Fusion::term(&term_expr, &self.state().scopes, true))
             .flatten()
             .filter(|term| !term.reads_any(&names) && (0..names.len()).all(read))
-            // A copy (`out[i] = x[i]`) makes no record.
-            .filter(|term| matches!(target, Target::Sum { .. }) || term.has_operation());
+            // Element by element, each term is recorded as the loop as written records it
+            // (a loop sum's terms are fused there too).
+            .filter(|term| matches!(target, Target::Sum { .. }) || term.records_as_unfused());
         let leaves = term
             .as_ref()
             .and_then(|term| {
@@ -396,13 +398,19 @@ pub trait Driver: Fold {
             Walk::Items { .. } => quote!(0usize),
         };
         let at = |this: &mut Self, offset: Option<Expr>, below: bool| {
-            let offset = offset.map(|offset| this.fold_keeping_constant(offset));
+            let offset = offset.map(|offset| checked_offset(&this.fold_keeping_constant(offset)));
             // Checked: on an overflow the offset is past the slice, so the loop runs as
             // written, and panics (or wraps) where the function does.
-            match (offset, below) {
-                (None, _) => first.clone(),
-                (Some(offset), false) => quote!(#first.checked_add(#offset).unwrap_or(usize::MAX)),
-                (Some(offset), true) => quote!(#first.checked_sub(#offset).unwrap_or(usize::MAX)),
+            let method = if below {
+                quote!(checked_sub)
+            } else {
+                quote!(checked_add)
+            };
+            match offset {
+                None => first.clone(),
+                Some(offset) => quote!(#offset
+                    .and_then(|__ad_offset| #first.#method(__ad_offset))
+                    .unwrap_or(usize::MAX)),
             }
         };
         let mut slices = Vec::new();

@@ -87,9 +87,26 @@ impl Fusion {
             .all(|operation| is_cheap_rule(&operation.rule.to_string()))
     }
 
-    /// Whether the expression has an operation (is not a leaf alone).
-    pub fn has_operation(&self) -> bool {
-        !self.operations.is_empty()
+    /// Whether the expression's one record is the record it makes unfused: with two operations
+    /// or more it fuses unfused too ([`Fusion::new`]); one operation records itself, the same
+    /// record unless a leaf is its operand twice (`x[i] * x[i]`: two slots unfused, one slot
+    /// of partial `2·x[i]` fused). `false` for a leaf alone, which records nothing.
+    pub fn records_as_unfused(&self) -> bool {
+        match self.operations.as_slice() {
+            [] => false,
+            [operation] => {
+                let slots: Vec<usize> = operation
+                    .operands
+                    .iter()
+                    .filter_map(|operand| match operand {
+                        Operand::Slot(slot) => Some(*slot),
+                        _ => None,
+                    })
+                    .collect();
+                (1..slots.len()).all(|k| !slots[..k].contains(&slots[k]))
+            }
+            _ => true,
+        }
     }
 
     /// The offered `let`s this expression inlines, one entry per occurrence.

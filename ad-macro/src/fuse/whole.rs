@@ -329,3 +329,31 @@ pub fn occurrences(stmts: &[syn::Stmt], place: &Expr) -> usize {
     }
     count.count
 }
+
+/// The offset `expr` (a `usize`) computed with checked arithmetic, as an `Option<usize>`:
+/// `None` where `+`, `-`, `*`, `/` or `%` would overflow or divide by zero. A whole loop computes
+/// its offsets before its first term; where one would panic (or wrap), the loop runs as written
+/// instead, and panics where the function does (at an earlier leaf out of bounds, say).
+pub fn checked_offset(expr: &Expr) -> TokenStream {
+    let method = match strip(expr) {
+        Expr::Binary(binary) => match binary.op {
+            BinOp::Add(_) => Some(("checked_add", binary)),
+            BinOp::Sub(_) => Some(("checked_sub", binary)),
+            BinOp::Mul(_) => Some(("checked_mul", binary)),
+            BinOp::Div(_) => Some(("checked_div", binary)),
+            BinOp::Rem(_) => Some(("checked_rem", binary)),
+            _ => None,
+        },
+        _ => None,
+    };
+    let Some((method, binary)) = method else {
+        return quote!(::core::option::Option::Some::<usize>(#expr));
+    };
+    let method = Ident::new(method, proc_macro2::Span::call_site());
+    let (left, right) = (checked_offset(&binary.left), checked_offset(&binary.right));
+    let (l, r) = (
+        Ident::new("__ad_l", proc_macro2::Span::mixed_site()),
+        Ident::new("__ad_r", proc_macro2::Span::mixed_site()),
+    );
+    quote!(#left.and_then(|#l: usize| #right.and_then(|#r: usize| #l.#method(#r))))
+}
