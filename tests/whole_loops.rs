@@ -208,7 +208,7 @@ fn below_after(x: &[f64], y: &[f64]) -> f64 {
 
 /// The stages of one Runge–Kutta step of gradbench's ode, `yᵢ' = xᵢ yᵢ₋₁`, `s` times, each
 /// stage's entries written by a loop (`k[0]` copied from `x[0]`, so a stage's elements are not
-/// consecutive nodes), then `y[i] += ..`, which reads the element it writes: `4s` loops over
+/// consecutive nodes), then `y[i] += ..`, which reads the element it writes: `2s` loops over
 /// `1..n` and `s` over `0..n` recorded whole.
 #[reverse_diff]
 fn stages(x: &[f64], s: usize) -> Vec<f64> {

@@ -128,7 +128,9 @@ pub trait Driver: Fold {
     /// Before: `for i in 0..n { total += x[i] * y[i]; }` with `total` a scalar variable that
     /// the loop only adds to. After: `{ let mut sum = start(total); for i in 0..n {
     /// add(&mut sum, <x[i] * y[i]>); } total = finish(sum); }`: for `Var` the whole sum is one
-    /// record, with the leaves of every term as its operands (see [`accumulated`]).
+    /// record, with the leaves of every term as its operands (see [`accumulated`]). Such a
+    /// loop, or one that writes an element per term, may be recorded whole
+    /// ([`Driver::whole_loop`]).
     fn fold_loop(&mut self, expr: Expr) -> Expr {
         let names: Vec<Ident> = if self.state().fusing {
             accumulated(&expr)
@@ -141,26 +143,6 @@ pub trait Driver: Fold {
         } else {
             Vec::new()
         };
-        if names.is_empty() {
-            let whole = match &expr {
-                Expr::ForLoop(for_loop) if self.state().fusing => self.whole_loop(for_loop, None),
-                _ => None,
-            };
-            let Some(WholeLoop {
-                bounds,
-                call,
-                looped,
-            }) = whole
-            else {
-                return fold::fold_expr(self, expr);
-            };
-            let span = expr.span();
-            let folded = fold::fold_expr(self, looped);
-            return syn::parse_quote_spanned!(span=> {
-                #bounds
-                if !#call { #folded }
-            });
-        }
         let sums: Vec<Ident> = names
             .iter()
             .map(|name| quote::format_ident!("__ad_sum_{}", name))
@@ -170,10 +152,16 @@ pub trait Driver: Fold {
         }
         let is_loop = matches!(expr, Expr::Loop(_));
         let span = expr.span();
+        // A loop that accumulates one name may add its terms whole; one that accumulates none
+        // may write its elements whole.
         let whole = match (&expr, names.as_slice()) {
+            (Expr::ForLoop(for_loop), []) if self.state().fusing => self.whole_loop(for_loop, None),
             (Expr::ForLoop(for_loop), [name]) => self.whole_loop(for_loop, Some((name, &sums[0]))),
             _ => None,
         };
+        if names.is_empty() && whole.is_none() {
+            return fold::fold_expr(self, expr);
+        }
         let (expr, whole) = match whole {
             Some(WholeLoop {
                 bounds,
@@ -215,10 +203,10 @@ pub trait Driver: Fold {
     /// The same for a loop that writes its term to an element at the index (`for i in a..b {
     /// out[i] = x[i] * y[i - 1]; }`, or `out[i] += e`, which reads `out[i]` as a leaf), the
     /// term recorded as the loop records it ([`Fusion::records_as_unfused`]) and no other
-    /// mention of `out`: `if !fuse_loop(&mut
-    /// out[..], __ad_start..__ad_end, [x, y], || (__ad_start, [__ad_start, __ad_start - 1]),
-    /// [1, 1], [false, false], <term>) { <the loop> }` (`Fuse::fuse_loop`), one record per
-    /// element as the loop makes. `None` when the loop is not of either form.
+    /// mention of `out`: `if !fuse_loop(&mut out[..], __ad_start..__ad_end, [x, y], ||
+    /// (__ad_start, [__ad_start, __ad_start - 1]), [1, 1], [false, false], <term>) { <the loop>
+    /// }` (`Fuse::fuse_loop`), one record per element as the loop makes. `None` when the loop
+    /// is not of either form.
     fn whole_loop(
         &mut self,
         for_loop: &syn::ExprForLoop,

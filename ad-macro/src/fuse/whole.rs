@@ -2,9 +2,10 @@
 //! how a `for` loop walks its slices, and where each scalar leaf of its term is in them.
 //!
 //! Two walks are known: a range, `for i in a..b`, whose leaves are elements `x[i + c]` (or
-//! `x[i - c]`) at the loop variable plus an offset the loop does not change; and the items of slices, `for x in
-//! xs.iter()`, `&xs`, `xs` (a borrowed slice), with `.zip(..)`, `.enumerate()`, `.copied()` and
-//! `.cloned()`, whose leaves are the items themselves (or elements at the `enumerate` index).
+//! `x[i - c]`) at the loop variable plus an offset the loop does not change; and the items of
+//! slices, `for x in xs.iter()`, `&xs`, `xs` (a borrowed slice), with `.zip(..)`,
+//! `.enumerate()`, `.copied()` and `.cloned()`, whose leaves are the items themselves (or
+//! elements at the `enumerate` index).
 //! In both, a leaf may also be a scalar variable the loop does not change, read by every term.
 
 use proc_macro2::TokenStream;

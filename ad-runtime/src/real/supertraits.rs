@@ -38,10 +38,10 @@ pub trait Fuse: Sized {
     /// range.start)` of `out`, and its leaf `k` is the element `offsets[k] + (i - range.start) ·
     /// steps[k]` of `slices[k]` (as in [`Accumulate::add_loop`]), or the element of `out` the
     /// term writes, read before it is written, when `own[k]`; `term(i, values)` gives the
-    /// term's value and partials from its leaves' values. `true` when the scalar wrote every element (`Var`, when each leaf's
-    /// elements are all recorded or all constants), the records those of the loop as written;
-    /// `false`, having done nothing, when the caller must run the loop as written (`f64` and
-    /// `Dual` always, so theirs is the loop itself).
+    /// term's value and partials from its leaves' values. `true` when the scalar wrote every
+    /// element (`Var`, when each leaf's elements are all recorded or all constants), the
+    /// records those of the loop as written; `false`, having done nothing, when the caller must
+    /// run the loop as written (`f64` and `Dual` always, so theirs is the loop itself).
     #[inline(always)]
     fn fuse_loop<const K: usize>(
         _out: &mut [Self],
