@@ -420,6 +420,33 @@ fn element_loops(x: &[f64], low: usize) -> f64 {
     total
 }
 
+/// Elements at the index inside a longer sum: `a[n * r + j + 1]`, `x[1 + k + j]`,
+/// `x[k + (j + 2)]`, recorded whole; `x[j + k - 1]` (a difference after a sum) runs as written.
+#[reverse_diff]
+fn sums_of_offsets(a: &[f64], x: &[f64], n: usize, r: usize, k: usize) -> f64 {
+    let mut total = 0.0;
+    for j in 0..n - 1 {
+        total += a[n * r + j + 1] * x[1 + k + j] - x[k + (j + 2)];
+    }
+    for j in 1..n {
+        total += a[j] * x[j + k - 1];
+    }
+    total
+}
+
+/// [`sums_of_offsets`]' elements in loops that write an element, at `y[j + k + 1]`.
+#[reverse_diff]
+fn writes_at_offsets(a: &[f64], x: &[f64], n: usize, r: usize, k: usize) -> f64 {
+    let mut y = vec![0.0; n + k + 1];
+    for j in 0..n {
+        y[j + k + 1] = x[j] * a[j + n * r];
+    }
+    for j in 0..n - 1 {
+        y[j + k + 1] += a[n * r + j + 1] * x[1 + k + j];
+    }
+    y.iter().sum()
+}
+
 /// Runs `f` on a tape over `values`, seeded in order (`order` `None`) or in the given order of
 /// their indices, with the indices in `constants` made constants: the value, the gradient, the
 /// nodes recorded and the loops recorded whole.
@@ -956,6 +983,49 @@ fn a_term_that_panics_leaves_the_elements_written_recorded() {
 fn an_element_written_past_its_slice_panics_as_the_function_does() {
     let x: Vec<f64> = (0..10).map(f64::from).collect();
     let _ = stages_short_grad(&x);
+}
+
+#[test]
+fn elements_inside_longer_sums_of_the_index_are_recorded_whole() {
+    let values: Vec<f64> = (0..52)
+        .map(|i| 0.3 * (i as f64 * 0.83).sin() + 0.1)
+        .collect();
+    let (n, r, k) = (12, 2, 3);
+    let sums = |v: &[f64]| {
+        let (a, x) = split(v, 36);
+        let mut total = 0.0;
+        for j in 0..n - 1 {
+            total += a[n * r + j + 1] * x[1 + k + j] - x[k + (j + 2)];
+        }
+        (1..n).fold(total, |total, j| total + a[j] * x[j + k - 1])
+    };
+    check(
+        &values,
+        1,
+        |v| sums_of_offsets(&v[..36], &v[36..], n, r, k),
+        |v| sums_of_offsets(&v[..36], &v[36..], n, r, k),
+        sums,
+    );
+    // `y[j + k + 1]` for each `j`, after `k + 1` zeros that do not change the sum.
+    let writes = |v: &[f64]| {
+        let (a, x) = split(v, 36);
+        let element = |j: usize| {
+            let first = x[j] * a[j + n * r];
+            if j + 1 < n {
+                first + a[n * r + j + 1] * x[1 + k + j]
+            } else {
+                first
+            }
+        };
+        (0..n).map(element).sum::<f64>()
+    };
+    check_elements(
+        &values,
+        2,
+        |v| writes_at_offsets(&v[..36], &v[36..], n, r, k),
+        |v| writes_at_offsets(&v[..36], &v[36..], n, r, k),
+        writes,
+    );
 }
 
 /// Writes one element past `y`.

@@ -158,18 +158,7 @@ impl Walk {
     /// whether it is below the index.
     pub fn element(&self, element: &syn::ExprIndex, total: &Ident) -> Option<(Option<Expr>, bool)> {
         let index = self.index()?;
-        let is_index =
-            |expr: &Expr| matches!(strip(expr), Expr::Path(path) if path.path.is_ident(index));
-        let (offset, below) = match strip(&element.index) {
-            at if is_index(at) => (None, false),
-            Expr::Binary(sum) => match (&sum.op, is_index(&sum.left), is_index(&sum.right)) {
-                (BinOp::Add(_), true, false) => (Some((*sum.right).clone()), false),
-                (BinOp::Add(_), false, true) => (Some((*sum.left).clone()), false),
-                (BinOp::Sub(_), true, false) => (Some((*sum.right).clone()), true),
-                _ => return None,
-            },
-            _ => return None,
-        };
+        let (offset, below) = offset_from(&element.index, index)?;
         let invariant = |expr: &Expr| {
             is_pure(expr) && !self.binds_in(expr) && mentions(expr.to_token_stream(), total) == 0
         };
@@ -195,6 +184,40 @@ impl Walk {
 /// Whether a pattern's name is a plain binding (not `ref`, `mut` or `x @ ..`).
 fn plain(ident: &syn::PatIdent) -> bool {
     ident.by_ref.is_none() && ident.mutability.is_none() && ident.subpat.is_none()
+}
+
+/// `at` as `index` plus an offset: `index` (no offset), `index - a` (`a`, below), or a sum in
+/// which `index` is one of the terms, `index + a`, `a + index`, `n * k + index + 1` (the other
+/// terms, added in their order: `n * k + 1`). `None` for any other form, and when the offset
+/// is not one the loop leaves unchanged (the caller checks: `index + index` gives `index`).
+fn offset_from(at: &Expr, index: &Ident) -> Option<(Option<Expr>, bool)> {
+    let at = strip(at);
+    if matches!(at, Expr::Path(path) if path.path.is_ident(index)) {
+        return Some((None, false));
+    }
+    let Expr::Binary(binary) = at else {
+        return None;
+    };
+    let (left, right) = (&*binary.left, &*binary.right);
+    let plus = |offset: Option<Expr>, term: &Expr| match offset {
+        None => term.clone(),
+        Some(offset) => syn::parse_quote!(#offset + #term),
+    };
+    match binary.op {
+        BinOp::Add(_) => match (offset_from(left, index), offset_from(right, index)) {
+            (Some((offset, false)), _) => Some((Some(plus(offset, right)), false)),
+            (None, Some((None, false))) => Some((Some(left.clone()), false)),
+            (None, Some((Some(offset), false))) => {
+                Some((Some(plus(Some(left.clone()), &offset)), false))
+            }
+            _ => None,
+        },
+        BinOp::Sub(_) => match offset_from(left, index)? {
+            (None, false) => Some((Some(right.clone()), true)),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 /// `expr` without the dereferences, parentheses and groups around it.
