@@ -224,6 +224,53 @@ fn warm_loop_sums_do_not_allocate() {
     });
 }
 
+/// Rows long enough to be kept as runs (each sum's first and only loop), beside a long sum of
+/// slots (its start is a node) and a sum that goes on after a loop kept as runs.
+#[reverse_diff]
+fn runs_beside_slots(a: &[f64], xs: &[f64], x: &[f64]) -> f64 {
+    let n = xs.len();
+    let mut total = 0.0;
+    for i in 0..a.len() / n {
+        let mut row = 0.0;
+        for j in 0..n {
+            row += a[i * n + j] * xs[j];
+        }
+        total += row.tanh();
+    }
+    let mut slots = x[0];
+    for i in 0..x.len() - 1 {
+        slots += x[i] * x[i + 1];
+    }
+    let mut after = 0.0;
+    for v in x {
+        after += v * v;
+    }
+    after += xs[0] * x[0];
+    total + slots + after.sqrt()
+}
+
+#[test]
+fn warm_calls_with_loops_kept_as_runs_allocate_only_their_gradients() {
+    // A sum kept as runs gives its slot buffer back to the thread's pool at once and keeps its
+    // own for what it adds after the loop, so the long sum of slots keeps its grown buffer from
+    // call to call (when the rows held the pool's buffers, warm calls grew new ones).
+    let a: Vec<f64> = (0..3000)
+        .map(|i| (f64::from(i) * 0.37).sin() * 0.1)
+        .collect();
+    let xs: Vec<f64> = (0..150).map(|i| (f64::from(i) * 0.11).cos()).collect();
+    let mut x: Vec<f64> = (0..3000).map(|i| (f64::from(i) * 0.07).sin()).collect();
+    // The seeds of the three slices take buffers from one pool in turn, so the largest may go
+    // to another slice for a few calls; ten calls settle them.
+    for _ in 0..10 {
+        std::hint::black_box(runs_beside_slots_grad(&a, &xs, &x));
+    }
+    assert_warm_calls_allocate(3, |t| {
+        x[5] = t;
+        let (value, (da, dxs, dx)) = runs_beside_slots_grad(&a, &xs, &x);
+        value + da[7] + dxs[7] + dx[7]
+    });
+}
+
 /// The counter itself works: a call that does allocate is seen, so the zero above means
 /// something.
 #[test]

@@ -318,6 +318,21 @@ fn long_sums(x: &[f64], scale: f64) -> Vec<f64> {
         .collect()
 }
 
+/// More rows than columns, each row a loop over neighbours of all of `x` recorded whole and kept
+/// as runs: the sparse Jacobian takes forward sweeps, which read the runs' operands.
+#[reverse_diff]
+fn many_rows(x: &[f64], #[no_grad] weights: &[f64]) -> Vec<f64> {
+    let mut rows = Vec::new();
+    for &w in weights {
+        let mut total = 0.0;
+        for k in 0..x.len() - 1 {
+            total += x[k] * x[k + 1] * w;
+        }
+        rows.push(total);
+    }
+    rows
+}
+
 #[test]
 fn a_forward_sweep_reads_the_operands_of_long_sums() {
     let x = point(12);
@@ -333,6 +348,71 @@ fn a_forward_sweep_reads_the_operands_of_long_sums() {
         .map(|(dx, dscale)| dx.into_iter().chain([dscale]).collect())
         .collect();
     assert_matches_dense(&pullback.sparse_jacobian(), &dense, Some(1e-13));
+}
+
+#[test]
+fn a_forward_sweep_reads_the_operands_of_loops_kept_as_runs() {
+    let x = point(130);
+    let weights: Vec<f64> = (0..150).map(|i| 0.01 * i as f64 - 0.7).collect();
+    let tape = ad::Tape::new();
+    let vars: Vec<ad::Var> = x.iter().map(|&v| tape.var(v)).collect();
+    let _ = many_rows(&vars, &weights);
+    assert_eq!(ad::__private::loops_as_runs(&tape), 150);
+    drop(tape);
+    let (_, pullback) = many_rows_pullback(&x, &weights);
+    let sparsity = pullback.sparsity();
+    let expected: BTreeSet<_> = (0..150)
+        .flat_map(|i| (0..130).map(move |j| (i, j)))
+        .collect();
+    assert_eq!(pattern_entries(&sparsity), expected);
+    assert_eq!(sparsity.sweep(), Sweep::Forward);
+    let dense = many_rows_jacobian(&x, &weights).1;
+    assert_matches_dense(&pullback.sparse_jacobian(), &dense, Some(1e-13));
+}
+
+/// Row i is a loop sum of 300 terms over neighbours `x[10 i + j]` and `x[10 i + j + 1]`: a loop
+/// that long over consecutive nodes is kept as runs, whose operands the pattern and the sweeps
+/// read through the same path as slots.
+#[reverse_diff]
+fn windows(x: &[f64]) -> Vec<f64> {
+    let mut rows = Vec::new();
+    for i in 0..4 {
+        let mut total = 0.0;
+        for j in 0..300 {
+            total += x[10 * i + j] * x[10 * i + j + 1] - x[10 * i + j];
+        }
+        rows.push(total);
+    }
+    rows
+}
+
+#[test]
+fn the_operands_of_loops_kept_as_runs_make_the_pattern_and_the_entries() {
+    let x = point(331);
+    let (_, pullback) = windows_pullback(&x);
+    let sparsity = pullback.sparsity();
+    let expected: BTreeSet<_> = (0..4)
+        .flat_map(|i| (10 * i..=10 * i + 300).map(move |j| (i, j)))
+        .collect();
+    assert_eq!(pattern_entries(&sparsity), expected);
+    assert_valid_coloring(&sparsity);
+    let tape = ad::Tape::new();
+    let vars: Vec<ad::Var> = x.iter().map(|&v| tape.var(v)).collect();
+    let _ = windows(&vars);
+    assert_eq!(ad::__private::loops_as_runs(&tape), 4);
+    drop(tape);
+    let dense = windows_jacobian(&x).1;
+    assert_matches_dense(&pullback.sparse_jacobian(), &dense, Some(1e-13));
+    // Along a direction, the forward sweep over the runs against forward mode.
+    let direction: Vec<f64> = (0..331).map(|i| ((i * 5) % 7) as f64 - 3.0).collect();
+    let (_, tangent) = windows_jvp(&x, &direction);
+    for (row, t) in dense.iter().zip(&tangent) {
+        let along: f64 = row.iter().zip(&direction).map(|(a, d)| a * d).sum();
+        assert!(
+            (along - t).abs() <= 1e-12 * t.abs().max(1.0),
+            "{along} against {t}"
+        );
+    }
 }
 
 #[reverse_diff]

@@ -420,6 +420,34 @@ fn element_loops(x: &[f64], low: usize) -> f64 {
     total
 }
 
+/// Long loop sums, kept as runs when seeded in order: neighbours two apart in one term, read
+/// in no particular order, beside a scalar the loop does not change and constant data (four
+/// leaves with nodes); a scalar the loop does not change that is also an element the loop
+/// reads (`m`, `x[k]`'s node: kept as slots); a sum that goes on after its loop; and a second loop into
+/// the same sum (slots after the runs).
+#[reverse_diff]
+fn long_sums(x: &[f64], #[no_grad] w: &[f64], c: f64, k: usize) -> f64 {
+    let n = x.len();
+    let mut first = 0.0;
+    for i in 0..n - 2 {
+        first += x[i + 2] * x[i] - (x[i + 1] - c).sin() * w[i];
+    }
+    let mut second = 0.0;
+    let m = x[k];
+    for i in 0..n {
+        second -= x[i] * m;
+    }
+    let mut third = 0.0;
+    for i in 0..n {
+        third += (x[i] - c) * (x[i] - c);
+    }
+    third += x[0] * c;
+    for i in 1..n {
+        third += x[i - 1] * w[i];
+    }
+    first * 0.5 + second.sin() + third.sqrt()
+}
+
 /// Elements at the index inside a longer sum: `a[n * r + j + 1]`, `x[1 + k + j]`,
 /// `x[k + (j + 2)]`, recorded whole; `x[j + k - 1]` (a difference after a sum) runs as written.
 #[reverse_diff]
@@ -1028,6 +1056,131 @@ fn elements_inside_longer_sums_of_the_index_are_recorded_whole() {
     );
 }
 
+#[test]
+fn long_loops_are_kept_as_runs_with_the_same_record() {
+    let n = 300;
+    let mut values: Vec<f64> = (0..n).map(|i| 0.5 * (i as f64 * 0.37).sin()).collect();
+    values.push(0.2);
+    let w: Vec<f64> = (0..n).map(|i| 0.01 * i as f64 - 1.0).collect();
+    let plain = |v: &[f64]| {
+        let (x, c) = (&v[..n], v[n]);
+        let mut first = 0.0;
+        for i in 0..n - 2 {
+            first += x[i + 2] * x[i] - (x[i + 1] - c).sin() * w[i];
+        }
+        let second = x.iter().fold(0.0, |total, a| total - a * x[7]);
+        let mut third = x.iter().fold(0.0, |total, a| total + (a - c) * (a - c));
+        third += x[0] * c;
+        third = x
+            .windows(2)
+            .zip(&w[1..])
+            .fold(third, |t, (p, w)| t + p[0] * w);
+        first * 0.5 + second.sin() + third.sqrt()
+    };
+    let f = |v: &[Var]| long_sums(&v[..n], &w, v[n], 7);
+    check(&values, 4, f, |v| long_sums(&v[..n], &w, v[n], 7), plain);
+    // The first and third loops as runs; the second's `x[k]` is one of its run's nodes, and
+    // the fourth adds to a sum that already has slots.
+    let tape = Tape::new();
+    let x: Vec<Var> = values.iter().map(|&v| tape.var(v)).collect();
+    let _ = f(&x);
+    assert_eq!(ad::__private::loops_as_runs(&tape), 2);
+    // Short loops (fewer than 256 operands) are slots.
+    let short: Vec<f64> = values[..50].iter().chain([&0.2]).copied().collect();
+    let tape = Tape::new();
+    let x: Vec<Var> = short.iter().map(|&v| tape.var(v)).collect();
+    let _ = long_sums(&x[..50], &w, x[50], 7);
+    assert_eq!(ad::__private::whole_loops(&tape), 4);
+    assert_eq!(ad::__private::loops_as_runs(&tape), 0);
+}
+
+#[test]
+fn long_loops_of_the_other_forms_are_kept_as_runs() {
+    let values: Vec<f64> = (0..600).map(|i| 0.4 * (i as f64 * 0.61).cos()).collect();
+    let w: Vec<f64> = (0..600).map(|i| 0.002 * i as f64).collect();
+    let runs = |f: &dyn Fn(&[Var]) -> Var| {
+        let tape = Tape::new();
+        let x: Vec<Var> = values.iter().map(|&v| tape.var(v)).collect();
+        let _ = f(&x);
+        ad::__private::loops_as_runs(&tape)
+    };
+    // A distance, neighbours (with a start that is not zero), items, an enumerate, matrix rows.
+    let (x, y) = split(&values, 300);
+    check(
+        &values,
+        1,
+        |v| distance(&v[..300], &v[300..]),
+        |v| distance(&v[..300], &v[300..]),
+        |v| {
+            let (x, y) = split(v, 300);
+            x.iter()
+                .zip(y)
+                .fold(0.0, |total, (a, b)| total + (a - b) * (a - b))
+        },
+    );
+    assert_eq!(runs(&|v| distance(&v[..300], &v[300..])), 1);
+    assert_eq!(distance_grad(x, y).0, distance(x, y));
+    check(
+        &values,
+        1,
+        |x| neighbours(x, &w, 3),
+        |x| neighbours(x, &w, 3),
+        |x| neighbours_by_hand(x, &w, 3),
+    );
+    assert_eq!(runs(&|x| neighbours(x, &w, 3)), 1);
+    let items_plain = |v: &[f64]| {
+        let (x, y) = (&v[..299], &v[299..598]);
+        let c = v[598];
+        x.iter()
+            .zip(y)
+            .zip(&w)
+            .fold(0.0, |total, ((a, b), v)| total + (a - c) * b * v)
+    };
+    let items_on = |v: &[Var]| items(&v[..299], &v[299..598], &w, v[598]);
+    check(
+        &values,
+        1,
+        items_on,
+        |v| items(&v[..299], &v[299..598], &w, v[598]),
+        items_plain,
+    );
+    assert_eq!(runs(&items_on), 1);
+    check(
+        &values,
+        1,
+        |v| enumerated(&v[..299], &v[300..]),
+        |v| enumerated(&v[..299], &v[300..]),
+        |v| (0..299).fold(0.0, |total, j| total + v[j] * v[300 + j + 1]),
+    );
+    assert_eq!(runs(&|v| enumerated(&v[..299], &v[300..])), 1);
+    // Matrix rows: 29 rows of 20 are short loops, kept as slots; one row of 300 is a run of
+    // `a` and all of `x`.
+    let rows_plain = |v: &[f64], n: usize| {
+        let (a, x) = split(v, 600 - n);
+        (0..a.len() / n).fold(0.0, |total, i| {
+            let row = (0..n).fold(0.0, |row, j| row + a[i * n + j] * x[j]);
+            total + f64::tanh(row)
+        })
+    };
+    for (n, whole, kept) in [(20, 29, 0), (300, 1, 1)] {
+        let rows_on = |v: &[Var]| rows(&v[..600 - n], &v[600 - n..]);
+        check(
+            &values,
+            whole,
+            rows_on,
+            |v| rows(&v[..600 - n], &v[600 - n..]),
+            |v| rows_plain(v, n),
+        );
+        assert_eq!(runs(&rows_on), kept);
+    }
+    // The mapped sum of `log_sum_exp` reads its largest value, one of its run's nodes: slots.
+    check(&values, 1, log_sum_exp, log_sum_exp, |v| {
+        let largest = v.iter().copied().fold(v[0], f64::max);
+        largest + v.iter().map(|x| (x - largest).exp()).sum::<f64>().ln()
+    });
+    assert_eq!(runs(&log_sum_exp), 0);
+}
+
 /// Writes one element past `y`.
 #[reverse_diff]
 fn stages_short(x: &[f64]) -> f64 {
@@ -1090,6 +1243,48 @@ proptest! {
             prop_assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{} against {}", a, b);
         }
     }
+    /// Random long lengths, values, seeding orders and constants through loop sums long enough
+    /// to be kept as runs (overlapping neighbours, a scalar inside or outside the run, a sum
+    /// that goes on after its loop): the value and the gradient are those of the same loops
+    /// recorded term by term, bit for bit, and agree with forward mode along a direction.
+    #[test]
+    fn random_long_loops_agree_with_term_by_term_and_forward_mode(
+        values in prop::collection::vec(-1.5f64..1.5, 40..400),
+        k in 0usize..40,
+        low in 0usize..6,
+        shuffle in any::<bool>(),
+        constant in prop::option::of(0usize..400),
+    ) {
+        let n = values.len() - 1;
+        let w: Vec<f64> = values.iter().map(|v| 0.3 * v + 0.1).collect();
+        let mut order: Vec<usize> = (0..values.len()).collect();
+        if shuffle {
+            order.swap(0, n);
+        }
+        let constants: Vec<usize> = constant.into_iter().collect();
+        let f = |v: &[Var]| long_sums(&v[..n], &w, v[n], k) + neighbours(&v[..n], &w, low);
+        let (value, gradient, nodes, _) = on_tape(&values, Some(&order), &constants, f);
+        let reversed: Vec<usize> = (0..values.len()).rev().collect();
+        let (value_by_term, gradient_by_term, nodes_by_term, _) =
+            on_tape(&values, Some(&reversed), &constants, f);
+        prop_assert_eq!(value.to_bits(), value_by_term.to_bits());
+        prop_assert_eq!(nodes, nodes_by_term);
+        prop_assert_eq!(&gradient, &gradient_by_term);
+        // One direction of forward mode: Σᵢ gᵢ dᵢ against the tangent along d.
+        let direction: Vec<f64> = (0..values.len())
+            .map(|i| if constants.contains(&i) { 0.0 } else { ((i * 7) % 11) as f64 - 5.0 })
+            .collect();
+        let duals: Vec<Dual<f64>> =
+            values.iter().zip(&direction).map(|(&v, &d)| Dual::new(v, d)).collect();
+        let tangent = (long_sums(&duals[..n], &w, duals[n], k) + neighbours(&duals[..n], &w, low))
+            .tangent;
+        let along: f64 = gradient.iter().zip(&direction).map(|(g, d)| g * d).sum();
+        prop_assert!(
+            (along - tangent).abs() <= 1e-9 * tangent.abs().max(1.0),
+            "{} against {}", along, tangent
+        );
+    }
+
     /// Random lengths, offsets, values, seeding orders and constants through element loops:
     /// the value and the gradient are those of the same loops recorded term by term, bit for
     /// bit, and of forward mode.

@@ -36,6 +36,13 @@ pub fn whole_loops(tape: &Tape) -> usize {
     tape.whole_loops()
 }
 
+/// How many of the loop sums `tape` has recorded whole were long enough to be kept as runs of
+/// nodes instead of slots (`Runs` in the tape); for `tests/whole_loops.rs`. No generated code
+/// calls it.
+pub fn loops_as_runs(tape: &Tape) -> usize {
+    tape.loops_as_runs()
+}
+
 /// Makes `tape` record every loop that writes elements (`Fuse::fuse_loop`) element by
 /// element, as the loop is written, for the tests that compare such a loop recorded whole
 /// with the same loop recorded element by element (`tests/whole_loops.rs`; a loop sum runs

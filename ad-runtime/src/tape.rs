@@ -40,16 +40,24 @@ pub(crate) struct Recording {
     slots: Vec<Slot>,
     adjoints: Vec<f64>,
     /// The loop sums of this session ([`PendingSum`]), in node order. Such a node has no slots
-    /// in `slots`: its operands stay in the buffer they were accumulated in, moved here
+    /// in `slots`: its operands stay in the buffers they were accumulated in, moved here
     /// whole when the sum was finished, so a sum of n terms is never copied.
-    sums: Vec<(u32, Vec<Slot>)>,
+    sums: Vec<(u32, SumOperands)>,
     /// Emptied buffers of earlier sessions' sums, for the next [`PendingSum`]s on this thread.
     spare_sums: Vec<Vec<Slot>>,
+    /// Emptied [`Runs`] of earlier sessions' sums, for the next ones on this thread.
+    #[allow(clippy::vec_box)]
+    spare_runs: Vec<Box<Runs>>,
+    /// The runs of the [`PendingSum`]s not yet finished, each named by its place here (so a
+    /// `PendingSum` holds 4 bytes for them, not a pointer: moving it costs every short sum).
+    pending_runs: Vec<Option<Box<Runs>>>,
     /// The checkpointed segments of this session ([`record_checkpoint`]), in node order.
     checkpoints: Vec<Checkpoint>,
     /// How many loops this session recorded whole ([`PendingSum::add_loop`], [`fill_loop`]),
     /// which the tests read to know the generated code took that path.
     whole_loops: usize,
+    /// How many of those loops were kept as [`Runs`], which the tests read likewise.
+    loops_as_runs: usize,
 }
 
 /// A segment of a computation whose operations are not kept: its outputs are nodes with no
@@ -79,8 +87,11 @@ impl Recording {
             adjoints: Vec::new(),
             sums: Vec::new(),
             spare_sums: Vec::new(),
+            spare_runs: Vec::new(),
+            pending_runs: Vec::new(),
             checkpoints: Vec::new(),
             whole_loops: 0,
+            loops_as_runs: 0,
         }
     }
 
@@ -88,11 +99,21 @@ impl Recording {
         self.ends.clear();
         self.slots.clear();
         self.adjoints.clear();
-        for (_, slots) in self.sums.drain(..) {
-            keep_spare(&mut self.spare_sums, slots);
+        while let Some((_, operands)) = self.sums.pop() {
+            self.keep_spare(operands);
+        }
+        // Sums left unfinished (a panic unwound through them).
+        while let Some(runs) = self.pending_runs.pop() {
+            if let Some(runs) = runs {
+                self.keep_spare(SumOperands {
+                    runs: Some(runs),
+                    slots: Vec::new(),
+                });
+            }
         }
         self.checkpoints.clear();
         self.whole_loops = 0;
+        self.loops_as_runs = 0;
     }
 
     /// Drops every node from `nodes` on, and returns the checkpoints among them, for the caller
@@ -109,13 +130,27 @@ impl Recording {
         self.slots.truncate(slots);
         self.adjoints.truncate(nodes);
         while self.sums.last().is_some_and(|sum| sum.0 as usize >= nodes) {
-            let (_, slots) = self.sums.pop().expect("checked non-empty");
-            keep_spare(&mut self.spare_sums, slots);
+            let (_, operands) = self.sums.pop().expect("checked non-empty");
+            self.keep_spare(operands);
         }
         let kept = self
             .checkpoints
             .partition_point(|checkpoint| (checkpoint.first as usize) < nodes);
         self.checkpoints.split_off(kept)
+    }
+
+    /// Keeps the emptied buffers of a sum's operands for the next [`PendingSum`]s.
+    fn keep_spare(&mut self, operands: SumOperands) {
+        let SumOperands { runs, mut slots } = operands;
+        match runs {
+            Some(mut runs) => {
+                runs.partials.clear();
+                slots.clear();
+                runs.after = slots;
+                self.spare_runs.push(runs);
+            }
+            None => keep_spare(&mut self.spare_sums, slots),
+        }
     }
 
     #[inline(always)]
@@ -179,7 +214,7 @@ impl Recording {
         // a finished sum, which `PendingSum` checked against this session.
         // The sums not yet swept are `sums[..unswept]`; the node of the last of them is next
         // (`usize::MAX`, no node, once there are none).
-        let node_of = |sum: &(u32, Vec<Slot>)| sum.0 as usize;
+        let node_of = |sum: &(u32, SumOperands)| sum.0 as usize;
         let mut unswept = sums.partition_point(|sum| node_of(sum) < high);
         let mut next_sum = unswept
             .checked_sub(1)
@@ -196,7 +231,7 @@ impl Recording {
                 end = start;
             } else if node == next_sum {
                 unswept -= 1;
-                unsafe { pass_back(node, &sums[unswept].1, adjoints) };
+                unsafe { sums[unswept].1.pass_back(node, adjoints) };
                 next_sum = unswept
                     .checked_sub(1)
                     .map_or(usize::MAX, |last| node_of(&sums[last]));
@@ -801,8 +836,11 @@ pub struct PendingSum {
     value: f64,
     /// The tag of the session of the operands so far (0 before the first one).
     tag: u32,
-    /// One push per slot while the sum grows; the buffer joins the recording when the sum is
-    /// finished.
+    /// A long loop added first, kept as runs ([`PendingSum::add_loop`]): 1 + its place in the
+    /// recording's `pending_runs`, 0 for none.
+    runs: u32,
+    /// One push per slot while the sum grows (after `runs`); the buffer joins the recording
+    /// when the sum is finished.
     slots: Vec<Slot>,
 }
 
@@ -820,6 +858,155 @@ struct Slot {
     operand: u32,
 }
 
+/// The most leaves with nodes a loop kept as [`Runs`] may have.
+const RUN_LEAVES: usize = 4;
+
+/// A loop sum's terms kept as runs instead of slots: in term `t`, leaf `j`'s operand is node
+/// `firsts[j] + t · steps[j]` (step 1: the leaf's elements are consecutive nodes; step 0: one
+/// node for every term) and its partial is `partials[j · count + t]`. Only the leaves with
+/// nodes are kept. The sweep passes each leaf's adjoints back in one loop over its partials,
+/// which the compiler vectorises, where a record of slots reads an operand and a partial at a
+/// time.
+///
+/// The sweep goes leaf by leaf, in `order`, and adds to each adjoint what the record of slots
+/// would, in the same order. Term by term, node `e` of a step-1 leaf is reached at term
+/// `e - firsts[j]`: the leaves whose runs hold `e` reach it in order of descending first node
+/// (equal firsts: in leaf order), which is `order`. A step-0 leaf's node is reached by every
+/// term, so it must be in no other leaf ([`Runs::order`] checks).
+#[derive(Default)]
+struct Runs {
+    count: usize,
+    leaves: usize,
+    firsts: [u32; RUN_LEAVES],
+    steps: [u32; RUN_LEAVES],
+    order: [usize; RUN_LEAVES],
+    partials: Vec<f64>,
+    /// The slot buffer of what the sum adds after the loop, kept with the runs between
+    /// sessions (see [`PendingSum::add_runs`]).
+    after: Vec<Slot>,
+}
+
+impl Runs {
+    /// The runs of a loop of `count` terms whose leaf `k` starts at node `firsts[k]` (`None`:
+    /// constants) and steps by `steps[k]` (0 or 1), in a buffer from the thread's pool (boxed,
+    /// so a `PendingSum` stays small: moving it costs every short sum); `None` when
+    /// [`Runs::order`] finds none.
+    #[inline(never)]
+    fn of_loop(count: usize, firsts: &[Option<u32>], steps: &[usize]) -> Option<Box<Runs>> {
+        let mut shape = Runs {
+            count,
+            ..Runs::default()
+        };
+        for (first, &step) in firsts.iter().zip(steps) {
+            if let Some(first) = *first {
+                shape.firsts[shape.leaves] = first;
+                shape.steps[shape.leaves] = step as u32;
+                shape.leaves += 1;
+            }
+        }
+        if !shape.order() {
+            return None;
+        }
+        let mut runs = with_active_recording(|r| {
+            r.loops_as_runs += 1;
+            r.spare_runs.pop()
+        })
+        .flatten()
+        .unwrap_or_default();
+        shape.partials = std::mem::take(&mut runs.partials);
+        shape.after = std::mem::take(&mut runs.after);
+        *runs = shape;
+        Some(runs)
+    }
+
+    /// The nodes leaf `j` reads: `count` from its first (step 1), or its first (step 0).
+    fn span(&self, j: usize) -> std::ops::Range<usize> {
+        let first = self.firsts[j] as usize;
+        first..first + (self.count - 1) * self.steps[j] as usize + 1
+    }
+
+    /// Sets `order` from `count`, `leaves`, `firsts` and `steps`; `false` when a step-0 leaf's
+    /// node is also read by another leaf (its additions would interleave with that leaf's).
+    fn order(&mut self) -> bool {
+        let leaves = self.leaves;
+        for j in (0..leaves).filter(|&j| self.steps[j] == 0) {
+            let node = self.firsts[j] as usize;
+            if (0..leaves).any(|i| i != j && self.span(i).contains(&node)) {
+                return false;
+            }
+        }
+        let mut order = std::array::from_fn(|j| j);
+        // Stable: equal firsts stay in leaf order.
+        order[..leaves].sort_by_key(|&j| std::cmp::Reverse(self.firsts[j]));
+        self.order = order;
+        true
+    }
+
+    /// The operands and partials, term by term: the slots the loop would have recorded.
+    #[cfg(feature = "sparse")]
+    fn slots(&self) -> impl Iterator<Item = (u32, f64)> + '_ {
+        (0..self.count).flat_map(move |t| {
+            (0..self.leaves).map(move |j| {
+                let operand = self.firsts[j] + t as u32 * self.steps[j];
+                (operand, self.partials[j * self.count + t])
+            })
+        })
+    }
+
+    /// Adds `adjoint · partial` to the adjoint of each operand, each adjoint's additions in the
+    /// order of [`Runs::slots`]. Out of line, so the sweep's loop over nodes stays small.
+    #[inline(never)]
+    fn pass_back(&self, adjoint: f64, adjoints: &mut [f64]) {
+        let count = self.count;
+        for &j in &self.order[..self.leaves] {
+            let partials = &self.partials[j * count..][..count];
+            let span = self.span(j);
+            if self.steps[j] == 1 {
+                for (sum, &partial) in adjoints[span].iter_mut().zip(partials) {
+                    *sum += adjoint * partial;
+                }
+            } else {
+                let sum = &mut adjoints[span.start];
+                for &partial in partials {
+                    *sum += adjoint * partial;
+                }
+            }
+        }
+    }
+}
+
+/// The operands of a finished loop sum, kept apart from the tape's slots: a loop kept as runs,
+/// then slots.
+struct SumOperands {
+    runs: Option<Box<Runs>>,
+    slots: Vec<Slot>,
+}
+
+impl SumOperands {
+    /// Every operand and its partial, in order.
+    #[cfg(feature = "sparse")]
+    fn slots(&self) -> impl Iterator<Item = (u32, f64)> + '_ {
+        let slots = self.slots.iter().map(|slot| (slot.operand, slot.partial));
+        self.runs.iter().flat_map(|runs| runs.slots()).chain(slots)
+    }
+
+    /// [`pass_back`] of the sum recorded as `node`.
+    ///
+    /// # Safety
+    ///
+    /// As [`pass_back`]'s: `node` and every operand are below `adjoints.len()`.
+    #[inline(always)]
+    unsafe fn pass_back(&self, node: usize, adjoints: &mut [f64]) {
+        if let Some(runs) = &self.runs {
+            let adjoint = *adjoints.get_unchecked(node);
+            if adjoint != 0.0 {
+                runs.pass_back(adjoint, adjoints);
+            }
+        }
+        pass_back(node, &self.slots, adjoints);
+    }
+}
+
 impl PendingSum {
     /// A sum that starts at `start`.
     #[inline(always)]
@@ -831,6 +1018,7 @@ impl PendingSum {
         let mut sum = PendingSum {
             value: start.value,
             tag: 0,
+            runs: 0,
             slots,
         };
         sum.push(start, 1.0);
@@ -865,9 +1053,10 @@ impl PendingSum {
     /// consecutive nodes of this session (a slice seeded in bulk, or built one record per
     /// element) or all constants. Each leaf is checked once for the whole range, in a loop with
     /// no branch, and the terms then write their slots without a check each: the record is the
-    /// one the loop would make term by term. `false` (nothing added) when a leaf is neither, or
-    /// out of its slice: the caller runs the loop as written, which records it or panics as
-    /// the function would.
+    /// one the loop would make term by term. A long loop first in its sum is kept as [`Runs`]
+    /// instead, which the sweep passes back as that record would. `false` (nothing added) when
+    /// a leaf is neither, or out of its slice: the caller runs the loop as written, which
+    /// records it or panics as the function would.
     #[inline(always)]
     pub(crate) fn add_loop<const K: usize>(
         &mut self,
@@ -907,67 +1096,73 @@ impl PendingSum {
             self.tag = tag;
         }
         with_active_recording(|r| r.whole_loops += 1);
-        self.slots.reserve(count * live);
         let steps = steps.map(|step| usize::from(step != 0));
-        if live == K {
-            // Every leaf live (the usual case): no test per slot.
-            self.write_terms::<K, true>(subtract, range, leaves, firsts, steps, term);
-        } else {
-            self.write_terms::<K, false>(subtract, range, leaves, firsts, steps, term);
+        if live <= RUN_LEAVES
+            && count * live >= MOVED_SUM
+            && self.runs == 0
+            && self.slots.is_empty()
+        {
+            if let Some(runs) = Runs::of_loop(count, &firsts, &steps) {
+                self.add_runs(runs, subtract, range, leaves, firsts, steps, term);
+                return true;
+            }
         }
+        self.slots.reserve(count * live);
+        // SAFETY: there is room for `count · live` slots after the length (reserved above), and
+        // `write_terms` calls `put` `live` times for each of the `count` terms.
+        let mut out = unsafe { self.slots.as_mut_ptr().add(self.slots.len()) };
+        let put = move |_: usize, _: usize, operand: u32, partial: f64| unsafe {
+            out.write(Slot { partial, operand });
+            out = out.add(1);
+        };
+        self.value = write_terms(
+            self.value, subtract, range, leaves, firsts, steps, term, put,
+        );
+        // SAFETY: the `count · live` slots after the length were written above.
+        unsafe { self.slots.set_len(self.slots.len() + count * live) };
         true
     }
 
-    /// The loop of [`PendingSum::add_loop`], once its leaves are checked and room is reserved
-    /// for their slots: `leaves[k]` holds leaf `k`'s elements (`count`, or one for step 0),
-    /// `firsts[k]` the node of its first one (`None`: constants). `ALL`: every leaf is live.
-    #[inline(always)]
-    fn write_terms<const K: usize, const ALL: bool>(
+    /// [`PendingSum::add_loop`] of a loop kept as `runs` ([`Runs::of_loop`]), the first thing
+    /// added to this sum. Out of line: the short loops' code around it stays as small as it was
+    /// (inlined, it cost the MLP benchmark's gradient 1.7 % more instructions).
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn add_runs<const K: usize>(
         &mut self,
+        mut runs: Box<Runs>,
         subtract: bool,
         range: std::ops::Range<usize>,
         leaves: [&[Var]; K],
         firsts: [Option<u32>; K],
         steps: [usize; K],
-        mut term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
+        term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
     ) {
-        let count = range.len();
-        let live = firsts.iter().flatten().count();
-        let holds = |k: usize| leaves[k].len() == if steps[k] == 0 { 1 } else { count };
-        assert!((0..K).all(|k| steps[k] <= 1 && holds(k)) && (!ALL || live == K));
-        assert!(self.slots.capacity() - self.slots.len() >= count * live);
-        // SAFETY (the writes below): there is room for `count · live` slots after the length
-        // (asserted), and each of the `count` terms writes one slot per live leaf.
-        let mut out = unsafe { self.slots.as_mut_ptr().add(self.slots.len()) };
-        let mut value = self.value;
-        let sign = if subtract { -1.0 } else { 1.0 };
-        for (t, i) in range.enumerate() {
-            // SAFETY: `leaves[k]` holds `count` elements, or one for step 0 (asserted), and
-            // `t < count`.
-            let values =
-                std::array::from_fn(|k| unsafe { leaves[k].get_unchecked(t * steps[k]) }.value);
-            let (term, partials) = term(i, values);
-            value = if subtract { value - term } else { value + term };
-            for k in 0..K {
-                let first = if ALL {
-                    Some(firsts[k].unwrap_or_default())
-                } else {
-                    firsts[k]
-                };
-                if let Some(first) = first {
-                    let operand = first + (t * steps[k]) as u32;
-                    let partial = sign * partials[k];
-                    // SAFETY: see `out`.
-                    unsafe {
-                        out.write(Slot { partial, operand });
-                        out = out.add(1);
-                    }
-                }
-            }
-        }
-        self.value = value;
-        // SAFETY: the `count · live` slots after the length were written above.
-        unsafe { self.slots.set_len(self.slots.len() + count * live) };
+        let (count, live) = (runs.count, runs.leaves);
+        assert!(count == range.len() && live == firsts.iter().flatten().count());
+        // The sum's slot buffer goes back to the pool, as a short sum's would, and the sum
+        // takes the one kept with the runs: a sum kept as runs holds no buffer another sum
+        // could have grown (had it, warm calls could hand a long sum of slots a small buffer).
+        let buffer = std::mem::replace(&mut self.slots, std::mem::take(&mut runs.after));
+        with_active_recording(|r| keep_spare(&mut r.spare_sums, buffer));
+        runs.partials.clear();
+        runs.partials.reserve(count * live);
+        let out = runs.partials.as_mut_ptr();
+        // SAFETY: there is room for `count · live` partials (reserved above), and `write_terms`
+        // hands `put` each `t < count` with lanes `0..live`: lane `lane`'s partials are written
+        // at `lane · count + t`.
+        let put = move |t: usize, lane: usize, _: u32, partial: f64| unsafe {
+            out.add(lane * count + t).write(partial);
+        };
+        self.value = write_terms(
+            self.value, subtract, range, leaves, firsts, steps, term, put,
+        );
+        // SAFETY: the `count · live` partials were written above.
+        unsafe { runs.partials.set_len(count * live) };
+        self.runs = with_recording(|r| {
+            r.pending_runs.push(Some(runs));
+            r.pending_runs.len() as u32
+        });
     }
 
     /// The value so far, which the caller keeps as `f64` would.
@@ -979,32 +1174,124 @@ impl PendingSum {
     /// Records the sum as one node, which takes the sum's buffer as its operand slots.
     #[inline(always)]
     pub(crate) fn finish(self) -> Var {
-        let PendingSum { value, tag, slots } = self;
-        if slots.is_empty() {
-            // Only constants were added: the buffer goes back unused.
-            with_active_recording(|r| keep_spare(&mut r.spare_sums, slots));
-            return Var::constant(value);
-        }
+        let PendingSum {
+            value,
+            tag,
+            runs,
+            slots,
+        } = self;
         let witness = Var {
             value,
             index: 0,
             tape: tag,
         };
+        if runs == 0 {
+            return finish_slots(witness, slots);
+        }
         with_recording(|r| {
             r.check(witness);
-            if slots.len() < MOVED_SUM {
-                // Short: copied into the tape, where the sweep reads it in line with its
-                // neighbours (thousands of short buffers, each apart, sweep slower).
-                r.slots.extend_from_slice(&slots);
-                keep_spare(&mut r.spare_sums, slots);
-                r.push_node(value)
-            } else {
-                let node = r.push_node(value);
-                r.sums.push((node.index, slots));
-                node
+            let kept = r.pending_runs[runs as usize - 1].take();
+            let runs = Some(kept.expect("a pending sum's runs stay until it finishes"));
+            while r.pending_runs.last().is_some_and(Option::is_none) {
+                r.pending_runs.pop();
             }
+            let node = r.push_node(value);
+            r.sums.push((node.index, SumOperands { runs, slots }));
+            node
         })
     }
+}
+
+/// [`PendingSum::finish`] of a sum of slots alone: records it as `sum`'s value and tag.
+#[inline(always)]
+fn finish_slots(sum: Var, slots: Vec<Slot>) -> Var {
+    if slots.is_empty() {
+        // Only constants were added: the buffer goes back unused.
+        with_active_recording(|r| keep_spare(&mut r.spare_sums, slots));
+        return Var::constant(sum.value);
+    }
+    with_recording(|r| {
+        r.check(sum);
+        if slots.len() < MOVED_SUM {
+            // Short: copied into the tape, where the sweep reads it in line with its
+            // neighbours (thousands of short buffers, each apart, sweep slower).
+            r.slots.extend_from_slice(&slots);
+            keep_spare(&mut r.spare_sums, slots);
+            r.push_node(sum.value)
+        } else {
+            let node = r.push_node(sum.value);
+            let runs = None;
+            r.sums.push((node.index, SumOperands { runs, slots }));
+            node
+        }
+    })
+}
+
+/// The loop of [`PendingSum::add_loop`], once its leaves are checked: adds each term to `value`
+/// (returned) and hands `put` each (term `t`, lane, operand, partial) of the leaves with nodes,
+/// term by term, the lanes `0..live` in leaf order within a term: `put` is called exactly
+/// `live` times for each `t < count`, which the callers' writes rely on. `leaves[k]` holds leaf
+/// `k`'s elements (`count`, or one for step 0), `firsts[k]` the node of its first one (`None`:
+/// constants).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn write_terms<const K: usize>(
+    value: f64,
+    subtract: bool,
+    range: std::ops::Range<usize>,
+    leaves: [&[Var]; K],
+    firsts: [Option<u32>; K],
+    steps: [usize; K],
+    term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
+    put: impl FnMut(usize, usize, u32, f64),
+) -> f64 {
+    if firsts.iter().all(Option::is_some) {
+        // Every leaf has nodes (the usual case): no test per leaf and term.
+        write_terms_as::<K, true>(value, subtract, range, leaves, firsts, steps, term, put)
+    } else {
+        write_terms_as::<K, false>(value, subtract, range, leaves, firsts, steps, term, put)
+    }
+}
+
+/// [`write_terms`], `ALL` when every leaf has nodes.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn write_terms_as<const K: usize, const ALL: bool>(
+    mut value: f64,
+    subtract: bool,
+    range: std::ops::Range<usize>,
+    leaves: [&[Var]; K],
+    firsts: [Option<u32>; K],
+    steps: [usize; K],
+    mut term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
+    mut put: impl FnMut(usize, usize, u32, f64),
+) -> f64 {
+    let count = range.len();
+    let live = firsts.iter().flatten().count();
+    let holds = |k: usize| leaves[k].len() == if steps[k] == 0 { 1 } else { count };
+    assert!((0..K).all(|k| steps[k] <= 1 && holds(k)) && (!ALL || live == K));
+    let sign = if subtract { -1.0 } else { 1.0 };
+    for (t, i) in range.enumerate() {
+        // SAFETY: `leaves[k]` holds `count` elements, or one for step 0 (asserted), and
+        // `t < count`.
+        let values =
+            std::array::from_fn(|k| unsafe { leaves[k].get_unchecked(t * steps[k]) }.value);
+        let (term, partials) = term(i, values);
+        value = if subtract { value - term } else { value + term };
+        let mut lane = 0;
+        for k in 0..K {
+            let first = if ALL {
+                Some(firsts[k].unwrap_or_default())
+            } else {
+                firsts[k]
+            };
+            if let Some(first) = first {
+                put(t, lane, first + (t * steps[k]) as u32, sign * partials[k]);
+                lane += 1;
+            }
+        }
+    }
+    value
 }
 
 /// A recording session on this thread's tape.
@@ -1101,6 +1388,11 @@ impl Tape {
     /// How many loops this session has recorded whole (see `ad::__private::whole_loops`).
     pub(crate) fn whole_loops(&self) -> usize {
         self.with_active(|r| r.whole_loops)
+    }
+
+    /// How many of those loops were kept as runs (see `ad::__private::loops_as_runs`).
+    pub(crate) fn loops_as_runs(&self) -> usize {
+        self.with_active(|r| r.loops_as_runs)
     }
 
     /// Makes this session record every loop that writes elements element by element (see
@@ -1326,7 +1618,7 @@ impl Detached {
         if start != end {
             into.extend(r.slots[start..end].iter().map(|slot| slot.operand));
         } else if let Ok(sum) = r.sums.binary_search_by_key(&(node as u32), |sum| sum.0) {
-            into.extend(r.sums[sum].1.iter().map(|slot| slot.operand));
+            into.extend(r.sums[sum].1.slots().map(|(operand, _)| operand));
         } else {
             let after = r
                 .checkpoints
@@ -1374,20 +1666,21 @@ impl Detached {
         let mut start = 0;
         for node in 0..self.nodes {
             let end = r.ends[node] as usize;
-            let operands = if start != end {
-                Some(&r.slots[start..end])
-            } else {
-                sums.next_if(|sum| sum.0 as usize == node)
-                    .map(|(_, slots)| &slots[..])
-            };
-            if let Some(operands) = operands {
-                let mut total = 0.0;
-                for slot in operands {
-                    let tangent = tangents[slot.operand as usize];
-                    if tangent != 0.0 {
-                        total += slot.partial * tangent;
-                    }
+            let mut total = 0.0;
+            let mut add = |operand: u32, partial: f64| {
+                let tangent = tangents[operand as usize];
+                if tangent != 0.0 {
+                    total += partial * tangent;
                 }
+            };
+            if start != end {
+                for slot in &r.slots[start..end] {
+                    add(slot.operand, slot.partial);
+                }
+                tangents[node] = total;
+            } else if let Some((_, sum)) = sums.next_if(|sum| sum.0 as usize == node) {
+                sum.slots()
+                    .for_each(|(operand, partial)| add(operand, partial));
                 tangents[node] = total;
             }
             start = end;
