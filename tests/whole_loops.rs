@@ -423,8 +423,8 @@ fn element_loops(x: &[f64], low: usize) -> f64 {
 /// Long loop sums, kept as runs when seeded in order: neighbours two apart in one term, read
 /// in no particular order, beside a scalar the loop does not change and constant data (four
 /// leaves with nodes); a scalar the loop does not change that is also an element the loop
-/// reads (`m`, `x[k]`'s node: kept as slots); a sum that goes on after its loop; and a second loop into
-/// the same sum (slots after the runs).
+/// reads (`m`, `x[k]`'s node, whose additions are made term by term); a sum that goes on after
+/// its loop; and a second loop into the same sum (slots after the runs).
 #[reverse_diff]
 fn long_sums(x: &[f64], #[no_grad] w: &[f64], c: f64, k: usize) -> f64 {
     let n = x.len();
@@ -435,7 +435,7 @@ fn long_sums(x: &[f64], #[no_grad] w: &[f64], c: f64, k: usize) -> f64 {
     let mut second = 0.0;
     let m = x[k];
     for i in 0..n {
-        second -= x[i] * m;
+        second -= x[i] * (m + 0.25);
     }
     let mut third = 0.0;
     for i in 0..n {
@@ -446,6 +446,19 @@ fn long_sums(x: &[f64], #[no_grad] w: &[f64], c: f64, k: usize) -> f64 {
         third += x[i - 1] * w[i];
     }
     first * 0.5 + second.sin() + third.sqrt()
+}
+
+/// Two scalars the loop does not change, both `x[k]`'s node, read in every term beside `x[i]`:
+/// that node's additions from both interleave term by term, the run's among them at term `k`.
+#[reverse_diff]
+fn twins(x: &[f64], k: usize) -> f64 {
+    let m = x[k];
+    let p = x[k];
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        total += x[i] * m - p * (x[i] + 1.5) * 0.5;
+    }
+    total
 }
 
 /// Elements at the index inside a longer sum: `a[n * r + j + 1]`, `x[1 + k + j]`,
@@ -1068,7 +1081,7 @@ fn long_loops_are_kept_as_runs_with_the_same_record() {
         for i in 0..n - 2 {
             first += x[i + 2] * x[i] - (x[i + 1] - c).sin() * w[i];
         }
-        let second = x.iter().fold(0.0, |total, a| total - a * x[7]);
+        let second = x.iter().fold(0.0, |total, a| total - a * (x[7] + 0.25));
         let mut third = x.iter().fold(0.0, |total, a| total + (a - c) * (a - c));
         third += x[0] * c;
         third = x
@@ -1079,12 +1092,12 @@ fn long_loops_are_kept_as_runs_with_the_same_record() {
     };
     let f = |v: &[Var]| long_sums(&v[..n], &w, v[n], 7);
     check(&values, 4, f, |v| long_sums(&v[..n], &w, v[n], 7), plain);
-    // The first and third loops as runs; the second's `x[k]` is one of its run's nodes, and
-    // the fourth adds to a sum that already has slots.
+    // The first three loops as runs (the second's `m` is one of its run's nodes); the fourth
+    // adds to a sum that already has slots.
     let tape = Tape::new();
     let x: Vec<Var> = values.iter().map(|&v| tape.var(v)).collect();
     let _ = f(&x);
-    assert_eq!(ad::__private::loops_as_runs(&tape), 2);
+    assert_eq!(ad::__private::loops_as_runs(&tape), 3);
     // Short loops (fewer than 256 operands) are slots.
     let short: Vec<f64> = values[..50].iter().chain([&0.2]).copied().collect();
     let tape = Tape::new();
@@ -1092,6 +1105,53 @@ fn long_loops_are_kept_as_runs_with_the_same_record() {
     let _ = long_sums(&x[..50], &w, x[50], 7);
     assert_eq!(ad::__private::whole_loops(&tape), 4);
     assert_eq!(ad::__private::loops_as_runs(&tape), 0);
+}
+
+#[test]
+fn a_scalar_that_is_a_node_of_the_run_takes_its_additions_in_order() {
+    // `second`'s loop reads `m = x[7]` in every term and `x[7]` itself in term 7: that node's
+    // additions are made term by term, the run's among them in leaf order. Two hundred points,
+    // each bit for bit against the loop recorded as slots (an order swapped within term 7
+    // shows at a few of them).
+    let n = 300;
+    let w: Vec<f64> = (0..n).map(|i| 0.01 * i as f64 - 1.0).collect();
+    let f = |v: &[Var]| long_sums(&v[..n], &w, v[n], 7);
+    let reversed: Vec<usize> = (0..=n).rev().collect();
+    for seed in 0..200 {
+        let values: Vec<f64> = (0..=n)
+            .map(|i| 0.5 * ((i * 7 + seed) as f64 * 0.37).sin())
+            .collect();
+        let (_, gradient, _, _) = on_tape(&values, None, &[], f);
+        let (_, slots, _, _) = on_tape(&values, Some(&reversed), &[], f);
+        assert_eq!(gradient[7].to_bits(), slots[7].to_bits(), "at seed {seed}");
+        assert_eq!(gradient, slots, "at seed {seed}");
+    }
+}
+
+#[test]
+fn two_scalars_of_one_node_inside_the_run_take_their_additions_in_order() {
+    let reversed: Vec<usize> = (0..300).rev().collect();
+    for (seed, k) in (0..40).zip([0, 7, 150, 299].into_iter().cycle()) {
+        let values: Vec<f64> = (0..300)
+            .map(|i| 0.5 * ((i * 5 + seed) as f64 * 0.41).cos())
+            .collect();
+        let plain = |x: &[f64]| {
+            let (m, p) = (x[k], x[k]);
+            x.iter()
+                .fold(0.0, |total, a| total + (a * m - p * (a + 1.5) * 0.5))
+        };
+        if seed < 4 {
+            check(&values, 1, |x| twins(x, k), |x| twins(x, k), plain);
+        }
+        let tape = Tape::new();
+        let x: Vec<Var> = values.iter().map(|&v| tape.var(v)).collect();
+        let _ = twins(&x, k);
+        assert_eq!(ad::__private::loops_as_runs(&tape), 1);
+        drop(tape);
+        let (_, gradient, _, _) = on_tape(&values, None, &[], |x| twins(x, k));
+        let (_, slots, _, _) = on_tape(&values, Some(&reversed), &[], |x| twins(x, k));
+        assert_eq!(gradient, slots, "at seed {seed}, k = {k}");
+    }
 }
 
 #[test]
@@ -1173,12 +1233,12 @@ fn long_loops_of_the_other_forms_are_kept_as_runs() {
         );
         assert_eq!(runs(&rows_on), kept);
     }
-    // The mapped sum of `log_sum_exp` reads its largest value, one of its run's nodes: slots.
+    // The mapped sum of `log_sum_exp` reads its largest value, one of its run's nodes.
     check(&values, 1, log_sum_exp, log_sum_exp, |v| {
         let largest = v.iter().copied().fold(v[0], f64::max);
         largest + v.iter().map(|x| (x - largest).exp()).sum::<f64>().ln()
     });
-    assert_eq!(runs(&log_sum_exp), 0);
+    assert_eq!(runs(&log_sum_exp), 1);
 }
 
 /// Writes one element past `y`.
@@ -1262,6 +1322,7 @@ proptest! {
             order.swap(0, n);
         }
         let constants: Vec<usize> = constant.into_iter().collect();
+        let k = k % n;
         let f = |v: &[Var]| long_sums(&v[..n], &w, v[n], k) + neighbours(&v[..n], &w, low);
         let (value, gradient, nodes, _) = on_tape(&values, Some(&order), &constants, f);
         let reversed: Vec<usize> = (0..values.len()).rev().collect();

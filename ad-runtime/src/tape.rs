@@ -868,18 +868,21 @@ const RUN_LEAVES: usize = 4;
 /// which the compiler vectorises, where a record of slots reads an operand and a partial at a
 /// time.
 ///
-/// The sweep goes leaf by leaf, in `order`, and adds to each adjoint what the record of slots
-/// would, in the same order. Term by term, node `e` of a step-1 leaf is reached at term
-/// `e - firsts[j]`: the leaves whose runs hold `e` reach it in order of descending first node
-/// (equal firsts: in leaf order), which is `order`. A step-0 leaf's node is reached by every
-/// term, so it must be in no other leaf ([`Runs::order`] checks).
+/// The sweep adds to each adjoint what the record of slots would, in the same order. Term by
+/// term, node `e` of a step-1 leaf is reached at term `e - firsts[j]`: the step-1 leaves whose
+/// runs hold `e` reach it in order of descending first node (equal firsts: in leaf order),
+/// which is `order`, and the sweep passes each back as one loop in that order. A step-0 leaf's
+/// node is reached at every term, so every addition to it is made term by term instead (and
+/// the step-1 loops skip it), in one sum kept in a register.
 #[derive(Default)]
 struct Runs {
     count: usize,
     leaves: usize,
     firsts: [u32; RUN_LEAVES],
     steps: [u32; RUN_LEAVES],
+    /// The step-1 leaves (`stepping` of them), by descending first node.
     order: [usize; RUN_LEAVES],
+    stepping: usize,
     partials: Vec<f64>,
     /// The slot buffer of what the sum adds after the loop, kept with the runs between
     /// sessions (see [`PendingSum::add_runs`]).
@@ -889,10 +892,9 @@ struct Runs {
 impl Runs {
     /// The runs of a loop of `count` terms whose leaf `k` starts at node `firsts[k]` (`None`:
     /// constants) and steps by `steps[k]` (0 or 1), in a buffer from the thread's pool (boxed,
-    /// so a `PendingSum` stays small: moving it costs every short sum); `None` when
-    /// [`Runs::order`] finds none.
+    /// so a `PendingSum` stays small: moving it costs every short sum).
     #[inline(never)]
-    fn of_loop(count: usize, firsts: &[Option<u32>], steps: &[usize]) -> Option<Box<Runs>> {
+    fn of_loop(count: usize, firsts: &[Option<u32>], steps: &[usize]) -> Box<Runs> {
         let mut shape = Runs {
             count,
             ..Runs::default()
@@ -904,9 +906,15 @@ impl Runs {
                 shape.leaves += 1;
             }
         }
-        if !shape.order() {
-            return None;
-        }
+        let mut order: [usize; RUN_LEAVES] = std::array::from_fn(|j| j);
+        // The step-1 leaves first, by descending first node; stable: equal firsts stay in leaf
+        // order.
+        let key = |j: &usize| (shape.steps[*j] == 0, std::cmp::Reverse(shape.firsts[*j]));
+        order[..shape.leaves].sort_by_key(key);
+        let stepping = shape.steps[..shape.leaves]
+            .iter()
+            .filter(|&&step| step == 1);
+        (shape.order, shape.stepping) = (order, stepping.count());
         let mut runs = with_active_recording(|r| {
             r.loops_as_runs += 1;
             r.spare_runs.pop()
@@ -916,30 +924,7 @@ impl Runs {
         shape.partials = std::mem::take(&mut runs.partials);
         shape.after = std::mem::take(&mut runs.after);
         *runs = shape;
-        Some(runs)
-    }
-
-    /// The nodes leaf `j` reads: `count` from its first (step 1), or its first (step 0).
-    fn span(&self, j: usize) -> std::ops::Range<usize> {
-        let first = self.firsts[j] as usize;
-        first..first + (self.count - 1) * self.steps[j] as usize + 1
-    }
-
-    /// Sets `order` from `count`, `leaves`, `firsts` and `steps`; `false` when a step-0 leaf's
-    /// node is also read by another leaf (its additions would interleave with that leaf's).
-    fn order(&mut self) -> bool {
-        let leaves = self.leaves;
-        for j in (0..leaves).filter(|&j| self.steps[j] == 0) {
-            let node = self.firsts[j] as usize;
-            if (0..leaves).any(|i| i != j && self.span(i).contains(&node)) {
-                return false;
-            }
-        }
-        let mut order = std::array::from_fn(|j| j);
-        // Stable: equal firsts stay in leaf order.
-        order[..leaves].sort_by_key(|&j| std::cmp::Reverse(self.firsts[j]));
-        self.order = order;
-        true
+        runs
     }
 
     /// The operands and partials, term by term: the slots the loop would have recorded.
@@ -954,23 +939,87 @@ impl Runs {
     }
 
     /// Adds `adjoint · partial` to the adjoint of each operand, each adjoint's additions in the
-    /// order of [`Runs::slots`]. Out of line, so the sweep's loop over nodes stays small.
+    /// order of [`Runs::slots`] (see [`Runs`]). Out of line, so the sweep's loop over nodes
+    /// stays small.
     #[inline(never)]
     fn pass_back(&self, adjoint: f64, adjoints: &mut [f64]) {
-        let count = self.count;
-        for &j in &self.order[..self.leaves] {
-            let partials = &self.partials[j * count..][..count];
-            let span = self.span(j);
-            if self.steps[j] == 1 {
-                for (sum, &partial) in adjoints[span].iter_mut().zip(partials) {
-                    *sum += adjoint * partial;
-                }
-            } else {
-                let sum = &mut adjoints[span.start];
-                for &partial in partials {
-                    *sum += adjoint * partial;
+        let (count, leaves) = (self.count, self.leaves);
+        let partials = |j: usize| &self.partials[j * count..][..count];
+        // The nodes of the step-0 leaves, each once.
+        let mut singles = [0; RUN_LEAVES];
+        let mut many = 0;
+        for j in self.order[self.stepping..leaves].iter().copied() {
+            let node = self.firsts[j] as usize;
+            if !singles[..many].contains(&node) {
+                singles[many] = node;
+                many += 1;
+            }
+        }
+        let singles = &singles[..many];
+        // The step-1 leaves, one loop each between the singles' nodes.
+        for &j in &self.order[..self.stepping] {
+            let (first, partials) = (self.firsts[j] as usize, partials(j));
+            let mut cuts = [count; RUN_LEAVES + 1];
+            let mut inside = 0;
+            for &node in singles {
+                if (first..first + count).contains(&node) {
+                    cuts[inside] = node - first;
+                    inside += 1;
                 }
             }
+            cuts[..inside].sort_unstable();
+            let mut start = 0;
+            for &cut in &cuts[..=inside] {
+                let sums = &mut adjoints[first + start..first + cut];
+                for (sum, &partial) in sums.iter_mut().zip(&partials[start..cut]) {
+                    *sum += adjoint * partial;
+                }
+                start = cut + 1;
+            }
+        }
+        // Each single's node: every addition to it, term by term, in leaf order within a term.
+        for &node in singles {
+            let every = |j: usize| self.steps[j] == 0 && self.firsts[j] as usize == node;
+            // The term at which each step-1 leaf reaches the node (`count`: none).
+            let reach: [usize; RUN_LEAVES] = std::array::from_fn(|j| {
+                let first = self.firsts[j] as usize;
+                let stepping = j < leaves && self.steps[j] == 1;
+                if stepping && (first..first + count).contains(&node) {
+                    node - first
+                } else {
+                    count
+                }
+            });
+            // The step-0 leaves of this node: one (the usual case), or several, whose additions
+            // interleave term by term.
+            let lone = (0..leaves).filter(|&j| every(j)).count() == 1;
+            let first = (0..leaves).find(|&j| every(j)).unwrap_or_default();
+            let mut sum = adjoints[node];
+            let mut t = 0;
+            while t < count {
+                // The next term a step-1 leaf reaches the node at; the step-0 leaves alone
+                // before it.
+                let later = reach.iter().copied().filter(|&r| r >= t);
+                let next = later.min().unwrap_or(count);
+                if lone {
+                    for &partial in &partials(first)[t..next] {
+                        sum += adjoint * partial;
+                    }
+                } else {
+                    for u in t..next {
+                        for j in (0..leaves).filter(|&j| every(j)) {
+                            sum += adjoint * partials(j)[u];
+                        }
+                    }
+                }
+                if next < count {
+                    for j in (0..leaves).filter(|&j| every(j) || reach[j] == next) {
+                        sum += adjoint * partials(j)[next];
+                    }
+                }
+                t = next + 1;
+            }
+            adjoints[node] = sum;
         }
     }
 }
@@ -1102,10 +1151,9 @@ impl PendingSum {
             && self.runs == 0
             && self.slots.is_empty()
         {
-            if let Some(runs) = Runs::of_loop(count, &firsts, &steps) {
-                self.add_runs(runs, subtract, range, leaves, firsts, steps, term);
-                return true;
-            }
+            let runs = Runs::of_loop(count, &firsts, &steps);
+            self.add_runs(runs, subtract, range, leaves, firsts, steps, term);
+            return true;
         }
         self.slots.reserve(count * live);
         // SAFETY: there is room for `count · live` slots after the length (reserved above), and
