@@ -1098,11 +1098,11 @@ fn long_loops_are_kept_as_runs_with_the_same_record() {
     let x: Vec<Var> = values.iter().map(|&v| tape.var(v)).collect();
     let _ = f(&x);
     assert_eq!(ad::__private::loops_as_runs(&tape), 3);
-    // Short loops (fewer than 256 operands) are slots.
-    let short: Vec<f64> = values[..50].iter().chain([&0.2]).copied().collect();
+    // Short loops (fewer than 128 operands) are slots.
+    let short: Vec<f64> = values[..30].iter().chain([&0.2]).copied().collect();
     let tape = Tape::new();
     let x: Vec<Var> = short.iter().map(|&v| tape.var(v)).collect();
-    let _ = long_sums(&x[..50], &w, x[50], 7);
+    let _ = long_sums(&x[..30], &w, x[30], 7);
     assert_eq!(ad::__private::whole_loops(&tape), 4);
     assert_eq!(ad::__private::loops_as_runs(&tape), 0);
 }
