@@ -877,7 +877,7 @@ const RUN_SUM: usize = 128;
 /// The sweep adds to each adjoint what the record of slots would, in the same order. Term by
 /// term, node `e` of a step-1 leaf is reached at term `e - firsts[j]`: the step-1 leaves whose
 /// runs hold `e` reach it in order of descending first node (equal firsts: in leaf order),
-/// which is `order`, and the sweep passes each back as one loop in that order. A step-0 leaf's
+/// and the sweep passes each back as one loop in that order. A step-0 leaf's
 /// node is reached at every term, so every addition to it is made term by term instead (and
 /// the step-1 loops skip it), in one sum kept in a register.
 #[derive(Default)]
@@ -886,9 +886,6 @@ struct Runs {
     leaves: usize,
     firsts: [u32; RUN_LEAVES],
     steps: [u32; RUN_LEAVES],
-    /// The step-1 leaves (`stepping` of them), by descending first node.
-    order: [usize; RUN_LEAVES],
-    stepping: usize,
     partials: Vec<f64>,
     /// The slot buffer of what the sum adds after the loop, kept with the runs between
     /// sessions (see [`PendingSum::add_runs`]).
@@ -912,15 +909,6 @@ impl Runs {
                 shape.leaves += 1;
             }
         }
-        let mut order: [usize; RUN_LEAVES] = std::array::from_fn(|j| j);
-        // The step-1 leaves first, by descending first node; stable: equal firsts stay in leaf
-        // order.
-        let key = |j: &usize| (shape.steps[*j] == 0, std::cmp::Reverse(shape.firsts[*j]));
-        order[..shape.leaves].sort_by_key(key);
-        let stepping = shape.steps[..shape.leaves]
-            .iter()
-            .filter(|&&step| step == 1);
-        (shape.order, shape.stepping) = (order, stepping.count());
         let mut runs = with_active_recording(|r| {
             r.loops_as_runs += 1;
             r.spare_runs.pop()
@@ -951,10 +939,16 @@ impl Runs {
     fn pass_back(&self, adjoint: f64, adjoints: &mut [f64]) {
         let (count, leaves) = (self.count, self.leaves);
         let partials = |j: usize| &self.partials[j * count..][..count];
+        // The step-1 leaves first, by descending first node; stable: equal firsts stay in leaf
+        // order.
+        let mut order: [usize; RUN_LEAVES] = std::array::from_fn(|j| j);
+        order[..leaves].sort_by_key(|&j| (self.steps[j] == 0, std::cmp::Reverse(self.firsts[j])));
+        let (stepping, single) =
+            order[..leaves].split_at(self.steps[..leaves].iter().filter(|&&s| s == 1).count());
         // The nodes of the step-0 leaves, each once.
         let mut singles = [0; RUN_LEAVES];
         let mut many = 0;
-        for j in self.order[self.stepping..leaves].iter().copied() {
+        for &j in single {
             let node = self.firsts[j] as usize;
             if !singles[..many].contains(&node) {
                 singles[many] = node;
@@ -963,7 +957,7 @@ impl Runs {
         }
         let singles = &singles[..many];
         // The step-1 leaves, one loop each between the singles' nodes.
-        for &j in &self.order[..self.stepping] {
+        for &j in stepping {
             let (first, partials) = (self.firsts[j] as usize, partials(j));
             let mut cuts = [count; RUN_LEAVES + 1];
             let mut inside = 0;
@@ -985,7 +979,6 @@ impl Runs {
         }
         // Each single's node: every addition to it, term by term, in leaf order within a term.
         for &node in singles {
-            let every = |j: usize| self.steps[j] == 0 && self.firsts[j] as usize == node;
             // The term at which each step-1 leaf reaches the node (`count`: none).
             let reach: [usize; RUN_LEAVES] = std::array::from_fn(|j| {
                 let first = self.firsts[j] as usize;
@@ -996,10 +989,16 @@ impl Runs {
                     count
                 }
             });
-            // The step-0 leaves of this node: one (the usual case), or several, whose additions
-            // interleave term by term.
-            let lone = (0..leaves).filter(|&j| every(j)).count() == 1;
-            let first = (0..leaves).find(|&j| every(j)).unwrap_or_default();
+            // The step-0 leaves of this node, in leaf order: one (the usual case), or several,
+            // whose additions interleave term by term.
+            let every = |j: &usize| self.steps[*j] == 0 && self.firsts[*j] as usize == node;
+            let mut zeros = [0; RUN_LEAVES];
+            let mut found = 0;
+            for j in (0..leaves).filter(every) {
+                zeros[found] = j;
+                found += 1;
+            }
+            let zeros = &zeros[..found];
             let mut sum = adjoints[node];
             let mut t = 0;
             while t < count {
@@ -1007,19 +1006,19 @@ impl Runs {
                 // before it.
                 let later = reach.iter().copied().filter(|&r| r >= t);
                 let next = later.min().unwrap_or(count);
-                if lone {
-                    for &partial in &partials(first)[t..next] {
+                if let [lone] = zeros {
+                    for &partial in &partials(*lone)[t..next] {
                         sum += adjoint * partial;
                     }
                 } else {
                     for u in t..next {
-                        for j in (0..leaves).filter(|&j| every(j)) {
+                        for &j in zeros {
                             sum += adjoint * partials(j)[u];
                         }
                     }
                 }
                 if next < count {
-                    for j in (0..leaves).filter(|&j| every(j) || reach[j] == next) {
+                    for j in (0..leaves).filter(|j| every(j) || reach[*j] == next) {
                         sum += adjoint * partials(j)[next];
                     }
                 }
