@@ -271,6 +271,43 @@ fn warm_calls_with_loops_kept_as_runs_allocate_only_their_gradients() {
     });
 }
 
+/// Element loops long enough to be kept as blocks, one reading a leaf of two runs (`y[n - 1]`
+/// is `x[0]`'s node).
+#[reverse_diff]
+fn blocks(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut y = vec![0.0; n];
+    for i in 0..n - 1 {
+        y[i] = x[i] * x[i + 1];
+    }
+    y[n - 1] = x[0];
+    for i in 0..n {
+        y[i] += y[i].sin() * x[i];
+    }
+    let mut total = 0.0;
+    for e in &y {
+        total += e;
+    }
+    total
+}
+
+#[test]
+fn warm_calls_with_element_loops_kept_as_blocks_allocate_only_their_vectors() {
+    let mut x: Vec<f64> = (0..500).map(|i| (f64::from(i) * 0.07).sin()).collect();
+    let tape = ad::Tape::new();
+    let vars: Vec<ad::Var> = x.iter().map(|&v| tape.var(v)).collect();
+    let _ = blocks(&vars);
+    assert_eq!(ad::__private::loops_as_runs(&tape), 3);
+    drop(tape);
+    std::hint::black_box(blocks_grad(&x));
+    // `y` and the gradient.
+    assert_warm_calls_allocate(2, |t| {
+        x[5] = t;
+        let (value, dx) = blocks_grad(&x);
+        value + dx[7]
+    });
+}
+
 /// The counter itself works: a call that does allocate is seen, so the zero above means
 /// something.
 #[test]

@@ -415,6 +415,47 @@ fn the_operands_of_loops_kept_as_runs_make_the_pattern_and_the_entries() {
     }
 }
 
+/// `z[i] = (c x[i] x[i + 1] − sin x[i + 2]) x[i] + c`, through two element loops of 60 terms:
+/// long enough to be kept as blocks, whose operands the pattern and the forward sweep read as
+/// the slots they stand for (`c`, in every row, makes the forward sweep the cheaper).
+#[reverse_diff]
+fn neighbour_rows(x: &[f64], c: f64) -> Vec<f64> {
+    let n = x.len() - 2;
+    let mut y = vec![0.0; n];
+    for i in 0..n {
+        y[i] = x[i] * x[i + 1] * c - x[i + 2].sin();
+    }
+    let mut z = vec![0.0; n];
+    for i in 0..n {
+        z[i] = y[i] * x[i] + c;
+    }
+    z
+}
+
+#[test]
+fn the_operands_of_element_loops_kept_as_blocks_make_the_pattern_and_the_entries() {
+    let x = point(62);
+    let tape = ad::Tape::new();
+    let vars: Vec<ad::Var> = x.iter().map(|&v| tape.var(v)).collect();
+    let _ = neighbour_rows(&vars, tape.var(0.7));
+    assert_eq!(ad::__private::loops_as_runs(&tape), 2);
+    drop(tape);
+    let (_, pullback) = neighbour_rows_pullback(&x, 0.7);
+    let sparsity = pullback.sparsity();
+    let expected: BTreeSet<_> = (0..60)
+        .flat_map(|i| [(i, i), (i, i + 1), (i, i + 2), (i, 62)])
+        .collect();
+    assert_eq!(pattern_entries(&sparsity), expected);
+    assert_eq!(sparsity.sweep(), Sweep::Forward);
+    assert_eq!(assert_valid_coloring(&sparsity), 4);
+    let dense: Vec<Vec<f64>> = neighbour_rows_jacobian(&x, 0.7)
+        .1
+        .into_iter()
+        .map(|(dx, dc)| dx.into_iter().chain([dc]).collect())
+        .collect();
+    assert_matches_dense(&pullback.sparse_jacobian(), &dense, Some(1e-13));
+}
+
 #[reverse_diff]
 fn with_constant_rows(x: &[f64]) -> Vec<f64> {
     vec![x[0] * x[1], 2.0, x[2].sin(), x[0]]

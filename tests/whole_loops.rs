@@ -6,14 +6,16 @@
 //! consecutive nodes or constants; otherwise the loop runs term by term. Both make the same
 //! record, so the gradients agree bit for bit. The same for loops that write each term to an
 //! element at the index (`k[i] = x[i] * y[i - 1]`, `y[i] += e`): one call, a record per
-//! element, when each leaf's elements are all nodes (in any order) or all constants.
+//! element, when each leaf's elements are all nodes (in any order) or all constants. Long loops
+//! are kept as runs of nodes (loop sums) or blocks (element loops) instead of slots, swept to
+//! the same gradient, bit for bit (`ad::__private::loops_as_runs` counts them).
 //!
 //! Checked here, for each form: the gradient against central differences and against forward
 //! mode (`Dual`, which never takes the whole-loop path), the value of `f::<f64>` against the same
 //! function written by hand, the record of the whole-loop path against the term-by-term one
 //! (element loops: `ad::__private::record_term_by_term`; loop sums: inputs seeded out of order,
 //! or with constants among them), and that the path was taken (`ad::__private::whole_loops`).
-//! Two property tests draw lengths, ranges, values, seeding orders and constants.
+//! Four property tests draw lengths, ranges, values, seeding orders and constants.
 
 // Index loops are the form recorded whole.
 #![allow(clippy::needless_range_loop)]
@@ -359,15 +361,15 @@ fn squares(x: &[f64]) -> f64 {
     y.iter().sum::<f64>() + z.iter().sum::<f64>()
 }
 
-/// A loop whose term panics at `i = 5` (division by zero), the panic caught in the body: the
+/// A loop whose term panics at `i = at` (division by zero), the panic caught in the body: the
 /// elements written before it are recorded, as the loop as written records them.
 #[reverse_diff]
-fn caught(x: &[f64]) -> f64 {
+fn caught(x: &[f64], at: usize) -> f64 {
     let n = x.len();
     let mut y = x.to_vec();
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         for i in 0..n {
-            y[i] = x[i] * (10 / (5 - i)) as f64 + 1.0;
+            y[i] = x[i] * (10 / (at - i)) as f64 + 1.0;
         }
     }));
     let mut total = 0.0;
@@ -459,6 +461,39 @@ fn twins(x: &[f64], k: usize) -> f64 {
         total += x[i] * m - p * (x[i] + 1.5) * 0.5;
     }
     total
+}
+
+/// Long element loops, kept as blocks when seeded in order: neighbours two apart in one term,
+/// read in the order a block passes back as the slots would (`x[i]`, `x[i + 1]`, `x[i + 2]`)
+/// beside a scalar the loop does not change (`c`) and constant data; the same neighbours read
+/// in the other order (`x[i + 2]` before `x[i]`: kept as slots); a scalar that is among the
+/// nodes the loop reads (`m`, `x[k]`'s node: slots); a leaf of two runs of nodes (`w[0] = x[1]`,
+/// then `w`'s own loop) read as the element written; and the element written read twice.
+#[reverse_diff]
+fn long_elements(x: &[f64], #[no_grad] d: &[f64], c: f64, k: usize) -> Vec<f64> {
+    let n = x.len();
+    let mut y = vec![0.0; n - 2];
+    for i in 0..n - 2 {
+        y[i] = x[i] * (x[i + 1] - c).sin() + x[i + 2] * d[i];
+    }
+    let mut z = vec![0.0; n - 2];
+    for i in 0..n - 2 {
+        z[i] = x[i + 2] * x[i] + y[i];
+    }
+    let m = x[k];
+    let mut u = vec![0.0; n];
+    for i in 0..n {
+        u[i] = x[i] * (m + 0.25);
+    }
+    let mut w = vec![0.0; n - 2];
+    w[0] = x[1];
+    for i in 1..n - 2 {
+        w[i] = z[i - 1] * y[i] + c * u[i];
+    }
+    for i in 0..n - 2 {
+        w[i] += w[i] * z[i] - w[i].cos();
+    }
+    w
 }
 
 /// Elements at the index inside a longer sum: `a[n * r + j + 1]`, `x[1 + k + j]`,
@@ -877,20 +912,27 @@ fn a_leaf_past_its_slice_panics_as_the_function_does() {
 
 #[test]
 fn element_loops_of_runge_kutta_stages_are_recorded_whole() {
-    let values: Vec<f64> = (0..12).map(|i| 0.3 + 0.05 * i as f64).collect();
-    for s in [1, 3] {
-        let last = |y: Vec<Var>| y[y.len() - 1];
-        check_elements(
-            &values,
-            3 * s,
-            |x| last(stages(x, s)),
-            |x| {
-                let y = stages(x, s);
-                y[y.len() - 1]
-            },
-            |x| stages_by_hand(x, s)[x.len() - 1],
-        );
-        assert_eq!(stages(&values, s), stages_by_hand(&values, s));
+    // At 12 points a node per element; at 120 each loop is kept as a block (`k1[i - 1]` and
+    // `k2[i]` read two runs each: `k[0] = x[0]`, then the stage's own loop).
+    for (len, blocks) in [(12, 0), (120, 3)] {
+        let values: Vec<f64> = (0..len)
+            .map(|i| 0.3 + 0.6 / len as f64 * i as f64)
+            .collect();
+        for s in [1, 3] {
+            let last = |y: Vec<Var>| y[y.len() - 1];
+            check_elements(
+                &values,
+                3 * s,
+                |x| last(stages(x, s)),
+                |x| {
+                    let y = stages(x, s);
+                    y[y.len() - 1]
+                },
+                |x| stages_by_hand(x, s)[x.len() - 1],
+            );
+            assert_eq!(stages(&values, s), stages_by_hand(&values, s));
+            assert_eq!(loops_kept(&values, |x| stages(x, s)), (3 * s, blocks * s));
+        }
     }
 }
 
@@ -993,29 +1035,39 @@ fn a_leaf_twice_in_one_operation_is_recorded_as_the_loop_records_it() {
 
 #[test]
 fn a_term_that_panics_leaves_the_elements_written_recorded() {
-    let values: Vec<f64> = (0..10).map(|i| 0.2 * i as f64 - 0.7).collect();
-    // y[i] = 2x[i] + 1, x[i] + 1, ..., 10x[i] + 1 for i < 5 (10 / (5 - i)), x[i] after.
-    let factor = |i: usize| if i < 5 { (10 / (5 - i)) as f64 } else { 1.0 };
-    let plain = |x: &[f64]| {
-        x.iter()
-            .enumerate()
-            .map(|(i, v)| if i < 5 { v * factor(i) + 1.0 } else { *v })
-            .map(|y| y * y)
-            .fold(0.0, |total, term| total + term)
-    };
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let (value, gradient, _, loops) = on_tape(&values, None, &[], caught);
-    let (value_by_term, gradient_by_term, _, _) = on_tape_as(true, &values, None, &[], caught);
-    std::panic::set_hook(previous);
-    // The element loop (the sum's `y` is not a run: five new nodes, then `x`'s).
-    assert_eq!(loops, 1);
-    assert_eq!(value.to_bits(), value_by_term.to_bits());
-    assert_eq!(value.to_bits(), plain(&values).to_bits());
-    assert_eq!(gradient, gradient_by_term);
-    for (i, (g, v)) in gradient.iter().zip(&values).enumerate() {
-        let y = if i < 5 { v * factor(i) + 1.0 } else { *v };
-        assert_eq!(*g, 2.0 * y * factor(i), "{i}");
+    // At 10 elements, panicking at 5, the loop is recorded a node at a time; at 100, panicking
+    // at 40, it is kept as a block of the 40 terms written.
+    for (len, at, blocks) in [(10, 5, 0), (100, 40, 1)] {
+        let values: Vec<f64> = (0..len).map(|i| 0.2 * i as f64 - 0.7).collect();
+        // y[i] = (10 / (at - i)) x[i] + 1 for i < at, x[i] after.
+        let factor = |i: usize| if i < at { (10 / (at - i)) as f64 } else { 1.0 };
+        let plain = |x: &[f64]| {
+            x.iter()
+                .enumerate()
+                .map(|(i, v)| if i < at { v * factor(i) + 1.0 } else { *v })
+                .map(|y| y * y)
+                .fold(0.0, |total, term| total + term)
+        };
+        let f = |x: &[Var]| caught(x, at);
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let (value, gradient, _, loops) = on_tape(&values, None, &[], f);
+        let (value_by_term, gradient_by_term, _, _) = on_tape_as(true, &values, None, &[], f);
+        let tape = Tape::new();
+        let x: Vec<Var> = values.iter().map(|&v| tape.var(v)).collect();
+        let _ = f(&x);
+        std::panic::set_hook(previous);
+        assert_eq!(ad::__private::loops_as_runs(&tape), blocks);
+        drop(tape);
+        // The element loop (the sum's `y` is not a run: new nodes, then `x`'s).
+        assert_eq!(loops, 1);
+        assert_eq!(value.to_bits(), value_by_term.to_bits());
+        assert_eq!(value.to_bits(), plain(&values).to_bits());
+        assert_eq!(gradient, gradient_by_term);
+        for (i, (g, v)) in gradient.iter().zip(&values).enumerate() {
+            let y = if i < at { v * factor(i) + 1.0 } else { *v };
+            assert_eq!(*g, 2.0 * y * factor(i), "{i}");
+        }
     }
 }
 
@@ -1094,17 +1146,51 @@ fn long_loops_are_kept_as_runs_with_the_same_record() {
     check(&values, 4, f, |v| long_sums(&v[..n], &w, v[n], 7), plain);
     // The first three loops as runs (the second's `m` is one of its run's nodes); the fourth
     // adds to a sum that already has slots.
+    assert_eq!(loops_kept(&values, f), (4, 3));
+    // Short loops (fewer than 128 operands) are slots.
+    let short: Vec<f64> = values[..30].iter().chain([&0.2]).copied().collect();
+    let short_sums = |x: &[Var]| long_sums(&x[..30], &w, x[30], 7);
+    assert_eq!(loops_kept(&short, short_sums), (4, 0));
+}
+
+/// How many loops `f` records whole on a tape seeded with `values` in order, and how many of
+/// those it keeps as runs or blocks.
+fn loops_kept<R>(values: &[f64], f: impl Fn(&[Var]) -> R) -> (usize, usize) {
     let tape = Tape::new();
     let x: Vec<Var> = values.iter().map(|&v| tape.var(v)).collect();
     let _ = f(&x);
-    assert_eq!(ad::__private::loops_as_runs(&tape), 3);
-    // Short loops (fewer than 128 operands) are slots.
-    let short: Vec<f64> = values[..30].iter().chain([&0.2]).copied().collect();
-    let tape = Tape::new();
-    let x: Vec<Var> = short.iter().map(|&v| tape.var(v)).collect();
-    let _ = long_sums(&x[..30], &w, x[30], 7);
-    assert_eq!(ad::__private::whole_loops(&tape), 4);
-    assert_eq!(ad::__private::loops_as_runs(&tape), 0);
+    let whole = ad::__private::whole_loops(&tape);
+    (whole, ad::__private::loops_as_runs(&tape))
+}
+
+/// `Σ wᵢ (i + 1)` over the elements [`long_elements`] returns, added one by one.
+fn weighted<S: Copy + std::ops::Add<Output = S> + std::ops::Mul<f64, Output = S>>(w: &[S]) -> S {
+    let mut total = w[0];
+    for (i, &e) in w.iter().enumerate().skip(1) {
+        total = total + e * (i + 1) as f64;
+    }
+    total
+}
+
+#[test]
+fn long_element_loops_are_kept_as_blocks_with_the_same_record() {
+    let n = 200;
+    let mut values: Vec<f64> = (0..n).map(|i| 0.5 * (i as f64 * 0.37).sin()).collect();
+    values.push(0.2);
+    let d: Vec<f64> = (0..n).map(|i| 0.01 * i as f64 - 1.0).collect();
+    for k in [7, 0, n - 1] {
+        let f = |v: &[Var]| weighted(&long_elements(&v[..n], &d, v[n], k));
+        let plain = |v: &[f64]| weighted(&long_elements(&v[..n], &d, v[n], k));
+        let dual = |v: &[Dual<f64>]| weighted(&long_elements(&v[..n], &d, v[n], k));
+        check_elements(&values, 5, f, dual, plain);
+        // `y`'s loop and both of `w`'s as blocks; `z`'s reads `x[i + 2]` before `x[i]`, and
+        // `u`'s reads `m`, one of `x`'s nodes, in every term: slots.
+        assert_eq!(loops_kept(&values, f), (5, 3));
+    }
+    // Short loops (fewer than 32 terms) are slots.
+    let short: Vec<f64> = values[..20].iter().chain([&0.2]).copied().collect();
+    let short_loops = |x: &[Var]| long_elements(&x[..20], &d, x[20], 7);
+    assert_eq!(loops_kept(&short, short_loops), (5, 0));
 }
 
 #[test]
@@ -1143,11 +1229,7 @@ fn two_scalars_of_one_node_inside_the_run_take_their_additions_in_order() {
         if seed < 4 {
             check(&values, 1, |x| twins(x, k), |x| twins(x, k), plain);
         }
-        let tape = Tape::new();
-        let x: Vec<Var> = values.iter().map(|&v| tape.var(v)).collect();
-        let _ = twins(&x, k);
-        assert_eq!(ad::__private::loops_as_runs(&tape), 1);
-        drop(tape);
+        assert_eq!(loops_kept(&values, |x| twins(x, k)), (1, 1));
         let (_, gradient, _, _) = on_tape(&values, None, &[], |x| twins(x, k));
         let (_, slots, _, _) = on_tape(&values, Some(&reversed), &[], |x| twins(x, k));
         assert_eq!(gradient, slots, "at seed {seed}, k = {k}");
@@ -1158,12 +1240,7 @@ fn two_scalars_of_one_node_inside_the_run_take_their_additions_in_order() {
 fn long_loops_of_the_other_forms_are_kept_as_runs() {
     let values: Vec<f64> = (0..600).map(|i| 0.4 * (i as f64 * 0.61).cos()).collect();
     let w: Vec<f64> = (0..600).map(|i| 0.002 * i as f64).collect();
-    let runs = |f: &dyn Fn(&[Var]) -> Var| {
-        let tape = Tape::new();
-        let x: Vec<Var> = values.iter().map(|&v| tape.var(v)).collect();
-        let _ = f(&x);
-        ad::__private::loops_as_runs(&tape)
-    };
+    let runs = |f: &dyn Fn(&[Var]) -> Var| loops_kept(&values, f).1;
     // A distance, neighbours (with a start that is not zero), items, an enumerate, matrix rows.
     let (x, y) = split(&values, 300);
     check(
@@ -1251,6 +1328,39 @@ fn stages_short(x: &[f64]) -> f64 {
     y[0]
 }
 
+/// One direction of forward mode (0 at the `constants`): `Σᵢ gᵢ dᵢ` of `gradient` against the
+/// tangent of `f` along `d`.
+fn along_a_direction(
+    values: &[f64],
+    constants: &[usize],
+    gradient: &[f64],
+    f: impl Fn(&[Dual<f64>]) -> Dual<f64>,
+) -> Result<(), TestCaseError> {
+    let direction: Vec<f64> = (0..values.len())
+        .map(|i| {
+            if constants.contains(&i) {
+                0.0
+            } else {
+                ((i * 7) % 11) as f64 - 5.0
+            }
+        })
+        .collect();
+    let duals: Vec<Dual<f64>> = values
+        .iter()
+        .zip(&direction)
+        .map(|(&v, &d)| Dual::new(v, d))
+        .collect();
+    let tangent = f(&duals).tangent;
+    let along: f64 = gradient.iter().zip(&direction).map(|(g, d)| g * d).sum();
+    prop_assert!(
+        (along - tangent).abs() <= 1e-9 * tangent.abs().max(1.0),
+        "{} against {}",
+        along,
+        tangent
+    );
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: 256,
@@ -1331,19 +1441,44 @@ proptest! {
         prop_assert_eq!(value.to_bits(), value_by_term.to_bits());
         prop_assert_eq!(nodes, nodes_by_term);
         prop_assert_eq!(&gradient, &gradient_by_term);
-        // One direction of forward mode: Σᵢ gᵢ dᵢ against the tangent along d.
-        let direction: Vec<f64> = (0..values.len())
-            .map(|i| if constants.contains(&i) { 0.0 } else { ((i * 7) % 11) as f64 - 5.0 })
-            .collect();
-        let duals: Vec<Dual<f64>> =
-            values.iter().zip(&direction).map(|(&v, &d)| Dual::new(v, d)).collect();
-        let tangent = (long_sums(&duals[..n], &w, duals[n], k) + neighbours(&duals[..n], &w, low))
-            .tangent;
-        let along: f64 = gradient.iter().zip(&direction).map(|(g, d)| g * d).sum();
-        prop_assert!(
-            (along - tangent).abs() <= 1e-9 * tangent.abs().max(1.0),
-            "{} against {}", along, tangent
-        );
+        along_a_direction(&values, &constants, &gradient, |v| {
+            long_sums(&v[..n], &w, v[n], k) + neighbours(&v[..n], &w, low)
+        })?;
+    }
+
+    /// Random long lengths, values, seeding orders and constants through element loops long
+    /// enough to be kept as blocks: the value, the node count and the gradient are those of the
+    /// same loops recorded term by term, bit for bit, and agree with forward mode along a
+    /// direction.
+    #[test]
+    fn random_long_element_loops_agree_with_term_by_term_and_forward_mode(
+        values in prop::collection::vec(-1.5f64..1.5, 40..300),
+        k in 0usize..300,
+        seeding in 0usize..3,
+        constant in prop::option::of(0usize..300),
+    ) {
+        let n = values.len() - 1;
+        let d: Vec<f64> = values.iter().map(|v| 0.3 * v + 0.1).collect();
+        let k = k % n;
+        // In order; the first and last swapped (runs broken at both ends); reversed (every
+        // element its own run: slots).
+        let mut order: Vec<usize> = (0..values.len()).collect();
+        match seeding {
+            1 => order.swap(0, n),
+            2 => order.reverse(),
+            _ => {}
+        }
+        let constants: Vec<usize> = constant.into_iter().collect();
+        let f = |v: &[Var]| weighted(&long_elements(&v[..n], &d, v[n], k)) + stages(&v[..n], 2)[n - 1];
+        let (value, gradient, nodes, _) = on_tape(&values, Some(&order), &constants, f);
+        let (value_by_term, gradient_by_term, nodes_by_term, _) =
+            on_tape_as(true, &values, Some(&order), &constants, f);
+        prop_assert_eq!(value.to_bits(), value_by_term.to_bits());
+        prop_assert_eq!(nodes, nodes_by_term);
+        prop_assert_eq!(&gradient, &gradient_by_term);
+        along_a_direction(&values, &constants, &gradient, |v| {
+            weighted(&long_elements(&v[..n], &d, v[n], k)) + stages(&v[..n], 2)[n - 1]
+        })?;
     }
 
     /// Random lengths, offsets, values, seeding orders and constants through element loops:

@@ -36,9 +36,9 @@ pub fn whole_loops(tape: &Tape) -> usize {
     tape.whole_loops()
 }
 
-/// How many of the loop sums `tape` has recorded whole were long enough to be kept as runs of
-/// nodes instead of slots (`Runs` in the tape); for `tests/whole_loops.rs`. No generated code
-/// calls it.
+/// How many of the loops `tape` has recorded whole were long enough to be kept as runs of nodes
+/// instead of slots (loop sums: `Runs` in the tape; element loops: `Block`); for
+/// `tests/whole_loops.rs`. No generated code calls it.
 pub fn loops_as_runs(tape: &Tape) -> usize {
     tape.loops_as_runs()
 }

@@ -39,10 +39,11 @@ pub(crate) struct Recording {
     /// checks one capacity for its slots, and the sweep reads one stream).
     slots: Vec<Slot>,
     adjoints: Vec<f64>,
-    /// The loop sums of this session ([`PendingSum`]), in node order. Such a node has no slots
-    /// in `slots`: its operands stay in the buffers they were accumulated in, moved here
-    /// whole when the sum was finished, so a sum of n terms is never copied.
-    sums: Vec<(u32, SumOperands)>,
+    /// The records kept apart from `slots`, in node order, each at the node it ends on: the loop
+    /// sums of this session ([`PendingSum`]), whose operands stay in the buffers they were
+    /// accumulated in, moved here whole when the sum was finished (so a sum of n terms is never
+    /// copied), and the element loops kept as [`Block`]s. Their nodes have no slots in `slots`.
+    apart: Vec<(u32, Apart)>,
     /// Emptied buffers of earlier sessions' sums, for the next [`PendingSum`]s on this thread.
     spare_sums: Vec<Vec<Slot>>,
     /// Emptied [`Runs`] of earlier sessions' sums, for the next ones on this thread.
@@ -51,12 +52,16 @@ pub(crate) struct Recording {
     /// The runs of the [`PendingSum`]s not yet finished, each named by its place here (so a
     /// `PendingSum` holds 4 bytes for them, not a pointer: moving it costs every short sum).
     pending_runs: Vec<Option<Box<Runs>>>,
+    /// Emptied [`Block`]s of earlier sessions, for the next ones on this thread.
+    #[allow(clippy::vec_box)]
+    spare_blocks: Vec<Box<Block>>,
     /// The checkpointed segments of this session ([`record_checkpoint`]), in node order.
     checkpoints: Vec<Checkpoint>,
     /// How many loops this session recorded whole ([`PendingSum::add_loop`], [`fill_loop`]),
     /// which the tests read to know the generated code took that path.
     whole_loops: usize,
-    /// How many of those loops were kept as [`Runs`], which the tests read likewise.
+    /// How many of those loops were kept as [`Runs`] or a [`Block`], which the tests read
+    /// likewise.
     loops_as_runs: usize,
 }
 
@@ -85,10 +90,11 @@ impl Recording {
             ends: Vec::new(),
             slots: Vec::new(),
             adjoints: Vec::new(),
-            sums: Vec::new(),
+            apart: Vec::new(),
             spare_sums: Vec::new(),
             spare_runs: Vec::new(),
             pending_runs: Vec::new(),
+            spare_blocks: Vec::new(),
             checkpoints: Vec::new(),
             whole_loops: 0,
             loops_as_runs: 0,
@@ -99,16 +105,16 @@ impl Recording {
         self.ends.clear();
         self.slots.clear();
         self.adjoints.clear();
-        while let Some((_, operands)) = self.sums.pop() {
-            self.keep_spare(operands);
+        while let Some((_, kept)) = self.apart.pop() {
+            self.keep_spare(kept);
         }
         // Sums left unfinished (a panic unwound through them).
         while let Some(runs) = self.pending_runs.pop() {
             if let Some(runs) = runs {
-                self.keep_spare(SumOperands {
+                self.keep_spare(Apart::Sum(SumOperands {
                     runs: Some(runs),
                     slots: Vec::new(),
-                });
+                }));
             }
         }
         self.checkpoints.clear();
@@ -129,9 +135,17 @@ impl Recording {
         self.ends.truncate(nodes);
         self.slots.truncate(slots);
         self.adjoints.truncate(nodes);
-        while self.sums.last().is_some_and(|sum| sum.0 as usize >= nodes) {
-            let (_, operands) = self.sums.pop().expect("checked non-empty");
-            self.keep_spare(operands);
+        while self
+            .apart
+            .last()
+            .is_some_and(|kept| kept.0 as usize >= nodes)
+        {
+            let (_, kept) = self.apart.pop().expect("checked non-empty");
+            if let Apart::Block(block) = &kept {
+                // Cuts fall between records (a checkpoint's own nodes, or its replay's).
+                assert!(block.first as usize >= nodes, "a cut inside a block");
+            }
+            self.keep_spare(kept);
         }
         let kept = self
             .checkpoints
@@ -139,9 +153,18 @@ impl Recording {
         self.checkpoints.split_off(kept)
     }
 
-    /// Keeps the emptied buffers of a sum's operands for the next [`PendingSum`]s.
-    fn keep_spare(&mut self, operands: SumOperands) {
-        let SumOperands { runs, mut slots } = operands;
+    /// Keeps the emptied buffers of a record kept apart for the next [`PendingSum`]s and
+    /// [`Block`]s.
+    fn keep_spare(&mut self, kept: Apart) {
+        let SumOperands { runs, mut slots } = match kept {
+            Apart::Sum(operands) => operands,
+            Apart::Block(mut block) => {
+                block.pieces.clear();
+                block.partials.clear();
+                self.spare_blocks.push(block);
+                return;
+            }
+        };
         match runs {
             Some(mut runs) => {
                 runs.partials.clear();
@@ -197,7 +220,7 @@ impl Recording {
             ends,
             slots,
             adjoints,
-            sums,
+            apart,
             ..
         } = self;
         let nodes = ends.len();
@@ -212,13 +235,13 @@ impl Recording {
         // `start..end` lies within `slots`; an operand was recorded before its user, so
         // `operand < node < nodes`, the length of `adjoints`. The same holds for the operands of
         // a finished sum, which `PendingSum` checked against this session.
-        // The sums not yet swept are `sums[..unswept]`; the node of the last of them is next
-        // (`usize::MAX`, no node, once there are none).
-        let node_of = |sum: &(u32, SumOperands)| sum.0 as usize;
-        let mut unswept = sums.partition_point(|sum| node_of(sum) < high);
+        // The records kept apart not yet swept are `apart[..unswept]`; the node of the last of
+        // them is next (`usize::MAX`, no node, once there are none).
+        let node_of = |kept: &(u32, Apart)| kept.0 as usize;
+        let mut unswept = apart.partition_point(|kept| node_of(kept) < high);
         let mut next_sum = unswept
             .checked_sub(1)
-            .map_or(usize::MAX, |last| node_of(&sums[last]));
+            .map_or(usize::MAX, |last| node_of(&apart[last]));
         let mut end = ends[high - 1] as usize;
         // One past the node to sweep next.
         let mut above = high;
@@ -231,10 +254,18 @@ impl Recording {
                 end = start;
             } else if node == next_sum {
                 unswept -= 1;
-                unsafe { sums[unswept].1.pass_back(node, adjoints) };
+                match &apart[unswept].1 {
+                    Apart::Sum(sum) => unsafe { sum.pass_back(node, adjoints) },
+                    Apart::Block(block) => {
+                        // Its terms' nodes all at once: they pass back to nodes below them.
+                        block.pass_back(adjoints);
+                        above = block.first as usize;
+                        assert!(above >= low, "a sweep starts or ends inside a block");
+                    }
+                }
                 next_sum = unswept
                     .checked_sub(1)
-                    .map_or(usize::MAX, |last| node_of(&sums[last]));
+                    .map_or(usize::MAX, |last| node_of(&apart[last]));
             } else if node >= 2 && unsafe { *ends.get_unchecked(node - 2) } as usize == end {
                 // A run of nodes with no slots (inputs seeded in bulk): they pass nothing back.
                 // Skip to the highest node below them with slots, or to the next sum among
@@ -699,20 +730,43 @@ pub(crate) fn fill_loop<const K: usize>(
     if !records_whole(tag) {
         return false;
     }
-    // Where each leaf's elements start (an own leaf's: `out`'s, set below), and whether its
-    // elements are nodes.
+    // Where each leaf's elements start (an own leaf's: `out`'s, set below).
     let mut bases = [ptr::null(); K];
-    let mut live = [false; K];
     for k in 0..K {
-        let leaf: &[Var] = if own[k] {
-            out
-        } else {
+        if !own[k] {
             let Some(leaf) = loop_leaf(slices[k], offsets[k], steps[k], count) else {
                 return false;
             };
-            leaf
-        };
-        // All nodes of this session (the usual case, one pass), else all constants.
+            bases[k] = leaf.as_ptr();
+        }
+    }
+    let out_ptr = out.as_mut_ptr();
+    for k in (0..K).filter(|&k| own[k]) {
+        bases[k] = out_ptr.cast_const();
+    }
+    // SAFETY: leaf `k` holds `count` elements from `bases[k]` (one for step 0), checked above
+    // (an own leaf's are `out`'s); nothing writes them while these slices live.
+    let leaves: [&[Var]; K] = std::array::from_fn(|k| unsafe {
+        std::slice::from_raw_parts(bases[k], if steps[k] == 0 { 1 } else { count })
+    });
+    {
+        // SAFETY: see `tag`; no other reference to the recording is live.
+        let r = unsafe { &mut *recording };
+        if (r.limit as usize).saturating_sub(r.ends.len()) < count {
+            return false;
+        }
+    }
+    if count >= BLOCK_LOOP {
+        if let Some(block) = Block::of_loop(count, &leaves, &steps, tag) {
+            fill_block(recording, out_ptr, range, bases, steps, block, term);
+            return true;
+        }
+    }
+    // Whether each leaf's elements are nodes: all of this session (the usual case, one pass),
+    // else all constants.
+    let mut live = [false; K];
+    for k in 0..K {
+        let leaf = leaves[k];
         let recorded = leaf
             .iter()
             .fold(0, |foreign, var| foreign | (var.tape ^ tag))
@@ -720,12 +774,7 @@ pub(crate) fn fill_loop<const K: usize>(
         if !recorded && leaf.iter().any(|var| !var.is_constant()) {
             return false;
         }
-        bases[k] = leaf.as_ptr();
         live[k] = recorded;
-    }
-    let out_ptr = out.as_mut_ptr();
-    for k in (0..K).filter(|&k| own[k]) {
-        bases[k] = out_ptr.cast_const();
     }
     let slots_per_term = live.iter().filter(|&&live| live).count();
     if slots_per_term == 0 {
@@ -739,9 +788,6 @@ pub(crate) fn fill_loop<const K: usize>(
         // SAFETY: see `tag`; no other reference to the recording is live.
         let r = unsafe { &mut *recording };
         let first = r.ends.len();
-        if (r.limit as usize).saturating_sub(first) < count {
-            return false;
-        }
         r.whole_loops += 1;
         r.ends.reserve(count);
         r.slots.reserve(count * slots_per_term);
@@ -805,6 +851,118 @@ pub(crate) fn fill_loop<const K: usize>(
     }
     drop(written);
     true
+}
+
+/// [`fill_loop`] of a loop kept as `block` ([`Block::of_loop`]): writes each term's value to
+/// `out[t]` (through `out`, `range.len()` elements) as node `first + t`, and its partials to the
+/// block. Out of line: the code of the slot path around it stays as it was.
+#[inline(never)]
+fn fill_block<const K: usize>(
+    recording: *mut Recording,
+    out: *mut Var,
+    range: std::ops::Range<usize>,
+    bases: [*const Var; K],
+    steps: [usize; K],
+    mut block: Box<Block>,
+    mut term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
+) {
+    let count = range.len();
+    let (first, tag, partials) = {
+        // SAFETY: as in `fill_loop`; no other reference to the recording is live.
+        let r = unsafe { &mut *recording };
+        let first = r.ends.len();
+        r.whole_loops += 1;
+        r.loops_as_runs += 1;
+        // The terms' nodes, with no slots (`fill_loop` checked the limit).
+        let end = r.slots.len() as u32;
+        r.ends.resize(first + count, end);
+        block.first = first as u32;
+        block.stride = count;
+        block.partials.clear();
+        block.partials.reserve(K * count);
+        (first, r.tag, block.partials.as_mut_ptr())
+    };
+    // Commits the block as its terms are written: should a term panic (and the panic be
+    // caught), the elements written so far name recorded nodes, as the loop as written leaves
+    // them.
+    let mut written = Blocked {
+        recording,
+        block: Some(block),
+        lanes: K,
+        done: 0,
+    };
+    for (t, i) in range.enumerate() {
+        let mut values = [0.0; K];
+        for k in 0..K {
+            // SAFETY: leaf `k` holds `count` elements from `bases[k]` (one for step 0), checked
+            // by `fill_loop`, and `t < count`; an own leaf's element `t` is read before it is
+            // written.
+            values[k] = unsafe { (*bases[k].add(t * steps[k])).value };
+        }
+        let (value, term_partials) = term(i, values);
+        for (k, partial) in term_partials.into_iter().enumerate() {
+            // SAFETY: `K · count` partials were reserved; `k < K`, `t < count`.
+            unsafe { partials.add(k * count + t).write(partial) };
+        }
+        // SAFETY: `t < count`, the length of the `out` that `out` points into.
+        unsafe {
+            out.add(t).write(Var {
+                value,
+                index: (first + t) as u32,
+                tape: tag,
+            });
+        }
+        written.done = t + 1;
+    }
+}
+
+/// The block [`fill_block`] is writing on `recording`, `done` terms of it so far: when this is
+/// dropped (after the loop, or as a term panics), the block joins the recording with those
+/// terms, and the tape's nodes end after them.
+struct Blocked {
+    recording: *mut Recording,
+    block: Option<Box<Block>>,
+    /// The leaves, each with `stride` partials reserved.
+    lanes: usize,
+    done: usize,
+}
+
+impl Drop for Blocked {
+    fn drop(&mut self) {
+        let mut block = self.block.take().expect("dropped once");
+        // SAFETY: `recording` is valid (its `Tape` outlives the loop) and no reference to it is
+        // live; nothing else was recorded on it since `fill_block` started (the term records
+        // nothing on it).
+        let r = unsafe { &mut *self.recording };
+        let lanes = self.lanes;
+        if self.done < block.stride {
+            // Terms never computed: their partials are set so the buffer holds no unwritten
+            // value (the pieces no longer read them).
+            for lane in 0..lanes {
+                for t in self.done..block.stride {
+                    // SAFETY: within the `lanes · stride` partials reserved by `fill_block`.
+                    unsafe {
+                        block
+                            .partials
+                            .as_mut_ptr()
+                            .add(lane * block.stride + t)
+                            .write(0.0)
+                    };
+                }
+            }
+        }
+        // SAFETY: every one of the `lanes · stride` partials was written (above, or by a term).
+        unsafe { block.partials.set_len(lanes * block.stride) };
+        block.truncate(self.done);
+        let first = block.first as usize;
+        r.ends.truncate(first + self.done);
+        if self.done == 0 {
+            r.keep_spare(Apart::Block(block));
+        } else {
+            r.apart
+                .push(((first + self.done - 1) as u32, Apart::Block(block)));
+        }
+    }
 }
 
 /// The records [`fill_loop`] has written on `recording`: its lengths become `nodes` and
@@ -1061,6 +1219,270 @@ impl SumOperands {
     }
 }
 
+/// A record kept apart from the tape's slots ([`Recording::apart`]), at the node it ends on.
+enum Apart {
+    /// A finished loop sum's operands, at the sum's node.
+    Sum(SumOperands),
+    /// An element loop kept as a block, at its last term's node.
+    Block(Box<Block>),
+}
+
+#[cfg(feature = "sparse")]
+impl Apart {
+    /// Whether this record, kept at node `last`, records `node`.
+    fn holds(&self, last: u32, node: usize) -> bool {
+        match self {
+            Apart::Sum(_) => last as usize == node,
+            Apart::Block(block) => (block.first as usize..=last as usize).contains(&node),
+        }
+    }
+
+    /// Hands `f` each operand of `node` (one this record [holds](Apart::holds)) and its
+    /// partial, in the order of the slots the operation would have recorded.
+    fn slots_of(&self, node: usize, mut f: impl FnMut(u32, f64)) {
+        match self {
+            Apart::Sum(sum) => sum
+                .slots()
+                .for_each(|(operand, partial)| f(operand, partial)),
+            Apart::Block(block) => block.slots_of(node - block.first as usize, f),
+        }
+    }
+}
+
+/// The fewest terms of an element loop kept as a [`Block`]; shorter loops write slots.
+const BLOCK_LOOP: usize = 32;
+
+/// The most pieces of consecutive nodes one leaf of a [`Block`] may read (ode's `k1[i - 1]`
+/// reads two: `k1[0] = x[0]`, then the nodes of `k1`'s own loop).
+const LEAF_PIECES: usize = 4;
+
+/// The terms at which `vars` stop following each other, fewer than [`LEAF_PIECES`] of them, in
+/// order; `None` when there are more. `vars[t]` follows `vars[t - 1]` when it is the next node
+/// of the same session (its index and tag compared as one number). Checked a chunk at a time
+/// with no branch, which the compiler vectorises, and a chunk that has one searched again.
+fn breaks(vars: &[Var]) -> Option<([usize; LEAF_PIECES], usize)> {
+    const CHUNK: usize = 64;
+    let key = |var: &Var| (u64::from(var.tape) << 32) | u64::from(var.index);
+    let (mut breaks, mut found) = ([0; LEAF_PIECES], 0);
+    for low in (1..vars.len()).step_by(CHUNK) {
+        // With the element before it: they follow each other when `key - j` is the same for
+        // every element `j` of the chunk.
+        let chunk = &vars[low - 1..vars.len().min(low + CHUNK)];
+        let base = key(&chunk[0]);
+        let apart = chunk.iter().enumerate().fold(0, |apart, (j, var)| {
+            apart | (key(var).wrapping_sub(j as u64) ^ base)
+        });
+        if apart == 0 {
+            continue;
+        }
+        for (t, pair) in (low..).zip(chunk.windows(2)) {
+            if key(&pair[1]) != key(&pair[0]).wrapping_add(1) {
+                if found == LEAF_PIECES - 1 {
+                    return None;
+                }
+                breaks[found] = t;
+                found += 1;
+            }
+        }
+    }
+    Some((breaks, found))
+}
+
+/// The first and one past the last of `adjoints` that are not zero (either sign), `None` when
+/// all are. Searched a chunk at a time with no branch (the bits of each adjoint but its sign
+/// or'ed together), which the compiler vectorises, and the chunk that has one searched again.
+fn nonzero_band(adjoints: &[f64]) -> Option<(usize, usize)> {
+    const CHUNK: usize = 16;
+    let nonzero = |chunk: &[f64]| chunk.iter().fold(0, |bits, a| bits | (a.to_bits() << 1)) != 0;
+    let first = adjoints.chunks(CHUNK).position(nonzero)?;
+    let last = adjoints.rchunks(CHUNK).position(nonzero)?;
+    let low = first * CHUNK + adjoints[first * CHUNK..].iter().position(|&a| a != 0.0)?;
+    let high = adjoints.len() - last * CHUNK;
+    let high = adjoints[..high].iter().rposition(|&a| a != 0.0)? + 1;
+    Some((low, high))
+}
+
+/// An element loop `for i in range { out[i] = e }` kept as one record instead of a node of slots
+/// per term: term `t` is node `first + t`, with no slots, and leaf `k`'s partial in term `t` is
+/// `partials[k · stride + t]` (every leaf's is written, a constant's never read). Which node a
+/// leaf reads in each term is kept as [`Piece`]s: runs of consecutive nodes (step 1) or one node
+/// for every term (step 0). The sweep passes each piece back as one loop, which the compiler
+/// vectorises for a step-1 piece, where the slots would be read one term at a time.
+///
+/// The sweep adds to each adjoint what the slots would, in the same order. Term by term, the
+/// slots pass back from the last term down, each term's leaves in leaf order: an adjoint that
+/// several pieces reach gets its additions by descending term, then ascending leaf. The pieces
+/// are passed back leaf by leaf, each leaf's from its last term down, and [`Block::of_loop`]
+/// keeps a loop as a block only when that order is the same for every node two pieces share.
+/// Within a piece a step-1 node is reached once, and a step-0 node is summed from the last
+/// term down; a step-0 node that another piece reaches too keeps the loop as slots.
+#[derive(Default)]
+struct Block {
+    first: u32,
+    count: usize,
+    stride: usize,
+    partials: Vec<f64>,
+    /// In the order the sweep passes them back.
+    pieces: Vec<Piece>,
+}
+
+/// The terms `start..start + len` of a [`Block`] whose leaf `lane` reads node
+/// `node + (t - start) · step` in term `t`.
+#[derive(Clone, Copy, Debug)]
+struct Piece {
+    lane: u32,
+    start: u32,
+    len: u32,
+    node: u32,
+    step: u32,
+}
+
+impl Piece {
+    /// The nodes this piece reads.
+    fn nodes(&self) -> std::ops::Range<u64> {
+        let reach = if self.step == 0 { 1 } else { self.len };
+        u64::from(self.node)..u64::from(self.node) + u64::from(reach)
+    }
+}
+
+impl Block {
+    /// The block of an element loop of `count` terms whose leaf `lane` reads `leaves[lane]`:
+    /// `count` elements, or one for every term (`steps[lane]` 0), all nodes of the session
+    /// tagged `tag` or all constants (no piece), in a buffer from the thread's pool. `None`
+    /// when a leaf is neither, has more than [`LEAF_PIECES`] runs of nodes, or two pieces share
+    /// a node whose additions the sweep would make in another order than the slots (see
+    /// [`Block`]), or no leaf has nodes.
+    #[inline(never)]
+    fn of_loop(count: usize, leaves: &[&[Var]], steps: &[usize], tag: u32) -> Option<Box<Block>> {
+        let mut block = with_active_recording(|r| r.spare_blocks.pop())
+            .flatten()
+            .unwrap_or_default();
+        let pieces = &mut block.pieces;
+        pieces.clear();
+        let piece = |lane: usize, start: usize, len: usize, node: u32, step: u32| Piece {
+            lane: lane as u32,
+            start: start as u32,
+            len: len as u32,
+            node,
+            step,
+        };
+        let mut fits = true;
+        for (lane, (&vars, &step)) in leaves.iter().zip(steps).enumerate() {
+            if vars[0].is_constant() {
+                fits &= vars.iter().all(|var| var.is_constant());
+            } else if step == 0 {
+                fits &= vars[0].tape == tag;
+                pieces.push(piece(lane, 0, count, vars[0].index, 0));
+            } else if let Some((breaks, found)) = breaks(vars) {
+                // Its runs, pushed from the last term down, the order they are passed back in.
+                // Within a run the tags are the first element's.
+                let mut end = count;
+                for &start in breaks[..found].iter().rev().chain([&0]) {
+                    fits &= vars[start].tape == tag;
+                    pieces.push(piece(lane, start, end - start, vars[start].index, 1));
+                    end = start;
+                }
+            } else {
+                fits = false;
+            }
+            if !fits {
+                break;
+            }
+        }
+        fits &= !pieces.is_empty();
+        fits &= pieces.iter().enumerate().all(|(i, before)| {
+            pieces[i + 1..].iter().all(|after| {
+                let (a, b) = (before.nodes(), after.nodes());
+                if a.end <= b.start || b.end <= a.start {
+                    return true;
+                }
+                // A shared node is reached at term `node - piece.node + piece.start` of each:
+                // by `before` at a later term, or at the same one in an earlier leaf (the
+                // pieces go leaf by leaf, and a leaf's pieces are of different terms).
+                let term = |piece: &Piece| i64::from(piece.start) - i64::from(piece.node);
+                before.step == 1 && after.step == 1 && term(before) >= term(after)
+            })
+        });
+        if !fits {
+            pieces.clear();
+            with_active_recording(|r| r.spare_blocks.push(block));
+            return None;
+        }
+        Some(block)
+    }
+
+    /// Keeps the first `count` terms only (a term panicked).
+    fn truncate(&mut self, count: usize) {
+        self.count = count;
+        self.pieces.retain(|piece| (piece.start as usize) < count);
+        for piece in &mut self.pieces {
+            piece.len = piece.len.min((count - piece.start as usize) as u32);
+        }
+    }
+
+    /// Hands `f` term `t`'s operands and partials, in leaf order (the slots it stands for).
+    #[cfg(feature = "sparse")]
+    fn slots_of(&self, t: usize, mut f: impl FnMut(u32, f64)) {
+        for piece in &self.pieces {
+            let start = piece.start as usize;
+            if (start..start + piece.len as usize).contains(&t) {
+                let operand = piece.node + (t - start) as u32 * piece.step;
+                f(
+                    operand,
+                    self.partials[piece.lane as usize * self.stride + t],
+                );
+            }
+        }
+    }
+
+    /// Adds each term's adjoint times its partials to the adjoints of the nodes it read, in the
+    /// order the slots would (see [`Block`]). Out of line, so the sweep's loop over nodes stays
+    /// small.
+    #[inline(never)]
+    fn pass_back(&self, adjoints: &mut [f64]) {
+        // Every piece reads nodes below the block's, recorded before it.
+        let (below, terms) = adjoints.split_at_mut(self.first as usize);
+        let terms = &terms[..self.count];
+        // A term of adjoint 0 passes nothing back (as in `pass_back`), so that an infinite
+        // partial of an unused branch cannot make a NaN. Only the terms from the first to the
+        // last of nonzero adjoint are passed back (the others often make most of a block: the
+        // gradient of one output of ode's last step reaches few of its terms).
+        let Some((low, high)) = nonzero_band(terms) else {
+            return;
+        };
+        for piece in &self.pieces {
+            let start = (piece.start as usize).max(low);
+            let end = (piece.start as usize + piece.len as usize).min(high);
+            if start >= end {
+                continue;
+            }
+            let len = end - start;
+            let node = (piece.node + (start as u32 - piece.start) * piece.step) as usize;
+            let adjoints = &terms[start..start + len];
+            let partials = &self.partials[piece.lane as usize * self.stride + start..][..len];
+            if piece.step == 1 {
+                // Between them, a term of adjoint 0 adds -0.0, which leaves every sum as it was
+                // (+0.0 would turn -0.0 into +0.0). (The choice as a mask: as an `if`, the loop
+                // was not vectorised.)
+                let sums = below[node..node + len].iter_mut();
+                for ((sum, &adjoint), &partial) in sums.zip(adjoints).zip(partials) {
+                    let kept = u64::from(adjoint != 0.0).wrapping_neg();
+                    let product = (adjoint * partial).to_bits();
+                    *sum += f64::from_bits((product & kept) | ((-0.0f64).to_bits() & !kept));
+                }
+            } else {
+                let mut sum = below[node];
+                for (&adjoint, &partial) in adjoints.iter().zip(partials).rev() {
+                    if adjoint != 0.0 {
+                        sum += adjoint * partial;
+                    }
+                }
+                below[node] = sum;
+            }
+        }
+    }
+}
+
 impl PendingSum {
     /// A sum that starts at `start`.
     #[inline(always)]
@@ -1246,7 +1668,8 @@ impl PendingSum {
                 r.pending_runs.pop();
             }
             let node = r.push_node(value);
-            r.sums.push((node.index, SumOperands { runs, slots }));
+            r.apart
+                .push((node.index, Apart::Sum(SumOperands { runs, slots })));
             node
         })
     }
@@ -1271,7 +1694,8 @@ fn finish_slots(sum: Var, slots: Vec<Slot>) -> Var {
         } else {
             let node = r.push_node(sum.value);
             let runs = None;
-            r.sums.push((node.index, SumOperands { runs, slots }));
+            r.apart
+                .push((node.index, Apart::Sum(SumOperands { runs, slots })));
             node
         }
     })
@@ -1667,8 +2091,12 @@ impl Detached {
         let end = r.ends[node] as usize;
         if start != end {
             into.extend(r.slots[start..end].iter().map(|slot| slot.operand));
-        } else if let Ok(sum) = r.sums.binary_search_by_key(&(node as u32), |sum| sum.0) {
-            into.extend(r.sums[sum].1.slots().map(|(operand, _)| operand));
+        } else if let Some(kept) = r
+            .apart
+            .get(r.apart.partition_point(|kept| (kept.0 as usize) < node))
+            .filter(|kept| kept.1.holds(kept.0, node))
+        {
+            kept.1.slots_of(node, |operand, _| into.push(operand));
         } else {
             let after = r
                 .checkpoints
@@ -1712,7 +2140,7 @@ impl Detached {
         }
         // As in the backward sweep, an operand of tangent 0 adds nothing, so an infinite
         // partial of an unused branch cannot make a NaN.
-        let mut sums = r.sums.iter().peekable();
+        let mut apart = r.apart.iter().peekable();
         let mut start = 0;
         for node in 0..self.nodes {
             let end = r.ends[node] as usize;
@@ -1728,10 +2156,14 @@ impl Detached {
                     add(slot.operand, slot.partial);
                 }
                 tangents[node] = total;
-            } else if let Some((_, sum)) = sums.next_if(|sum| sum.0 as usize == node) {
-                sum.slots()
-                    .for_each(|(operand, partial)| add(operand, partial));
+            } else if let Some((last, kept)) =
+                apart.peek().filter(|kept| kept.1.holds(kept.0, node))
+            {
+                kept.slots_of(node, &mut add);
                 tangents[node] = total;
+                if *last as usize == node {
+                    apart.next();
+                }
             }
             start = end;
         }
