@@ -855,8 +855,9 @@ pub(crate) fn fill_loop<const K: usize>(
 
 /// [`fill_loop`] of a loop kept as `block` ([`Block::of_loop`]): writes each term's value to
 /// `out[t]` (through `out`, `range.len()` elements) as node `first + t`, and its partials to the
-/// block. Out of line: the code of the slot path around it stays as it was.
-#[inline(never)]
+/// block. Inlined, so that each leaf's step is a constant of the loop (out of line, ode's
+/// gradient took 5-7 % more instructions).
+#[inline(always)]
 fn fill_block<const K: usize>(
     recording: *mut Recording,
     out: *mut Var,
