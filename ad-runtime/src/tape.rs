@@ -1316,7 +1316,8 @@ fn nonzero_band(adjoints: &[f64]) -> Option<(usize, usize)> {
 /// are passed back leaf by leaf, each leaf's from its last term down, and [`Block::of_loop`]
 /// keeps a loop as a block only when that order is the same for every node two pieces share.
 /// Within a piece a step-1 node is reached once, and a step-0 node is summed from the last
-/// term down; a step-0 node that another piece reaches too keeps the loop as slots.
+/// term down; a step-0 node that another piece reaches too keeps the loop as slots. (Where two
+/// NaNs meet in an adjoint, the vectorised loop may keep the other one's sign.)
 #[derive(Default)]
 struct Block {
     first: u32,
