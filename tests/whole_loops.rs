@@ -463,12 +463,13 @@ fn twins(x: &[f64], k: usize) -> f64 {
     total
 }
 
-/// Long element loops, kept as blocks when seeded in order: neighbours two apart in one term,
-/// read in the order a block passes back as the slots would (`x[i]`, `x[i + 1]`, `x[i + 2]`)
-/// beside a scalar the loop does not change (`c`) and constant data; the same neighbours read
-/// in the other order (`x[i + 2]` before `x[i]`: kept as slots); a scalar that is among the
-/// nodes the loop reads (`m`, `x[k]`'s node: slots); a leaf of two runs of nodes (`w[0] = x[1]`,
-/// then `w`'s own loop) read as the element written; and the element written read twice.
+/// Long element loops, kept as blocks when seeded in order: neighbours two apart in one term
+/// (`x[i]`, `x[i + 1]`, `x[i + 2]`) beside a scalar the loop does not change (`c`) and constant
+/// data; the same neighbours in the other order (`x[i + 2]` before `x[i]`); a stencil
+/// (`x[i - 1] - 2 x[i] + x[i + 1]`, whose three leaves share nodes, each reached first by
+/// `x[i - 1]`); a scalar that is among the nodes the loop reads (`m`, `x[k]`'s node: kept as
+/// slots); a leaf of two runs of nodes (`w[0] = x[1]`, then `w`'s own loop) read as the
+/// element written; and the element written read twice.
 #[reverse_diff]
 fn long_elements(x: &[f64], #[no_grad] d: &[f64], c: f64, k: usize) -> Vec<f64> {
     let n = x.len();
@@ -485,15 +486,30 @@ fn long_elements(x: &[f64], #[no_grad] d: &[f64], c: f64, k: usize) -> Vec<f64> 
     for i in 0..n {
         u[i] = x[i] * (m + 0.25);
     }
+    let mut v = vec![0.0; n];
+    for i in 1..n - 1 {
+        v[i] = x[i] + c * (x[i - 1] - 2.0 * x[i] + x[i + 1]);
+    }
     let mut w = vec![0.0; n - 2];
     w[0] = x[1];
     for i in 1..n - 2 {
-        w[i] = z[i - 1] * y[i] + c * u[i];
+        w[i] = z[i - 1] * y[i] + c * u[i] * v[i];
     }
     for i in 0..n - 2 {
         w[i] += w[i] * z[i] - w[i].cos();
     }
     w
+}
+
+/// An element loop over three slices, which the tests pass the same slice as: its three leaves
+/// reach each node in the same term, in leaf order.
+#[reverse_diff]
+fn trio(a: &[f64], b: &[f64], c: &[f64]) -> Vec<f64> {
+    let mut out = vec![0.0; a.len()];
+    for i in 0..a.len() {
+        out[i] = a[i] * b[i].sin() - c[i].exp();
+    }
+    out
 }
 
 /// Elements at the index inside a longer sum: `a[n * r + j + 1]`, `x[1 + k + j]`,
@@ -1182,15 +1198,19 @@ fn long_element_loops_are_kept_as_blocks_with_the_same_record() {
         let f = |v: &[Var]| weighted(&long_elements(&v[..n], &d, v[n], k));
         let plain = |v: &[f64]| weighted(&long_elements(&v[..n], &d, v[n], k));
         let dual = |v: &[Dual<f64>]| weighted(&long_elements(&v[..n], &d, v[n], k));
-        check_elements(&values, 5, f, dual, plain);
-        // `y`'s loop and both of `w`'s as blocks; `z`'s reads `x[i + 2]` before `x[i]`, and
-        // `u`'s reads `m`, one of `x`'s nodes, in every term: slots.
-        assert_eq!(loops_kept(&values, f), (5, 3));
+        check_elements(&values, 6, f, dual, plain);
+        // All but `u`'s loop as blocks: it reads `m`, one of `x`'s nodes, in every term.
+        assert_eq!(loops_kept(&values, f), (6, 5));
     }
+    // One slice as the three leaves of `trio`.
+    let f = |v: &[Var]| weighted(&trio(v, v, v));
+    let plain = |v: &[f64]| weighted(&trio(v, v, v));
+    check_elements(&values, 1, f, |v| weighted(&trio(v, v, v)), plain);
+    assert_eq!(loops_kept(&values, f), (1, 1));
     // Short loops (fewer than 32 terms) are slots.
     let short: Vec<f64> = values[..20].iter().chain([&0.2]).copied().collect();
     let short_loops = |x: &[Var]| long_elements(&x[..20], &d, x[20], 7);
-    assert_eq!(loops_kept(&short, short_loops), (5, 0));
+    assert_eq!(loops_kept(&short, short_loops), (6, 0));
 }
 
 #[test]
@@ -1469,7 +1489,11 @@ proptest! {
             _ => {}
         }
         let constants: Vec<usize> = constant.into_iter().collect();
-        let f = |v: &[Var]| weighted(&long_elements(&v[..n], &d, v[n], k)) + stages(&v[..n], 2)[n - 1];
+        let f = |v: &[Var]| {
+            weighted(&long_elements(&v[..n], &d, v[n], k))
+                + stages(&v[..n], 2)[n - 1]
+                + weighted(&trio(&v[..n], &v[..n], &v[..n]))
+        };
         let (value, gradient, nodes, _) = on_tape(&values, Some(&order), &constants, f);
         let (value_by_term, gradient_by_term, nodes_by_term, _) =
             on_tape_as(true, &values, Some(&order), &constants, f);
@@ -1477,7 +1501,9 @@ proptest! {
         prop_assert_eq!(nodes, nodes_by_term);
         prop_assert_eq!(&gradient, &gradient_by_term);
         along_a_direction(&values, &constants, &gradient, |v| {
-            weighted(&long_elements(&v[..n], &d, v[n], k)) + stages(&v[..n], 2)[n - 1]
+            weighted(&long_elements(&v[..n], &d, v[n], k))
+                + stages(&v[..n], 2)[n - 1]
+                + weighted(&trio(&v[..n], &v[..n], &v[..n]))
         })?;
     }
 

@@ -1239,7 +1239,8 @@ impl Apart {
     }
 
     /// Hands `f` each operand of `node` (one this record [holds](Apart::holds)) and its
-    /// partial, in the order of the slots the operation would have recorded.
+    /// partial: a sum's in the order of its slots, a block's term's in the order of its pieces
+    /// (a forward sweep's sum over them may round otherwise than over the slots).
     fn slots_of(&self, node: usize, mut f: impl FnMut(u32, f64)) {
         match self {
             Apart::Sum(sum) => sum
@@ -1312,9 +1313,10 @@ fn nonzero_band(adjoints: &[f64]) -> Option<(usize, usize)> {
 ///
 /// The sweep adds to each adjoint what the slots would, in the same order. Term by term, the
 /// slots pass back from the last term down, each term's leaves in leaf order: an adjoint that
-/// several pieces reach gets its additions by descending term, then ascending leaf. The pieces
-/// are passed back leaf by leaf, each leaf's from its last term down, and [`Block::of_loop`]
-/// keeps a loop as a block only when that order is the same for every node two pieces share.
+/// several pieces reach gets its additions by descending term, then ascending leaf.
+/// [`Block::of_loop`] puts the pieces in that order (`x[i - 1]`, `x[i]` and `x[i + 1]` of a
+/// stencil share nodes, each reached by `x[i - 1]` first), and keeps a loop as a block only
+/// when every node two pieces share is stepped through by both.
 /// Within a piece a step-1 node is reached once, and a step-0 node is summed from the last
 /// term down; a step-0 node that another piece reaches too keeps the loop as slots. (Where two
 /// NaNs meet in an adjoint, the vectorised loop may keep the other one's sign.)
@@ -1376,8 +1378,7 @@ impl Block {
                 fits &= vars[0].tape == tag;
                 pieces.push(piece(lane, 0, count, vars[0].index, 0));
             } else if let Some((breaks, found)) = breaks(vars) {
-                // Its runs, pushed from the last term down, the order they are passed back in.
-                // Within a run the tags are the first element's.
+                // Its runs; within a run the tags are the first element's.
                 let mut end = count;
                 for &start in breaks[..found].iter().rev().chain([&0]) {
                     fits &= vars[start].tape == tag;
@@ -1392,17 +1393,18 @@ impl Block {
             }
         }
         fits &= !pieces.is_empty();
+        // A step-1 piece reaches node `e` at term `e + (start - node)`: in descending
+        // `start - node`, then in leaf order, two pieces that share a node reach it in the
+        // slots' order (the later term first; in the same term, the earlier leaf first; a
+        // leaf's pieces are of different terms). A node every term reads (step 0) that another
+        // piece reaches too keeps the loop as slots.
+        let later = |piece: &Piece| i64::from(piece.start) - i64::from(piece.node);
+        pieces.sort_unstable_by_key(|piece| (std::cmp::Reverse(later(piece)), piece.lane));
         fits &= pieces.iter().enumerate().all(|(i, before)| {
             pieces[i + 1..].iter().all(|after| {
                 let (a, b) = (before.nodes(), after.nodes());
-                if a.end <= b.start || b.end <= a.start {
-                    return true;
-                }
-                // A shared node is reached at term `node - piece.node + piece.start` of each:
-                // by `before` at a later term, or at the same one in an earlier leaf (the
-                // pieces go leaf by leaf, and a leaf's pieces are of different terms).
-                let term = |piece: &Piece| i64::from(piece.start) - i64::from(piece.node);
-                before.step == 1 && after.step == 1 && term(before) >= term(after)
+                let apart = a.end <= b.start || b.end <= a.start;
+                apart || (before.step == 1 && after.step == 1)
             })
         });
         if !fits {
@@ -1422,7 +1424,8 @@ impl Block {
         }
     }
 
-    /// Hands `f` term `t`'s operands and partials, in leaf order (the slots it stands for).
+    /// Hands `f` term `t`'s operands and partials (the slots it stands for), in the pieces'
+    /// order, which may differ from the leaves'.
     #[cfg(feature = "sparse")]
     fn slots_of(&self, t: usize, mut f: impl FnMut(u32, f64)) {
         for piece in &self.pieces {
