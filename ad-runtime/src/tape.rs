@@ -239,7 +239,13 @@ impl Recording {
         // them is next (`usize::MAX`, no node, once there are none).
         let node_of = |kept: &(u32, Apart)| kept.0 as usize;
         let mut unswept = apart.partition_point(|kept| node_of(kept) < high);
-        let mut next_sum = unswept
+        if let Some((_, Apart::Block(block))) = apart.get(unswept) {
+            assert!(
+                block.first as usize >= high,
+                "a sweep starts inside a block"
+            );
+        }
+        let mut next_kept = unswept
             .checked_sub(1)
             .map_or(usize::MAX, |last| node_of(&apart[last]));
         let mut end = ends[high - 1] as usize;
@@ -252,7 +258,7 @@ impl Recording {
             if start != end {
                 unsafe { pass_back(node, slots.get_unchecked(start..end), adjoints) };
                 end = start;
-            } else if node == next_sum {
+            } else if node == next_kept {
                 unswept -= 1;
                 match &apart[unswept].1 {
                     Apart::Sum(sum) => unsafe { sum.pass_back(node, adjoints) },
@@ -260,19 +266,19 @@ impl Recording {
                         // Its terms' nodes all at once: they pass back to nodes below them.
                         block.pass_back(adjoints);
                         above = block.first as usize;
-                        assert!(above >= low, "a sweep starts or ends inside a block");
+                        assert!(above >= low, "a sweep ends inside a block");
                     }
                 }
-                next_sum = unswept
+                next_kept = unswept
                     .checked_sub(1)
                     .map_or(usize::MAX, |last| node_of(&apart[last]));
             } else if node >= 2 && unsafe { *ends.get_unchecked(node - 2) } as usize == end {
                 // A run of nodes with no slots (inputs seeded in bulk): they pass nothing back.
-                // Skip to the highest node below them with slots, or to the next sum among
-                // them. `ends` rises, so the run's lowest node is found by bisection.
+                // Skip to the highest node below them with slots, or to the next record kept
+                // apart among them. `ends` rises, so the run's lowest node is found by bisection.
                 let lowest = ends[..node].partition_point(|&e| (e as usize) < end) + 1;
-                above = if (lowest..node).contains(&next_sum) {
-                    next_sum + 1
+                above = if (lowest..node).contains(&next_kept) {
+                    next_kept + 1
                 } else {
                     lowest
                 };
@@ -438,13 +444,19 @@ unsafe fn pass_back(node: usize, slots: &[Slot], adjoints: &mut [f64]) {
     }
 }
 
+/// A `Var`'s node and tag as one number, so that the next node of the same session is the next
+/// number.
+#[inline(always)]
+fn key(var: &Var) -> u64 {
+    (u64::from(var.tape) << 32) | u64::from(var.index)
+}
+
 /// What `vars` hold, when it is one of two things: `Some(Some(first))` when they are the nodes
 /// `first, first + 1, ..` of the session tagged `tag`, in order; `Some(None)` when they are all
 /// constants. Checked in one loop with no branch (a `Var`'s index and tag compared as one
 /// number), which the compiler vectorises.
 #[inline]
 fn run_of(vars: &[Var], tag: u32) -> Option<Option<u32>> {
-    let key = |var: &Var| (u64::from(var.tape) << 32) | u64::from(var.index);
     let first = vars.first()?;
     if first.is_constant() {
         let tags = vars.iter().fold(0, |tags, var| tags | var.tape);
@@ -460,10 +472,10 @@ fn run_of(vars: &[Var], tag: u32) -> Option<Option<u32>> {
     if key(&vars[last]) != start.wrapping_add(last as u64) {
         return None;
     }
-    let apart = vars.iter().enumerate().fold(0, |apart, (t, var)| {
-        apart | (key(var) ^ start.wrapping_add(t as u64))
+    let differs = vars.iter().enumerate().fold(0, |differs, (t, var)| {
+        differs | (key(var) ^ start.wrapping_add(t as u64))
     });
-    (apart == 0).then_some(Some(first.index))
+    (differs == 0).then_some(Some(first.index))
 }
 
 /// Keeps an emptied sum buffer for the next [`PendingSum`].
@@ -704,7 +716,9 @@ fn loop_leaf(slice: &[Var], offset: usize, step: usize, count: usize) -> Option<
 /// `out[t]` itself before it is written when `own[k]` (`y[i] += e` reads `y[i]`). Each leaf is
 /// checked once for the whole range, in a loop with no branch: its elements must all be nodes
 /// of this session (then each slot's operand is read from its `Var`) or all constants (no
-/// slot). The records and the `Var`s written are those of the loop as written. `false`, having
+/// slot). The records and the `Var`s written are those of the loop as written; a long loop
+/// whose leaves are a few runs of nodes is kept as a [`Block`] instead, which the sweep passes
+/// back as those records would. `false`, having
 /// done nothing, when a leaf is neither, is out of its slice, or the tape has no room for
 /// `out.len()` more nodes: the caller runs the loop as written, which records it or panics as
 /// the function would.
@@ -745,7 +759,9 @@ pub(crate) fn fill_loop<const K: usize>(
         bases[k] = out_ptr.cast_const();
     }
     // SAFETY: leaf `k` holds `count` elements from `bases[k]` (one for step 0), checked above
-    // (an own leaf's are `out`'s); nothing writes them while these slices live.
+    // (an own leaf's are `out`'s). Nothing writes them before these slices' last use (in
+    // `Block::of_loop` and the `live` check below); the terms then write `out` through
+    // `out_ptr`.
     let leaves: [&[Var]; K] = std::array::from_fn(|k| unsafe {
         std::slice::from_raw_parts(bases[k], if steps[k] == 0 { 1 } else { count })
     });
@@ -873,14 +889,13 @@ fn fill_block<const K: usize>(
         let r = unsafe { &mut *recording };
         let first = r.ends.len();
         r.whole_loops += 1;
-        r.loops_as_runs += 1;
+        block.first = first as u32;
+        (block.count, block.stride) = (count, count);
+        block.partials.clear();
+        block.partials.reserve(K * count);
         // The terms' nodes, with no slots (`fill_loop` checked the limit).
         let end = r.slots.len() as u32;
         r.ends.resize(first + count, end);
-        block.first = first as u32;
-        block.stride = count;
-        block.partials.clear();
-        block.partials.reserve(K * count);
         (first, r.tag, block.partials.as_mut_ptr())
     };
     // Commits the block as its terms are written: should a term panic (and the panic be
@@ -952,7 +967,8 @@ impl Drop for Blocked {
                 }
             }
         }
-        // SAFETY: every one of the `lanes · stride` partials was written (above, or by a term).
+        // SAFETY: `fill_block` reserved `lanes · stride` partials, and every one was written
+        // (above, or by a term).
         unsafe { block.partials.set_len(lanes * block.stride) };
         block.truncate(self.done);
         let first = block.first as usize;
@@ -960,6 +976,7 @@ impl Drop for Blocked {
         if self.done == 0 {
             r.keep_spare(Apart::Block(block));
         } else {
+            r.loops_as_runs += 1;
             r.apart
                 .push(((first + self.done - 1) as u32, Apart::Block(block)));
         }
@@ -1264,17 +1281,16 @@ const LEAF_PIECES: usize = 4;
 /// with no branch, which the compiler vectorises, and a chunk that has one searched again.
 fn breaks(vars: &[Var]) -> Option<([usize; LEAF_PIECES], usize)> {
     const CHUNK: usize = 64;
-    let key = |var: &Var| (u64::from(var.tape) << 32) | u64::from(var.index);
     let (mut breaks, mut found) = ([0; LEAF_PIECES], 0);
     for low in (1..vars.len()).step_by(CHUNK) {
         // With the element before it: they follow each other when `key - j` is the same for
         // every element `j` of the chunk.
         let chunk = &vars[low - 1..vars.len().min(low + CHUNK)];
         let base = key(&chunk[0]);
-        let apart = chunk.iter().enumerate().fold(0, |apart, (j, var)| {
-            apart | (key(var).wrapping_sub(j as u64) ^ base)
+        let differs = chunk.iter().enumerate().fold(0, |differs, (j, var)| {
+            differs | (key(var).wrapping_sub(j as u64) ^ base)
         });
-        if apart == 0 {
+        if differs == 0 {
             continue;
         }
         for (t, pair) in (low..).zip(chunk.windows(2)) {
@@ -1322,8 +1338,11 @@ fn nonzero_band(adjoints: &[f64]) -> Option<(usize, usize)> {
 /// NaNs meet in an adjoint, the vectorised loop may keep the other one's sign.)
 #[derive(Default)]
 struct Block {
+    /// The node of term 0.
     first: u32,
+    /// How many terms: `stride`, or fewer when a term panicked.
     count: usize,
+    /// How many partials each leaf has room for: the loop's terms.
     stride: usize,
     partials: Vec<f64>,
     /// In the order the sweep passes them back.
@@ -1403,8 +1422,8 @@ impl Block {
         fits &= pieces.iter().enumerate().all(|(i, before)| {
             pieces[i + 1..].iter().all(|after| {
                 let (a, b) = (before.nodes(), after.nodes());
-                let apart = a.end <= b.start || b.end <= a.start;
-                apart || (before.step == 1 && after.step == 1)
+                let disjoint = a.end <= b.start || b.end <= a.start;
+                disjoint || (before.step == 1 && after.step == 1)
             })
         });
         if !fits {
@@ -1415,7 +1434,7 @@ impl Block {
         Some(block)
     }
 
-    /// Keeps the first `count` terms only (a term panicked).
+    /// Keeps the first `count` terms only (all of them, or those before a term that panicked).
     fn truncate(&mut self, count: usize) {
         self.count = count;
         self.pieces.retain(|piece| (piece.start as usize) < count);
@@ -1466,9 +1485,8 @@ impl Block {
             let adjoints = &terms[start..start + len];
             let partials = &self.partials[piece.lane as usize * self.stride + start..][..len];
             if piece.step == 1 {
-                // Between them, a term of adjoint 0 adds -0.0, which leaves every sum as it was
-                // (+0.0 would turn -0.0 into +0.0). (The choice as a mask: as an `if`, the loop
-                // was not vectorised.)
+                // Between them, a term of adjoint 0 adds -0.0, the identity of addition for
+                // every value. (The choice as a mask: as an `if`, the loop was not vectorised.)
                 let sums = below[node..node + len].iter_mut();
                 for ((sum, &adjoint), &partial) in sums.zip(adjoints).zip(partials) {
                     let kept = u64::from(adjoint != 0.0).wrapping_neg();
@@ -2085,7 +2103,8 @@ impl Detached {
     }
 
     /// Appends to `into` the nodes that `node` of the forward pass read: its operand slots, a
-    /// sum's operands, or, for an output of a checkpointed segment, the segment's inputs (the
+    /// sum's operands, a block's term's, or, for an output of a checkpointed segment, the
+    /// segment's inputs (the
     /// replay is not run, so each output is taken to read all of them). An input reads nothing.
     #[cfg(feature = "sparse")]
     pub(crate) fn operands(&self, node: usize, into: &mut Vec<u32>) {
