@@ -718,10 +718,9 @@ fn loop_leaf(slice: &[Var], offset: usize, step: usize, count: usize) -> Option<
 /// of this session (then each slot's operand is read from its `Var`) or all constants (no
 /// slot). The records and the `Var`s written are those of the loop as written; a long loop
 /// whose leaves are a few runs of nodes is kept as a [`Block`] instead, which the sweep passes
-/// back as those records would. `false`, having
-/// done nothing, when a leaf is neither, is out of its slice, or the tape has no room for
-/// `out.len()` more nodes: the caller runs the loop as written, which records it or panics as
-/// the function would.
+/// back as those records would. `false`, having done nothing, when a leaf is neither, is out of
+/// its slice, or the tape has no room for `out.len()` more nodes: the caller runs the loop as
+/// written, which records it or panics as the function would.
 #[inline(always)]
 pub(crate) fn fill_loop<const K: usize>(
     out: &mut [Var],
@@ -951,20 +950,15 @@ impl Drop for Blocked {
         // nothing on it).
         let r = unsafe { &mut *self.recording };
         let lanes = self.lanes;
-        if self.done < block.stride {
-            // Terms never computed: their partials are set so the buffer holds no unwritten
-            // value (the pieces no longer read them).
-            for lane in 0..lanes {
-                for t in self.done..block.stride {
-                    // SAFETY: within the `lanes · stride` partials reserved by `fill_block`.
-                    unsafe {
-                        block
-                            .partials
-                            .as_mut_ptr()
-                            .add(lane * block.stride + t)
-                            .write(0.0)
-                    };
-                }
+        // Terms never computed (a term panicked): their partials are zeroed so the buffer holds
+        // no unwritten value (the pieces no longer read them).
+        let (stride, done) = (block.stride, self.done);
+        for lane in 0..lanes {
+            // SAFETY: within the `lanes · stride` partials reserved by `fill_block`; zero bits
+            // are 0.0.
+            unsafe {
+                let missing = block.partials.as_mut_ptr().add(lane * stride + done);
+                missing.write_bytes(0, stride - done);
             }
         }
         // SAFETY: `fill_block` reserved `lanes · stride` partials, and every one was written
@@ -1482,20 +1476,20 @@ impl Block {
             }
             let len = end - start;
             let node = (piece.node + (start as u32 - piece.start) * piece.step) as usize;
-            let adjoints = &terms[start..start + len];
+            let outer = &terms[start..start + len];
             let partials = &self.partials[piece.lane as usize * self.stride + start..][..len];
             if piece.step == 1 {
                 // Between them, a term of adjoint 0 adds -0.0, the identity of addition for
                 // every value. (The choice as a mask: as an `if`, the loop was not vectorised.)
                 let sums = below[node..node + len].iter_mut();
-                for ((sum, &adjoint), &partial) in sums.zip(adjoints).zip(partials) {
+                for ((sum, &adjoint), &partial) in sums.zip(outer).zip(partials) {
                     let kept = u64::from(adjoint != 0.0).wrapping_neg();
                     let product = (adjoint * partial).to_bits();
                     *sum += f64::from_bits((product & kept) | ((-0.0f64).to_bits() & !kept));
                 }
             } else {
                 let mut sum = below[node];
-                for (&adjoint, &partial) in adjoints.iter().zip(partials).rev() {
+                for (&adjoint, &partial) in outer.iter().zip(partials).rev() {
                     if adjoint != 0.0 {
                         sum += adjoint * partial;
                     }
@@ -2104,8 +2098,8 @@ impl Detached {
 
     /// Appends to `into` the nodes that `node` of the forward pass read: its operand slots, a
     /// sum's operands, a block's term's, or, for an output of a checkpointed segment, the
-    /// segment's inputs (the
-    /// replay is not run, so each output is taken to read all of them). An input reads nothing.
+    /// segment's inputs (the replay is not run, so each output is taken to read all of them).
+    /// An input reads nothing.
     #[cfg(feature = "sparse")]
     pub(crate) fn operands(&self, node: usize, into: &mut Vec<u32>) {
         let r = self.recording.borrow();
