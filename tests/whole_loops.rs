@@ -1,14 +1,15 @@
 //! Loops recorded whole: `for i in a..b { total += e }` whose every scalar leaf is an element of
 //! a slice at `i` plus an offset the loop does not change (`x[i]`, `x[i + 1]`, `a[i * n + j]`)
 //! or a scalar the loop does not change, after `let`s the term inlines; and loops over the
-//! items of slices (`iter`, `zip`, `enumerate`, `copied`, mapped sums). For `Var` the generated
-//! code hands a loop of at least 8 terms to the tape in one call when each leaf's elements are
-//! consecutive nodes or constants; otherwise the loop runs term by term. Both make the same
-//! record, so the gradients agree bit for bit. The same for loops that write each term to an
-//! element at the index (`k[i] = x[i] * y[i - 1]`, `y[i] += e`): one call, a record per
-//! element, when each leaf's elements are all nodes (in any order) or all constants. Long loops
-//! are kept as runs of nodes (loop sums) or blocks (element loops) instead of slots, swept to
-//! the same gradient, bit for bit (`ad::__private::loops_as_runs` counts them).
+//! items of slices (`iter`, `zip`, `enumerate`, `copied`, mapped sums), or at a counter the body
+//! ends with (`x[k]`, `k += 1`). For `Var` the generated code hands a loop of at least 8 terms
+//! to the tape in one call when each leaf's elements are consecutive nodes or constants;
+//! otherwise the loop runs term by term. Both make the same record, so the gradients agree bit
+//! for bit. The same for loops that write each term to an element at the index (`k[i] = x[i] *
+//! y[i - 1]`, `y[i] += e`) or through `iter_mut` (`*y = e`): one call, a record per element,
+//! when each leaf's elements are all nodes (in any order) or all constants. Long loops are kept
+//! as runs of nodes (loop sums) or blocks (element loops) instead of slots, swept to the same
+//! gradient, bit for bit (`ad::__private::loops_as_runs` counts them).
 //!
 //! Checked here, for each form: the gradient against central differences and against forward
 //! mode (`Dual`, which never takes the whole-loop path), the value of `f::<f64>` against the same
@@ -396,7 +397,8 @@ fn offset_overflows(x: &[f64], z: &[f64], k: usize) -> f64 {
 
 /// Element loops for the property test: an offset that varies between calls (`low`), a write
 /// at an offset that reads the element it writes, a compound assignment to a copy of `x`, a
-/// loop over the items of two slices; some read constants among nodes when `low > 0`.
+/// loop over the items of two slices, the items of a subslice written through `&mut` at a
+/// counter; some read constants among nodes when `low > 0`.
 #[reverse_diff]
 fn element_loops(x: &[f64], low: usize) -> f64 {
     let n = x.len();
@@ -415,11 +417,169 @@ fn element_loops(x: &[f64], low: usize) -> f64 {
     for (j, (a, b)) in z.iter().zip(&y).enumerate() {
         w[j] = a * b - 1.0;
     }
+    let mut k = 0;
+    for a in &mut w[low..] {
+        *a += x[k] * y[k];
+        k += 1;
+    }
     let mut total = 0.0;
     for i in 0..n {
         total += w[i] * y[i];
     }
-    total
+    total * (k as f64 + 1.0)
+}
+
+/// The lower triangle of `L·c` added to `c / 2`, as gradbench's gmm writes it (ADBench's
+/// `Qtimesx`): each column's elements below the diagonal written through `&mut t[column +
+/// 1..]`, `l` read at a counter that runs on across the columns.
+#[reverse_diff]
+fn triangle(l: &[f64], c: &[f64]) -> f64 {
+    let d = c.len();
+    let mut t = vec![0.0; d];
+    for j in 0..d {
+        t[j] = c[j] * 0.5;
+    }
+    let mut index = 0;
+    for (column, centred) in c.iter().enumerate() {
+        for below in &mut t[column + 1..] {
+            *below += l[index] * centred;
+            index += 1;
+        }
+    }
+    t.iter().map(|v| v * v).sum::<f64>() + index as f64
+}
+
+/// [`triangle`] by hand, over `f64`, with indices.
+fn triangle_by_hand(l: &[f64], c: &[f64]) -> f64 {
+    let d = c.len();
+    let mut t: Vec<f64> = c.iter().map(|v| v * 0.5).collect();
+    let mut index = 0;
+    for column in 0..d {
+        for row in column + 1..d {
+            t[row] += l[index] * c[column];
+            index += 1;
+        }
+    }
+    t.iter().map(|v| v * v).sum::<f64>() + index as f64
+}
+
+/// Items written through `iter_mut`: zipped with a slice, with their `enumerate` index, of a
+/// whole vector through `&mut`, of a subslice zipped with another; elements written at a
+/// counter, over items and over a range.
+#[reverse_diff]
+fn written_items(x: &[f64], c: f64) -> f64 {
+    let n = x.len();
+    let mut y = vec![0.0; n];
+    for (a, b) in y.iter_mut().zip(x) {
+        *a = b * c;
+    }
+    for (j, a) in y.iter_mut().enumerate() {
+        *a += x[j].sin() * 0.5;
+    }
+    for a in &mut y {
+        *a *= c;
+    }
+    for (a, b) in y[1..].iter_mut().zip(&x[..n - 1]) {
+        *a -= b * 0.25;
+    }
+    let mut z = vec![0.0; 2 * n];
+    let mut k = 0;
+    for b in x {
+        z[k] = b * c - 1.0;
+        k += 1;
+    }
+    for i in 0..n {
+        z[k] = x[i] * y[i];
+        k += 1;
+    }
+    y.iter().sum::<f64>() + z.iter().sum::<f64>() + k as f64
+}
+
+/// [`written_items`] by hand, over `f64`, with indices.
+fn written_items_by_hand(x: &[f64], c: f64) -> f64 {
+    let n = x.len();
+    let mut y = vec![0.0; n];
+    for j in 0..n {
+        y[j] = x[j] * c;
+        y[j] += x[j].sin() * 0.5;
+        y[j] *= c;
+    }
+    for j in 1..n {
+        y[j] -= x[j - 1] * 0.25;
+    }
+    let mut z = vec![0.0; 2 * n];
+    for j in 0..n {
+        z[j] = x[j] * c - 1.0;
+        z[n + j] = x[j] * y[j];
+    }
+    y.iter().sum::<f64>() + z.iter().sum::<f64>() + (2 * n) as f64
+}
+
+/// A loop sum whose term reads an element at a counter, over the items of a subslice.
+#[reverse_diff]
+fn counted_sum(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut total = 0.0;
+    let mut k = 0;
+    for b in &x[n / 2..] {
+        total += b * x[k];
+        k += 1;
+    }
+    total + k as f64
+}
+
+/// Loops with counters that are not recorded whole: a counter read as a number (a constant of
+/// the term) beside an element at it, one read in an offset from the index beside an element
+/// at it, one that steps by two, an `i32` no element is read at, and one that steps before the element is read.
+#[reverse_diff]
+fn counters_apart(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut y = vec![0.0; n];
+    let mut k = 0;
+    for i in 0..n {
+        y[i] = x[k] * (k as f64 + 1.0);
+        k += 1;
+    }
+    let mut o = 0;
+    for i in 0..n / 2 {
+        y[i] -= x[i + o] * x[o];
+        o += 1;
+    }
+    let mut m = 0;
+    for i in 0..n / 2 {
+        y[i] += x[m] * 2.0;
+        m += 2;
+    }
+    let mut count: i32 = 0;
+    for i in 0..n {
+        y[i] *= x[i] + 1.0;
+        count += 1;
+    }
+    let mut j = 0;
+    for i in 1..n {
+        j += 1;
+        y[i] -= x[j] * 0.5;
+    }
+    y.iter().sum::<f64>() + (k + o + m + j) as f64 + f64::from(count)
+}
+
+/// [`counters_apart`] by hand, over `f64`, with indices.
+fn counters_apart_by_hand(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut y: Vec<f64> = (0..n).map(|i| x[i] * (i as f64 + 1.0)).collect();
+    for i in 0..n / 2 {
+        y[i] -= x[2 * i] * x[i];
+    }
+    for i in 0..n / 2 {
+        y[i] += x[2 * i] * 2.0;
+    }
+    for i in 0..n {
+        y[i] *= x[i] + 1.0;
+    }
+    for i in 1..n {
+        y[i] -= x[i] * 0.5;
+    }
+    y.iter().sum::<f64>() + (n + n / 2 + 2 * (n / 2) + (n - 1)) as f64 + n as f64
 }
 
 /// Long loop sums, kept as runs when seeded in order: neighbours two apart in one term, read
@@ -971,6 +1131,70 @@ fn compound_assignments_to_elements_are_recorded_whole() {
     assert_eq!(
         element_updates(&values[..10], values[10], &w).to_bits(),
         plain(&values).to_bits()
+    );
+}
+
+#[test]
+fn a_triangle_written_through_iter_mut_at_a_counter_is_recorded_whole() {
+    for (d, whole, blocks) in [(12, 5, 0), (40, 33, 9)] {
+        let l_count = d * (d - 1) / 2;
+        let values: Vec<f64> = (0..l_count + d)
+            .map(|i| 0.3 * (i as f64 * 0.37).sin() + 0.05)
+            .collect();
+        let f = |v: &[Var]| triangle(&v[..l_count], &v[l_count..]);
+        let dual = |v: &[Dual<f64>]| triangle(&v[..l_count], &v[l_count..]);
+        let plain = |v: &[f64]| triangle_by_hand(&v[..l_count], &v[l_count..]);
+        // `t`'s loop and each column of at least 8 elements below the diagonal (`d - 8` of
+        // them) whole; `t`'s and the columns of at least 32 kept as blocks.
+        check_elements(&values, whole, f, dual, plain);
+        assert_eq!(loops_kept(&values, f), (whole, blocks));
+        assert_eq!(
+            triangle(&values[..l_count], &values[l_count..]).to_bits(),
+            plain(&values).to_bits()
+        );
+    }
+}
+
+#[test]
+fn items_written_through_iter_mut_and_elements_at_counters_are_recorded_whole() {
+    let values: Vec<f64> = (0..13)
+        .map(|i| 0.4 * (i as f64 * 0.9).sin() + 0.1)
+        .collect();
+    let f = |v: &[Var]| written_items(&v[..12], v[12]);
+    let dual = |v: &[Dual<f64>]| written_items(&v[..12], v[12]);
+    let plain = |v: &[f64]| written_items_by_hand(&v[..12], v[12]);
+    check_elements(&values, 6, f, dual, plain);
+    assert_eq!(
+        written_items(&values[..12], values[12]).to_bits(),
+        plain(&values).to_bits()
+    );
+}
+
+#[test]
+fn a_loop_sum_that_reads_at_a_counter_is_recorded_whole() {
+    let values: Vec<f64> = (0..21).map(|i| (i as f64 * 0.4).cos()).collect();
+    let plain = |x: &[f64]| {
+        let half = x.len() / 2;
+        let total = (0..x.len() - half).fold(0.0, |total, j| total + x[half + j] * x[j]);
+        total + (x.len() - half) as f64
+    };
+    check(&values, 1, counted_sum, counted_sum, plain);
+    assert_eq!(counted_sum(&values).to_bits(), plain(&values).to_bits());
+}
+
+#[test]
+fn loops_with_counters_of_other_forms_run_as_written() {
+    let values: Vec<f64> = (0..16).map(|i| 0.5 + 0.1 * i as f64).collect();
+    check_elements(
+        &values,
+        0,
+        counters_apart,
+        counters_apart,
+        counters_apart_by_hand,
+    );
+    assert_eq!(
+        counters_apart(&values).to_bits(),
+        counters_apart_by_hand(&values).to_bits()
     );
 }
 
@@ -1536,7 +1760,7 @@ proptest! {
             // seeding order (the loops wrote them).
             let long = |terms: usize| usize::from(terms >= 8);
             let n = values.len();
-            prop_assert_eq!(loops, 4 * long(n) + long(n - 1));
+            prop_assert_eq!(loops, 5 * long(n) + long(n - 1));
         }
         let (value_by_term, gradient_by_term, nodes_by_term, loops_by_term) =
             on_tape_as(true, &values, Some(&order), &constants, f);

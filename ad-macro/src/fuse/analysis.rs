@@ -21,6 +21,10 @@ pub fn is_pure(expr: &Expr) -> bool {
         Expr::Cast(cast) => is_pure(&cast.expr),
         Expr::Field(field) => is_pure(&field.base),
         Expr::Index(index) => is_pure(&index.expr) && is_pure(&index.index),
+        // `a..b`, `a..`: a subslice's bounds.
+        Expr::Range(range) => [&range.start, &range.end]
+            .into_iter()
+            .all(|bound| bound.as_deref().is_none_or(is_pure)),
         Expr::Unary(unary) => is_pure(&unary.expr),
         Expr::Binary(binary) => {
             !is_assignment(&binary.op) && is_pure(&binary.left) && is_pure(&binary.right)

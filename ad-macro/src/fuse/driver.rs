@@ -14,7 +14,7 @@ use syn::{Expr, Ident, Pat, Stmt};
 use super::analysis::{is_pure_index, strip};
 use super::emit::{compound_operator, Fusion};
 use super::scopes::{mapped_sum, mentions, Kind, Scopes};
-use super::whole::{checked_offset, occurrences, Leaf, Target, Walk};
+use super::whole::{checked_offset, occurrences, At, Leaf, Target, Walk};
 
 /// The fusion's state while one body is rewritten.
 pub struct FusionState {
@@ -205,20 +205,34 @@ pub trait Driver: Fold {
     /// term recorded as the loop records it ([`Fusion::records_as_unfused`]) and no other
     /// mention of `out`: `if !fuse_loop(&mut out[..], __ad_start..__ad_end, [x, y], ||
     /// (__ad_start, [__ad_start, __ad_start - 1]), [1, 1], [false, false], <term>) { <the loop>
-    /// }` (`Fuse::fuse_loop`), one record per element as the loop makes. `None` when the loop
-    /// is not of either form.
+    /// }` (`Fuse::fuse_loop`), one record per element as the loop makes. The element written
+    /// may be the item of a slice's `iter_mut()` (`for y in ys.iter_mut() { *y = e; }`), and
+    /// the body may end with counters, `k += 1`, read by elements the term reads or writes
+    /// (`x[k]`, at the counter's value before the loop plus the term's number); recorded whole,
+    /// each term leaves the counters as the loop as written does after it. `None` when the
+    /// loop is not of these forms.
     fn whole_loop(
         &mut self,
         for_loop: &syn::ExprForLoop,
         sum: Option<(&Ident, &Ident)>,
     ) -> Option<WholeLoop> {
-        let (Stmt::Expr(last, _), lets) = for_loop.body.stmts.split_last()? else {
-            return None;
-        };
         if !for_loop.attrs.is_empty() {
             return None;
         }
-        let target = self.target(last, sum)?;
+        let mut body = for_loop.body.stmts.as_slice();
+        let mut counters = Vec::new();
+        while let Some((Stmt::Expr(last, Some(_)), before)) = body.split_last() {
+            match self.counter(last) {
+                Some(counter) if !counters.contains(&counter) => counters.push(counter),
+                _ => break,
+            }
+            body = before;
+        }
+        let (Stmt::Expr(last, _), lets) = body.split_last()? else {
+            return None;
+        };
+        let walk = Walk::of(&for_loop.pat, &for_loop.expr, &self.state().scopes)?;
+        let target = self.target(last, sum, &walk)?;
         // The term: `out[i] op= e` as `out[i] op (e)`, the form its term-by-term record takes.
         let term_expr: Expr = match (last, &target) {
             (Expr::Binary(binary), Target::Element { .. }) => {
@@ -233,9 +247,8 @@ pub trait Driver: Fold {
         // Written to `out`: the body mentions it only at the element written.
         let excluded = match &target {
             Target::Sum { total, .. } => total.clone(),
-            Target::Element { out, place } => {
-                let place = Expr::Index(place.clone());
-                let mut body = for_loop.body.stmts.clone();
+            Target::Element { name, place, .. } => {
+                let mut body = body.to_vec();
                 let written = match body.last_mut() {
                     Some(Stmt::Expr(Expr::Assign(assign), _)) => &mut assign.left,
                     Some(Stmt::Expr(Expr::Binary(binary), _)) => &mut binary.left,
@@ -243,15 +256,19 @@ pub trait Driver: Fold {
                 };
                 **written = syn::parse_quote!(__ad_written);
                 let tokens = quote!(#(#body)*);
-                if mentions(tokens, out) != occurrences(&body, &place) {
+                if mentions(tokens, name) != occurrences(&body, place) {
                     return None;
                 }
-                out.clone()
+                name.clone()
             }
         };
-        let walk = Walk::of(&for_loop.pat, &for_loop.expr, &self.state().scopes)?;
+        // What the loop changes: offsets must not read it.
+        let changed: Vec<&Ident> = std::iter::once(&excluded).chain(&counters).collect();
         let place_at = match &target {
-            Target::Element { place, out } => Some(walk.element(place, out)?),
+            Target::Element { place, .. } => match &**place {
+                Expr::Index(place) => Some(walk.element(place, &changed, &counters)?),
+                _ => Some(At::index()),
+            },
             Target::Sum { .. } => None,
         };
         // The sequences an items loop walks, as the rest of the body reads them.
@@ -304,7 +321,10 @@ pub trait Driver: Fold {
             .filter(|term| !term.reads_any(&names) && (0..names.len()).all(read))
             // Element by element, each term is recorded as the loop as written records it
             // (a loop sum's terms are fused there too).
-            .filter(|term| matches!(target, Target::Sum { .. }) || term.records_as_unfused());
+            .filter(|term| matches!(target, Target::Sum { .. }) || term.records_as_unfused())
+            // A counter is read only where an element is: constants computed from it would
+            // be computed at its value before the loop.
+            .filter(|term| !term.constants_read_any(&counters));
         let leaves = term
             .as_ref()
             .and_then(|term| {
@@ -312,19 +332,25 @@ pub trait Driver: Fold {
                     if own(leaf) {
                         Some(Leaf::Own)
                     } else {
-                        walk.leaf(leaf, &excluded)
+                        walk.leaf(leaf, &changed, &counters)
                     }
                 })
             })
             // Over a range, some leaf (or the element written) is at the variable, so it is a
             // `usize` as the bounds that follow are: otherwise (`for k in 0..10`, `k` an `i32`)
-            // the loop runs as written.
+            // the loop runs as written. The same for each counter.
             .filter(|leaves| {
-                matches!(walk, Walk::Items { .. })
-                    || place_at.is_some()
-                    || leaves
+                let ats = || {
+                    let leaves = leaves.iter().filter_map(|leaf| match leaf {
+                        Leaf::Element { at, .. } => Some(&**at),
+                        _ => None,
+                    });
+                    leaves.chain(&place_at)
+                };
+                (matches!(walk, Walk::Items { .. }) || ats().any(|at| at.from.is_none()))
+                    && counters
                         .iter()
-                        .any(|leaf| matches!(leaf, Leaf::Element { .. }))
+                        .all(|counter| ats().any(|at| at.from.as_ref() == Some(counter)))
             });
         let span = for_loop.expr.span();
         let index = match &walk {
@@ -338,10 +364,26 @@ pub trait Driver: Fold {
                 quote!(#[allow(unused_variables)] let #pat = #item;)
             }
         };
+        let start = format_ident!("__ad_start", span = span);
+        let end = format_ident!("__ad_end", span = span);
+        // The index of the first term, where each element leaf's offset starts.
+        let first = match &walk {
+            Walk::Range { .. } => quote!(#start),
+            Walk::Items { .. } => quote!(0usize),
+        };
+        // Each counter's value before the loop, where the elements at it start; each term
+        // leaves it as the loop as written does after that term (also when a later term
+        // panics).
+        let from_counter = |counter: &Ident| format_ident!("__ad_from_{}", counter, span = span);
+        let froms: Vec<Ident> = counters.iter().map(from_counter).collect();
+        let advance = quote!(#(#counters = #froms + (#index - #first) + 1;)*);
         let closure = match (term, &leaves) {
-            (Some(term), Some(_)) => Some(
-                term.expand_loop_term(&index, bindings, |expr, fuse| self.translate(expr, fuse)),
-            ),
+            (Some(term), Some(_)) => Some(term.expand_loop_term(
+                &index,
+                bindings,
+                advance,
+                |expr, fuse| self.translate(expr, fuse),
+            )),
             _ => None,
         };
         self.state_mut().scopes.pop();
@@ -349,8 +391,6 @@ pub trait Driver: Fold {
         // The bounds are evaluated once, as the loop would; the loop over them binds its
         // variable as the loop as written does.
         let mut bounds = Vec::new();
-        let start = format_ident!("__ad_start", span = span);
-        let end = format_ident!("__ad_end", span = span);
         let (range, looped) = match &walk {
             Walk::Range {
                 start: first,
@@ -380,12 +420,19 @@ pub trait Driver: Fold {
             }
         };
         let scalar = self.scalar().clone();
-        // The index of the first term, where each element leaf's offset starts.
-        let first = match &walk {
-            Walk::Range { .. } => quote!(#start),
-            Walk::Items { .. } => quote!(0usize),
-        };
-        let at = |this: &mut Self, offset: Option<Expr>, below: bool| {
+        for (counter, from) in counters.iter().zip(&froms) {
+            bounds.push(quote_spanned!(span=> let #from: usize = #counter;));
+        }
+        let at = |this: &mut Self, at: At| {
+            let At {
+                from,
+                offset,
+                below,
+            } = at;
+            let first = match from {
+                Some(counter) => from_counter(&counter).to_token_stream(),
+                None => first.clone(),
+            };
             let offset = offset.map(|offset| checked_offset(&this.fold_keeping_constant(offset)));
             // Checked: on an overflow the offset is past the slice, so the loop runs as
             // written, and panics (or wraps) where the function does.
@@ -407,14 +454,10 @@ pub trait Driver: Fold {
         let mut owns = Vec::new();
         for leaf in leaves {
             let (slice, offset, step, own) = match leaf {
-                Leaf::Element {
-                    slice,
-                    offset,
-                    below,
-                } => {
+                Leaf::Element { slice, at: place } => {
                     let slice = self.fold_keeping_constant(slice);
                     let slice = quote!(::core::convert::AsRef::<[#scalar]>::as_ref(&#slice));
-                    (slice, at(self, offset, below), 1usize, false)
+                    (slice, at(self, *place), 1usize, false)
                 }
                 Leaf::Invariant(scalar) => {
                     let scalar = self.fold_keeping_constant(scalar);
@@ -445,11 +488,11 @@ pub trait Driver: Fold {
                 )
             },
             Target::Element { out, .. } => {
-                let (offset, below) = place_at?;
-                let written = at(self, offset, below);
+                let written = at(self, place_at?);
+                let out = self.fold_keeping_constant(*out);
                 quote_spanned! {span=>
                     <#scalar as ::ad::__private::Fuse>::fuse_loop(
-                        &mut #out[..],
+                        &mut (#out)[..],
                         #range,
                         [#(#slices),*],
                         || (#written, [#(#offsets),*]),
@@ -470,8 +513,8 @@ pub trait Driver: Fold {
     /// What the last statement `last` of a loop's body does with its term: with `sum` (the
     /// name the loop accumulates, and its sum), `total += e` or `total -= e`; without,
     /// `out[i] = e` or `out[i] op= e`, with `out` a variable holding scalars and its index
-    /// pure. `None` otherwise.
-    fn target(&self, last: &Expr, sum: Option<(&Ident, &Ident)>) -> Option<Target> {
+    /// pure, or `*y = e` (`*y op= e`) with `y` the item `walk` writes. `None` otherwise.
+    fn target(&self, last: &Expr, sum: Option<(&Ident, &Ident)>, walk: &Walk) -> Option<Target> {
         let (place, compound) = match last {
             Expr::Binary(binary) => (&*binary.left, Some(&binary.op)),
             Expr::Assign(assign) => (&*assign.left, None),
@@ -491,21 +534,50 @@ pub trait Driver: Fold {
                     subtract,
                 })
             }
-            None => {
-                let Expr::Index(place) = place else {
-                    return None;
-                };
-                let Expr::Path(path) = &*place.expr else {
-                    return None;
-                };
-                let out = path.path.get_ident()?;
-                let scalars = self.state().scopes.path_kind(&place.expr) == Some(Kind::Scalars);
-                (scalars && is_pure_index(&place.index)).then(|| Target::Element {
-                    out: out.clone(),
-                    place: place.clone(),
-                })
-            }
+            None => match place {
+                Expr::Index(element) => {
+                    let Expr::Path(path) = &*element.expr else {
+                        return None;
+                    };
+                    let out = path.path.get_ident()?;
+                    let scalars =
+                        self.state().scopes.path_kind(&element.expr) == Some(Kind::Scalars);
+                    (scalars && is_pure_index(&element.index)).then(|| Target::Element {
+                        out: element.expr.clone(),
+                        name: out.clone(),
+                        place: Box::new(place.clone()),
+                    })
+                }
+                Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => {
+                    let Expr::Path(path) = strip(&unary.expr) else {
+                        return None;
+                    };
+                    let (name, out) = walk.written(path.path.get_ident()?)?;
+                    Some(Target::Element {
+                        out: Box::new(out),
+                        name: name.clone(),
+                        place: Box::new(place.clone()),
+                    })
+                }
+                _ => None,
+            },
         }
+    }
+
+    /// The counter `k` of `k += 1`, an integer variable.
+    fn counter(&self, stmt: &Expr) -> Option<Ident> {
+        let Expr::Binary(binary) = stmt else {
+            return None;
+        };
+        let one = matches!(strip(&binary.right), Expr::Lit(syn::ExprLit { lit: syn::Lit::Int(int), .. })
+            if int.base10_digits() == "1" && matches!(int.suffix(), "" | "usize"));
+        let Expr::Path(path) = strip(&binary.left) else {
+            return None;
+        };
+        let integer = self.state().scopes.path_kind(&binary.left) == Some(Kind::Integer);
+        (matches!(binary.op, syn::BinOp::AddAssign(_)) && one && integer)
+            .then(|| path.path.get_ident().cloned())
+            .flatten()
     }
 
     /// Before: `xs.iter().map(|x| (x - c).exp()).sum::<f64>()`, whose items are scalars: a

@@ -203,7 +203,18 @@ impl Fusion {
 
     /// Whether a temporary (a leaf, or a constant the record takes) mentions one of `names`.
     pub fn reads_any(&self, names: &[Ident]) -> bool {
-        self.temps.iter().any(|temp| {
+        self.temps_read_any(names, |_| true)
+    }
+
+    /// Whether a constant the record takes (a temporary other than a scalar leaf) mentions one
+    /// of `names`.
+    pub fn constants_read_any(&self, names: &[Ident]) -> bool {
+        self.temps_read_any(names, |temp| !matches!(temp.role, Role::Scalar(_)))
+    }
+
+    /// Whether a temporary that `which` picks mentions one of `names`.
+    fn temps_read_any(&self, names: &[Ident], which: impl Fn(&Temp) -> bool) -> bool {
+        self.temps.iter().filter(|temp| which(temp)).any(|temp| {
             let tokens = temp.expr.to_token_stream();
             names.iter().any(|name| mentions(tokens.clone(), name) > 0)
         })
@@ -211,11 +222,13 @@ impl Fusion {
 
     /// The closure from `index` and the values of the scalar leaves to the value and partials
     /// of one term of a whole loop ([`Fusion::loop_leaves`]): `bindings` (what the loop binds
-    /// for that index), the term's constants in source order, then the record's derivative.
+    /// for that index), the term's constants in source order, then the record's derivative,
+    /// and `after` once the term is computed.
     pub fn expand_loop_term(
         self,
         index: &Ident,
         bindings: TokenStream,
+        after: TokenStream,
         mut translate: impl FnMut(Expr, bool) -> Expr,
     ) -> TokenStream {
         let constants: Vec<TokenStream> = self
@@ -236,7 +249,9 @@ impl Fusion {
             |#[allow(unused_variables)] #index: usize, __ad_values: [f64; #slots]| {
                 #bindings
                 #(#constants)*
-                (#derivative)(__ad_values)
+                let __ad_term = (#derivative)(__ad_values);
+                #after
+                __ad_term
             }
         }
     }

@@ -5,8 +5,10 @@
 //! `x[i - c]`) at the loop variable plus an offset the loop does not change; and the items of
 //! slices, `for x in xs.iter()`, `&xs`, `xs` (a borrowed slice), with `.zip(..)`,
 //! `.enumerate()`, `.copied()` and `.cloned()`, whose leaves are the items themselves (or
-//! elements at the `enumerate` index).
-//! In both, a leaf may also be a scalar variable the loop does not change, read by every term.
+//! elements at the `enumerate` index), and at most one of them written (`&mut ys`,
+//! `ys.iter_mut()`: `*y = e`).
+//! In both, a leaf may also be a scalar variable the loop does not change, read by every term,
+//! or an element at a counter (`x[k]` where the body ends with `k += 1`) plus an offset.
 
 use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
@@ -35,28 +37,47 @@ pub enum Item {
     /// `&sequences[s][t]`, or `sequences[s][t]` itself when `by_value` (`.copied()`, a `&x`
     /// pattern).
     Element { sequence: usize, by_value: bool },
+    /// `&mut sequences[s][t]`, the element the term is written to (`*y = e` in `for y in
+    /// ys.iter_mut()`).
+    Written { sequence: usize },
     /// `t` (`.enumerate()`).
     Index,
     /// Two items (`.zip(..)`, `.enumerate()`).
     Pair(Box<Item>, Box<Item>),
 }
 
-/// Where a scalar leaf of the term is: `slice[index ± offset]` in the term at `index`
-/// (`below`: `-`; no offset: `slice[index]`), `scalar` in every term, or (`Own`) the element
-/// the term is written to, read before it is written (`y[i]` in `y[i] += e`).
+/// Where a scalar leaf of the term is: `slice[at]` ([`At`]), `scalar` in every term, or
+/// (`Own`) the element the term is written to, read before it is written (`y[i]` in `y[i] +=
+/// e`).
 pub enum Leaf {
-    Element {
-        slice: Expr,
-        offset: Option<Expr>,
-        below: bool,
-    },
+    Element { slice: Expr, at: Box<At> },
     Invariant(Expr),
     Own,
 }
 
+/// Where an element is in the term at `index`: `from ± offset` (`below`: `-`; no offset:
+/// `from`), with `from` the index, or the value of the counter `from` in that term.
+pub struct At {
+    pub from: Option<Ident>,
+    pub offset: Option<Expr>,
+    pub below: bool,
+}
+
+impl At {
+    /// At the index itself (the item of the term).
+    pub fn index() -> At {
+        At {
+            from: None,
+            offset: None,
+            below: false,
+        }
+    }
+}
+
 /// What a loop recorded whole does with its term: adds it to `total`, accumulated in `sum`
-/// (`subtract`: `total -= e`), or writes it to the element `place` of the scalars `out`
-/// (`out[i] = e`, or `out[i] op= e` as `out[i] = out[i] op (e)`).
+/// (`subtract`: `total -= e`), or writes it to `place`, an element of the scalars `out` that
+/// the body names `name` (`out[i] = e`, or `out[i] op= e` as `out[i] = out[i] op (e)`; `*y =
+/// e` for the items `y` of `out`, with `out` the sequence `ys[a..]`).
 pub enum Target {
     Sum {
         total: Ident,
@@ -64,8 +85,9 @@ pub enum Target {
         subtract: bool,
     },
     Element {
-        out: Ident,
-        place: syn::ExprIndex,
+        out: Box<Expr>,
+        name: Ident,
+        place: Box<Expr>,
     },
 }
 
@@ -100,23 +122,23 @@ impl Walk {
         }
     }
 
-    /// Whether `expr` mentions a name the loop binds.
-    fn binds_in(&self, expr: &Expr) -> bool {
+    /// Whether `expr` mentions a name the loop binds or changes: its own, and the names in
+    /// `changed` (what it accumulates or writes, its counters).
+    fn changes_in(&self, expr: &Expr, changed: &[&Ident]) -> bool {
         let tokens = expr.to_token_stream();
-        match self {
-            Walk::Range { var, .. } => mentions(tokens, var) > 0,
-            Walk::Items { names, .. } => names
-                .iter()
-                .any(|(name, _)| mentions(tokens.clone(), name) > 0),
-        }
+        let mentioned = |name: &Ident| mentions(tokens.clone(), name) > 0;
+        changed.iter().any(|name| mentioned(name))
+            || match self {
+                Walk::Range { var, .. } => mentioned(var),
+                Walk::Items { names, .. } => names.iter().any(|(name, _)| mentioned(name)),
+            }
     }
 
-    /// Where the scalar leaf `expr` of a term that accumulates `total` is, if the loop can be
-    /// recorded whole with it.
-    pub fn leaf(&self, expr: &Expr, total: &Ident) -> Option<Leaf> {
-        let invariant = |expr: &Expr| {
-            is_pure(expr) && !self.binds_in(expr) && mentions(expr.to_token_stream(), total) == 0
-        };
+    /// Where the scalar leaf `expr` of a term is, if the loop can be recorded whole with it:
+    /// `changed` are the names the loop accumulates or writes and its `counters`, which an
+    /// element may be at ([`Walk::element`]).
+    pub fn leaf(&self, expr: &Expr, changed: &[&Ident], counters: &[Ident]) -> Option<Leaf> {
+        let invariant = |expr: &Expr| is_pure(expr) && !self.changes_in(expr, changed);
         let expr = strip_deref(expr);
         // An item itself.
         if let (
@@ -130,21 +152,16 @@ impl Walk {
             if let Some((_, Item::Element { sequence, .. })) = found {
                 return Some(Leaf::Element {
                     slice: sequences[*sequence].clone(),
-                    offset: None,
-                    below: false,
+                    at: Box::new(At::index()),
                 });
             }
         }
         match expr {
             // An element at the index plus an offset.
-            Expr::Index(element) if invariant(&element.expr) => {
-                let (offset, below) = self.element(element, total)?;
-                Some(Leaf::Element {
-                    slice: (*element.expr).clone(),
-                    offset,
-                    below,
-                })
-            }
+            Expr::Index(element) if invariant(&element.expr) => Some(Leaf::Element {
+                slice: (*element.expr).clone(),
+                at: Box::new(self.element(element, changed, counters)?),
+            }),
             // A variable, or a field of one, the loop does not change.
             Expr::Path(_) | Expr::Field(_) if invariant(expr) => {
                 Some(Leaf::Invariant(expr.clone()))
@@ -153,19 +170,43 @@ impl Walk {
         }
     }
 
-    /// Where the element `element` is, when it is at the index plus an offset that the loop
-    /// does not change and that does not mention `total`: the offset (none: at the index) and
-    /// whether it is below the index.
-    pub fn element(&self, element: &syn::ExprIndex, total: &Ident) -> Option<(Option<Expr>, bool)> {
-        let index = self.index()?;
-        let (offset, below) = offset_from(&element.index, index)?;
-        let invariant = |expr: &Expr| {
-            is_pure(expr) && !self.binds_in(expr) && mentions(expr.to_token_stream(), total) == 0
+    /// Where the element `element` is, when it is at the index or at one of the `counters`,
+    /// plus an offset that mentions no name the loop binds or changes (the names in
+    /// `changed`).
+    pub fn element(
+        &self,
+        element: &syn::ExprIndex,
+        changed: &[&Ident],
+        counters: &[Ident],
+    ) -> Option<At> {
+        let invariant = |expr: &Expr| is_pure(expr) && !self.changes_in(expr, changed);
+        let index = self.index().map(|index| (None, index));
+        let counters = counters.iter().map(|counter| (Some(counter), counter));
+        index.into_iter().chain(counters).find_map(|(from, name)| {
+            let (offset, below) = offset_from(&element.index, name)?;
+            offset.as_ref().is_none_or(invariant).then(|| At {
+                from: from.cloned(),
+                offset,
+                below,
+            })
+        })
+    }
+
+    /// The item `name` when it is the element this walk writes (`y` in `for y in
+    /// ys.iter_mut()`), with the sequence it is in.
+    pub fn written<'a>(&self, name: &'a Ident) -> Option<(&'a Ident, Expr)> {
+        let Walk::Items {
+            names, sequences, ..
+        } = self
+        else {
+            return None;
         };
-        offset
-            .as_ref()
-            .is_none_or(invariant)
-            .then_some((offset, below))
+        names.iter().find_map(|(bound, item)| match item {
+            Item::Written { sequence } if bound == name => {
+                Some((name, sequences[*sequence].clone()))
+            }
+            _ => None,
+        })
     }
 
     /// The name of the index elements are read at: the range's variable, or the `enumerate`
@@ -233,18 +274,34 @@ fn strip_deref(mut expr: &Expr) -> &Expr {
 /// The item of the iterator `iter` over slices, its sequences pushed onto `sequences`; `None`
 /// for an iterator of another kind.
 fn items(iter: &Expr, scopes: &Scopes, sequences: &mut Vec<Expr>) -> Option<Item> {
-    let mut element = |sequence: &Expr| {
-        if !is_pure(sequence) {
+    // An element of `sequence`, or (`written`) the element written, of scalars the function
+    // holds (`ys` or `ys[a..]`, `ys` a vector or slice of them).
+    let mut push = |sequence: &Expr, written: bool| {
+        let owned = || {
+            let whole = match strip(sequence) {
+                Expr::Index(index) if matches!(strip(&index.index), Expr::Range(_)) => &index.expr,
+                whole => whole,
+            };
+            scopes.path_kind(whole) == Some(Kind::Scalars)
+        };
+        if !is_pure(sequence) || (written && !owned()) {
             return None;
         }
         sequences.push(sequence.clone());
-        Some(Item::Element {
-            sequence: sequences.len() - 1,
-            by_value: false,
+        let sequence = sequences.len() - 1;
+        Some(if written {
+            Item::Written { sequence }
+        } else {
+            Item::Element {
+                sequence,
+                by_value: false,
+            }
         })
     };
+    let mut element = |sequence: &Expr| push(sequence, false);
     match strip(iter) {
         Expr::Reference(reference) if reference.mutability.is_none() => element(&reference.expr),
+        Expr::Reference(reference) => push(&reference.expr, true),
         Expr::Path(_)
             if matches!(
                 scopes.path_kind(iter),
@@ -256,6 +313,7 @@ fn items(iter: &Expr, scopes: &Scopes, sequences: &mut Vec<Expr>) -> Option<Item
         Expr::MethodCall(call) if call.turbofish.is_none() => {
             match (call.method.to_string().as_str(), call.args.first()) {
                 ("iter", None) => element(&call.receiver),
+                ("iter_mut", None) => push(&call.receiver, true),
                 ("copied" | "cloned", None) => match items(&call.receiver, scopes, sequences)? {
                     Item::Element { sequence, .. } => Some(Item::Element {
                         sequence,
@@ -321,6 +379,9 @@ impl Item {
                 quote!(#reference (#sequence)[#index])
             }
             Item::Index => quote!(#index),
+            // Not bound: a term's closure reads leaves by value, and the element is written
+            // through the slice the loop is given.
+            Item::Written { .. } => quote!(()),
             Item::Pair(first, second) => {
                 let (first, second) = (first.at(index, sequences), second.at(index, sequences));
                 quote!((#first, #second))
