@@ -465,7 +465,8 @@ fn triangle_by_hand(l: &[f64], c: &[f64]) -> f64 {
 
 /// Items written through `iter_mut`: zipped with a slice, with their `enumerate` index, of a
 /// whole vector through `&mut`, of a subslice zipped with another; elements written at a
-/// counter, over items and over a range.
+/// counter (stepped in the body's value, with no `;`, and in a statement), over items and over
+/// a range.
 #[reverse_diff]
 fn written_items(x: &[f64], c: f64) -> f64 {
     let n = x.len();
@@ -486,7 +487,7 @@ fn written_items(x: &[f64], c: f64) -> f64 {
     let mut k = 0;
     for b in x {
         z[k] = b * c - 1.0;
-        k += 1;
+        k += 1
     }
     for i in 0..n {
         z[k] = x[i] * y[i];

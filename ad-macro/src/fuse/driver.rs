@@ -221,7 +221,7 @@ pub trait Driver: Fold {
         }
         let mut body = for_loop.body.stmts.as_slice();
         let mut counters = Vec::new();
-        while let Some((Stmt::Expr(last, Some(_)), before)) = body.split_last() {
+        while let Some((Stmt::Expr(last, _), before)) = body.split_last() {
             match self.counter(last) {
                 Some(counter) if !counters.contains(&counter) => counters.push(counter),
                 _ => break,

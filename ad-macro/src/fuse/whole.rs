@@ -110,6 +110,20 @@ impl Walk {
             (_, iter) => {
                 let mut sequences = Vec::new();
                 let item = items(iter, scopes, &mut sequences)?;
+                // A slice written while another sequence borrows it does not compile: that
+                // loop runs as written, so the error is the borrow checker's one alone.
+                if let Some(written) = item.written() {
+                    let Expr::Path(path) = whole_of(&sequences[written]) else {
+                        return None;
+                    };
+                    let name = path.path.get_ident()?;
+                    let borrowed = |(other, sequence): (usize, &Expr)| {
+                        other != written && mentions(sequence.to_token_stream(), name) > 0
+                    };
+                    if sequences.iter().enumerate().any(borrowed) {
+                        return None;
+                    }
+                }
                 let mut names = Vec::new();
                 bind(pat, &item, &mut names)?;
                 Some(Walk::Items {
@@ -277,13 +291,7 @@ fn items(iter: &Expr, scopes: &Scopes, sequences: &mut Vec<Expr>) -> Option<Item
     // An element of `sequence`, or (`written`) the element written, of scalars the function
     // holds (`ys` or `ys[a..]`, `ys` a vector or slice of them).
     let mut push = |sequence: &Expr, written: bool| {
-        let owned = || {
-            let whole = match strip(sequence) {
-                Expr::Index(index) if matches!(strip(&index.index), Expr::Range(_)) => &index.expr,
-                whole => whole,
-            };
-            scopes.path_kind(whole) == Some(Kind::Scalars)
-        };
+        let owned = || scopes.path_kind(whole_of(sequence)) == Some(Kind::Scalars);
         if !is_pure(sequence) || (written && !owned()) {
             return None;
         }
@@ -339,6 +347,14 @@ fn items(iter: &Expr, scopes: &Scopes, sequences: &mut Vec<Expr>) -> Option<Item
     }
 }
 
+/// The slice or vector `sequence` is part of: `ys` for `ys[a..]`, else `sequence` itself.
+fn whole_of(sequence: &Expr) -> &Expr {
+    match strip(sequence) {
+        Expr::Index(index) if matches!(strip(&index.index), Expr::Range(_)) => strip(&index.expr),
+        whole => whole,
+    }
+}
+
 /// Binds the names of `pat` to the parts of `item` they hold; `None` for a pattern that does
 /// not destructure it plainly.
 fn bind(pat: &Pat, item: &Item, names: &mut Vec<(Ident, Item)>) -> Option<()> {
@@ -370,6 +386,15 @@ fn bind(pat: &Pat, item: &Item, names: &mut Vec<(Ident, Item)>) -> Option<()> {
 }
 
 impl Item {
+    /// The sequence whose elements this item writes, if it has one.
+    fn written(&self) -> Option<usize> {
+        match self {
+            Item::Written { sequence } => Some(*sequence),
+            Item::Pair(first, second) => first.written().or_else(|| second.written()),
+            Item::Element { .. } | Item::Index => None,
+        }
+    }
+
     /// The item at index `index`, over the sequences (as the user wrote them).
     pub fn at(&self, index: &Ident, sequences: &[Expr]) -> TokenStream {
         match self {
