@@ -531,7 +531,9 @@ fn counted_sum(x: &[f64]) -> f64 {
 
 /// Loops with counters that are not recorded whole: a counter read as a number (a constant of
 /// the term) beside an element at it, one read in an offset from the index beside an element
-/// at it, one that steps by two, an `i32` no element is read at, and one that steps before the element is read.
+/// at it, one that steps by two, an `i32` no element is read at, one that steps before the
+/// element is read, and one that a zipped sequence starts at (`&x[p..]`, whose items each term
+/// would read again).
 #[reverse_diff]
 fn counters_apart(x: &[f64]) -> f64 {
     let n = x.len();
@@ -561,7 +563,12 @@ fn counters_apart(x: &[f64]) -> f64 {
         j += 1;
         y[i] -= x[j] * 0.5;
     }
-    y.iter().sum::<f64>() + (k + o + m + j) as f64 + f64::from(count)
+    let mut p = 0;
+    for (a, b) in y.iter_mut().zip(&x[p..]) {
+        *a += b * x[p];
+        p += 1;
+    }
+    y.iter().sum::<f64>() + (k + o + m + j + p) as f64 + f64::from(count)
 }
 
 /// [`counters_apart`] by hand, over `f64`, with indices.
@@ -580,7 +587,10 @@ fn counters_apart_by_hand(x: &[f64]) -> f64 {
     for i in 1..n {
         y[i] -= x[i] * 0.5;
     }
-    y.iter().sum::<f64>() + (n + n / 2 + 2 * (n / 2) + (n - 1)) as f64 + n as f64
+    for i in 0..n {
+        y[i] += x[i] * x[i];
+    }
+    y.iter().sum::<f64>() + (n + n / 2 + 2 * (n / 2) + (n - 1) + n) as f64 + n as f64
 }
 
 /// Long loop sums, kept as runs when seeded in order: neighbours two apart in one term, read

@@ -232,6 +232,19 @@ pub trait Driver: Fold {
             return None;
         };
         let walk = Walk::of(&for_loop.pat, &for_loop.expr, &self.state().scopes)?;
+        // Each term reads the items of the sequences again, so they must not move with a
+        // counter (`&x[k..]`).
+        if let Walk::Items { sequences, .. } = &walk {
+            let moves = |sequence: &Expr| {
+                let tokens = sequence.to_token_stream();
+                counters
+                    .iter()
+                    .any(|counter| mentions(tokens.clone(), counter) > 0)
+            };
+            if sequences.iter().any(moves) {
+                return None;
+            }
+        }
         let target = self.target(last, sum, &walk)?;
         // The term: `out[i] op= e` as `out[i] op (e)`, the form its term-by-term record takes.
         let term_expr: Expr = match (last, &target) {
@@ -267,6 +280,7 @@ pub trait Driver: Fold {
         let place_at = match &target {
             Target::Element { place, .. } => match &**place {
                 Expr::Index(place) => Some(walk.element(place, &changed, &counters)?),
+                // `*y`: the item itself.
                 _ => Some(At::index()),
             },
             Target::Sum { .. } => None,
@@ -322,8 +336,9 @@ pub trait Driver: Fold {
             // Element by element, each term is recorded as the loop as written records it
             // (a loop sum's terms are fused there too).
             .filter(|term| matches!(target, Target::Sum { .. }) || term.records_as_unfused())
-            // A counter is read only where an element is: constants computed from it would
-            // be computed at its value before the loop.
+            // A counter is read only where an element is. (The closure would compute a
+            // constant from the counter's value in its term, which it sets term by term, but
+            // no test covers that.)
             .filter(|term| !term.constants_read_any(&counters));
         let leaves = term
             .as_ref()
@@ -374,7 +389,8 @@ pub trait Driver: Fold {
         // Each counter's value before the loop, where the elements at it start; each term
         // leaves it as the loop as written does after that term (also when a later term
         // panics).
-        let from_counter = |counter: &Ident| format_ident!("__ad_from_{}", counter, span = span);
+        let from_counter =
+            |counter: &Ident| format_ident!("__ad_from_{}", counter, span = Span::mixed_site());
         let froms: Vec<Ident> = counters.iter().map(from_counter).collect();
         let advance = quote!(#(#counters = #froms + (#index - #first) + 1;)*);
         let closure = match (term, &leaves) {
@@ -429,8 +445,9 @@ pub trait Driver: Fold {
                 offset,
                 below,
             } = at;
-            let first = match from {
-                Some(counter) => from_counter(&counter).to_token_stream(),
+            let counter = from.as_ref().map(from_counter);
+            let first = match &counter {
+                Some(from) => from.to_token_stream(),
                 None => first.clone(),
             };
             let offset = offset.map(|offset| checked_offset(&this.fold_keeping_constant(offset)));
@@ -441,11 +458,20 @@ pub trait Driver: Fold {
             } else {
                 quote!(checked_add)
             };
-            match offset {
+            let at = match offset {
                 None => first.clone(),
                 Some(offset) => quote!(#offset
                     .and_then(|__ad_offset| #first.#method(__ad_offset))
                     .unwrap_or(usize::MAX)),
+            };
+            // So too where the counter would overflow before the last term.
+            match counter {
+                Some(from) => quote!(if #from.checked_add((#range).len()).is_some() {
+                    #at
+                } else {
+                    usize::MAX
+                }),
+                None => at,
             }
         };
         let mut slices = Vec::new();
@@ -552,9 +578,9 @@ pub trait Driver: Fold {
                     let Expr::Path(path) = strip(&unary.expr) else {
                         return None;
                     };
-                    let (name, out) = walk.written(path.path.get_ident()?)?;
+                    let name = path.path.get_ident()?;
                     Some(Target::Element {
-                        out: Box::new(out),
+                        out: Box::new(walk.written(name)?),
                         name: name.clone(),
                         place: Box::new(place.clone()),
                     })

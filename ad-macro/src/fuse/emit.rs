@@ -245,13 +245,14 @@ impl Fusion {
             .collect();
         let derivative = self.derivative();
         let slots = self.slots;
+        let value = Ident::new("__ad_term", Span::mixed_site());
         quote_spanned! {self.span=>
             |#[allow(unused_variables)] #index: usize, __ad_values: [f64; #slots]| {
                 #bindings
                 #(#constants)*
-                let __ad_term = (#derivative)(__ad_values);
+                let #value = (#derivative)(__ad_values);
                 #after
-                __ad_term
+                #value
             }
         }
     }

@@ -5,7 +5,7 @@
 //! `x[i - c]`) at the loop variable plus an offset the loop does not change; and the items of
 //! slices, `for x in xs.iter()`, `&xs`, `xs` (a borrowed slice), with `.zip(..)`,
 //! `.enumerate()`, `.copied()` and `.cloned()`, whose leaves are the items themselves (or
-//! elements at the `enumerate` index), and at most one of them written (`&mut ys`,
+//! elements at the `enumerate` index); the term may be written to one of them (`&mut ys`,
 //! `ys.iter_mut()`: `*y = e`).
 //! In both, a leaf may also be a scalar variable the loop does not change, read by every term,
 //! or an element at a counter (`x[k]` where the body ends with `k += 1`) plus an offset.
@@ -28,6 +28,9 @@ pub enum Walk {
         sequences: Vec<Expr>,
         /// The names the pattern binds, each with the part of the item it holds.
         names: Vec<(Ident, Item)>,
+        /// The variables holding the sequences whose elements the loop writes (`ys` for
+        /// `ys[a..].iter_mut()`).
+        written: Vec<Ident>,
     },
 }
 
@@ -110,19 +113,24 @@ impl Walk {
             (_, iter) => {
                 let mut sequences = Vec::new();
                 let item = items(iter, scopes, &mut sequences)?;
-                // A slice written while another sequence borrows it does not compile: that
-                // loop runs as written, so the error is the borrow checker's one alone.
-                if let Some(written) = item.written() {
-                    let Expr::Path(path) = whole_of(&sequences[written]) else {
+                // The variables whose elements it writes. A slice written while another
+                // sequence borrows it does not compile: that loop runs as written, so the error
+                // is the borrow checker's one alone (a leaf that reads it: see `changes_in`).
+                let mut written = Vec::new();
+                item.written(&mut written);
+                let mut holders = Vec::new();
+                for &sequence in &written {
+                    let Expr::Path(path) = whole_of(&sequences[sequence]) else {
                         return None;
                     };
-                    let name = path.path.get_ident()?;
-                    let borrowed = |(other, sequence): (usize, &Expr)| {
-                        other != written && mentions(sequence.to_token_stream(), name) > 0
+                    let holder = path.path.get_ident()?;
+                    let borrowed = |(other, read): (usize, &Expr)| {
+                        other != sequence && mentions(read.to_token_stream(), holder) > 0
                     };
                     if sequences.iter().enumerate().any(borrowed) {
                         return None;
                     }
+                    holders.push(holder.clone());
                 }
                 let mut names = Vec::new();
                 bind(pat, &item, &mut names)?;
@@ -131,20 +139,24 @@ impl Walk {
                     item,
                     sequences,
                     names,
+                    written: holders,
                 })
             }
         }
     }
 
-    /// Whether `expr` mentions a name the loop binds or changes: its own, and the names in
-    /// `changed` (what it accumulates or writes, its counters).
+    /// Whether `expr` mentions a name the loop binds or changes: its own, the variables whose
+    /// elements it writes through its items, and the names in `changed` (what it accumulates
+    /// or writes, its counters).
     fn changes_in(&self, expr: &Expr, changed: &[&Ident]) -> bool {
         let tokens = expr.to_token_stream();
         let mentioned = |name: &Ident| mentions(tokens.clone(), name) > 0;
         changed.iter().any(|name| mentioned(name))
             || match self {
                 Walk::Range { var, .. } => mentioned(var),
-                Walk::Items { names, .. } => names.iter().any(|(name, _)| mentioned(name)),
+                Walk::Items { names, written, .. } => {
+                    names.iter().any(|(name, _)| mentioned(name)) || written.iter().any(mentioned)
+                }
             }
     }
 
@@ -206,9 +218,9 @@ impl Walk {
         })
     }
 
-    /// The item `name` when it is the element this walk writes (`y` in `for y in
-    /// ys.iter_mut()`), with the sequence it is in.
-    pub fn written<'a>(&self, name: &'a Ident) -> Option<(&'a Ident, Expr)> {
+    /// The sequence the item `name` is an element of, when it is an element this walk writes
+    /// (`ys` for `y` in `for y in ys.iter_mut()`).
+    pub fn written(&self, name: &Ident) -> Option<Expr> {
         let Walk::Items {
             names, sequences, ..
         } = self
@@ -216,9 +228,7 @@ impl Walk {
             return None;
         };
         names.iter().find_map(|(bound, item)| match item {
-            Item::Written { sequence } if bound == name => {
-                Some((name, sequences[*sequence].clone()))
-            }
+            Item::Written { sequence } if bound == name => Some(sequences[*sequence].clone()),
             _ => None,
         })
     }
@@ -386,12 +396,15 @@ fn bind(pat: &Pat, item: &Item, names: &mut Vec<(Ident, Item)>) -> Option<()> {
 }
 
 impl Item {
-    /// The sequence whose elements this item writes, if it has one.
-    fn written(&self) -> Option<usize> {
+    /// Pushes the sequences whose elements this item writes onto `into`.
+    fn written(&self, into: &mut Vec<usize>) {
         match self {
-            Item::Written { sequence } => Some(*sequence),
-            Item::Pair(first, second) => first.written().or_else(|| second.written()),
-            Item::Element { .. } | Item::Index => None,
+            Item::Written { sequence } => into.push(*sequence),
+            Item::Pair(first, second) => {
+                first.written(into);
+                second.written(into);
+            }
+            Item::Element { .. } | Item::Index => {}
         }
     }
 
