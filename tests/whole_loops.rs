@@ -466,7 +466,7 @@ fn triangle_by_hand(l: &[f64], c: &[f64]) -> f64 {
 /// Items written through `iter_mut`: zipped with a slice, with their `enumerate` index, of a
 /// whole vector through `&mut`, of a subslice zipped with another; elements written at a
 /// counter (stepped in the body's value, with no `;`, and in a statement), over items and over
-/// a range.
+/// a range, whose term also reads the counter as a number.
 #[reverse_diff]
 fn written_items(x: &[f64], c: f64) -> f64 {
     let n = x.len();
@@ -490,7 +490,7 @@ fn written_items(x: &[f64], c: f64) -> f64 {
         k += 1
     }
     for i in 0..n {
-        z[k] = x[i] * y[i];
+        z[k] = x[i] * y[i] * (k as f64 - 0.5);
         k += 1;
     }
     y.iter().sum::<f64>() + z.iter().sum::<f64>() + k as f64
@@ -511,26 +511,27 @@ fn written_items_by_hand(x: &[f64], c: f64) -> f64 {
     let mut z = vec![0.0; 2 * n];
     for j in 0..n {
         z[j] = x[j] * c - 1.0;
-        z[n + j] = x[j] * y[j];
+        z[n + j] = x[j] * y[j] * ((n + j) as f64 - 0.5);
     }
     y.iter().sum::<f64>() + z.iter().sum::<f64>() + (2 * n) as f64
 }
 
-/// A loop sum whose term reads an element at a counter, over the items of a subslice.
+/// A loop sum whose term reads an element at a counter and the counter as a number, over the
+/// items of a subslice.
 #[reverse_diff]
 fn counted_sum(x: &[f64]) -> f64 {
     let n = x.len();
     let mut total = 0.0;
     let mut k = 0;
     for b in &x[n / 2..] {
-        total += b * x[k];
+        total += b * x[k] + k as f64 * 0.5;
         k += 1;
     }
     total + k as f64
 }
 
-/// Loops with counters that are not recorded whole: a counter read as a number (a constant of
-/// the term) beside an element at it, one read in an offset from the index beside an element
+/// Loops with counters that are not recorded whole: a counter read as a number only (no
+/// element is at it, so its type is not known to be `usize`), one read in an offset from the index beside an element
 /// at it, one that steps by two, an `i32` no element is read at, one that steps before the
 /// element is read, and one that a zipped sequence starts at (`&x[p..]`, whose items each term
 /// would read again).
@@ -540,7 +541,7 @@ fn counters_apart(x: &[f64]) -> f64 {
     let mut y = vec![0.0; n];
     let mut k = 0;
     for i in 0..n {
-        y[i] = x[k] * (k as f64 + 1.0);
+        y[i] = x[i] * (k as f64 + 1.0);
         k += 1;
     }
     let mut o = 0;
@@ -1186,7 +1187,9 @@ fn a_loop_sum_that_reads_at_a_counter_is_recorded_whole() {
     let values: Vec<f64> = (0..21).map(|i| (i as f64 * 0.4).cos()).collect();
     let plain = |x: &[f64]| {
         let half = x.len() / 2;
-        let total = (0..x.len() - half).fold(0.0, |total, j| total + x[half + j] * x[j]);
+        let total = (0..x.len() - half).fold(0.0, |total, j| {
+            total + (x[half + j] * x[j] + j as f64 * 0.5)
+        });
         total + (x.len() - half) as f64
     };
     check(&values, 1, counted_sum, counted_sum, plain);

@@ -335,11 +335,7 @@ pub trait Driver: Fold {
             .filter(|term| !term.reads_any(&names) && (0..names.len()).all(read))
             // Element by element, each term is recorded as the loop as written records it
             // (a loop sum's terms are fused there too).
-            .filter(|term| matches!(target, Target::Sum { .. }) || term.records_as_unfused())
-            // A counter is read only where an element is. (The closure would compute a
-            // constant from the counter's value in its term, which it sets term by term, but
-            // no test covers that.)
-            .filter(|term| !term.constants_read_any(&counters));
+            .filter(|term| matches!(target, Target::Sum { .. }) || term.records_as_unfused());
         let leaves = term
             .as_ref()
             .and_then(|term| {
@@ -388,7 +384,7 @@ pub trait Driver: Fold {
         };
         // Each counter's value before the loop, where the elements at it start; each term
         // leaves it as the loop as written does after that term (also when a later term
-        // panics).
+        // panics), so the next term's constants read it at its value in that term.
         let from_counter =
             |counter: &Ident| format_ident!("__ad_from_{}", counter, span = Span::mixed_site());
         let froms: Vec<Ident> = counters.iter().map(from_counter).collect();

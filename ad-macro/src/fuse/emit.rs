@@ -203,18 +203,7 @@ impl Fusion {
 
     /// Whether a temporary (a leaf, or a constant the record takes) mentions one of `names`.
     pub fn reads_any(&self, names: &[Ident]) -> bool {
-        self.temps_read_any(names, |_| true)
-    }
-
-    /// Whether a constant the record takes (a temporary other than a scalar leaf) mentions one
-    /// of `names`.
-    pub fn constants_read_any(&self, names: &[Ident]) -> bool {
-        self.temps_read_any(names, |temp| !matches!(temp.role, Role::Scalar(_)))
-    }
-
-    /// Whether a temporary that `which` picks mentions one of `names`.
-    fn temps_read_any(&self, names: &[Ident], which: impl Fn(&Temp) -> bool) -> bool {
-        self.temps.iter().filter(|temp| which(temp)).any(|temp| {
+        self.temps.iter().any(|temp| {
             let tokens = temp.expr.to_token_stream();
             names.iter().any(|name| mentions(tokens.clone(), name) > 0)
         })
