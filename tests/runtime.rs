@@ -507,6 +507,27 @@ fn full_tape_panics_with_its_limit() {
     assert_relative_eq!(derivative, slope.cos() * slope, max_relative = 1e-14);
 }
 
+#[test]
+fn a_limit_lowered_while_recording_holds_from_the_next_node() {
+    let tape = Tape::new();
+    let x = tape.var(1.5);
+    let mut y = x;
+    // 101 nodes, with room in the tape's buffers for more.
+    for _ in 0..100 {
+        y *= x;
+    }
+    let limit = NodeLimit::lower_to(102);
+    y *= x;
+    assert_eq!(tape.len(), 102);
+    let message = expect_panic(|| y * x);
+    assert!(
+        message.contains("the tape is full") && message.contains("at most 102 "),
+        "{message}"
+    );
+    drop(limit);
+    assert_eq!((y * x).value(), y.value() * 1.5);
+}
+
 /// Σ xᵢ² over a slice: one operation per input plus the sum.
 #[reverse_diff]
 fn sum_of_squares(x: &[f64]) -> f64 {

@@ -34,6 +34,9 @@ pub(crate) struct Recording {
     tag: u32,
     /// The most nodes this recording may hold (lowered only by tests of the overflow message).
     limit: u32,
+    /// Below this many nodes, [`Recording::push_node`] writes a node's end with no check: at
+    /// most `limit` and `ends`' capacity (which only grows; 0 forces the check).
+    room: u32,
     ends: Vec<u32>,
     /// The operand slots of every node, one node's after another's (one buffer, so a record
     /// checks one capacity for its slots, and the sweep reads one stream).
@@ -87,6 +90,7 @@ impl Recording {
         Recording {
             tag: 0,
             limit: MAX_NODES,
+            room: 0,
             ends: Vec::new(),
             slots: Vec::new(),
             adjoints: Vec::new(),
@@ -187,15 +191,36 @@ impl Recording {
     #[inline(always)]
     fn push_node(&mut self, value: f64) -> Var {
         let index = self.ends.len() as u32;
-        if index >= self.limit {
-            tape_full(self.limit);
+        if index >= self.room {
+            self.make_room();
         }
-        self.ends.push(self.slots.len() as u32);
+        // SAFETY: `index < room <= ends.capacity()`.
+        unsafe {
+            self.ends
+                .as_mut_ptr()
+                .add(index as usize)
+                .write(self.slots.len() as u32);
+            self.ends.set_len(index as usize + 1);
+        }
         Var {
             value,
             index,
             tape: self.tag,
         }
+    }
+
+    /// Makes room for the next node (or panics at the limit) and sets `room`.
+    #[cold]
+    #[inline(never)]
+    fn make_room(&mut self) {
+        let index = self.ends.len();
+        if index >= self.limit as usize {
+            tape_full(self.limit);
+        }
+        self.ends.reserve(1);
+        self.room = self
+            .limit
+            .min(u32::try_from(self.ends.capacity()).unwrap_or(u32::MAX));
     }
 
     #[inline(always)]
@@ -1825,6 +1850,7 @@ impl Tape {
         recording.clear();
         recording.tag = tag;
         recording.limit = LIMIT.with(Cell::get);
+        recording.room = 0;
         let recording = NonNull::from(Box::leak(recording));
         let outer = ACTIVE.with(|active| active.replace(recording.as_ptr()));
         Tape {
@@ -2266,6 +2292,9 @@ pub fn set_node_limit(limit: Option<u32>) {
     let active = ACTIVE.with(Cell::get);
     if !active.is_null() {
         // SAFETY: the active recording is alive; no other reference to it is held here.
-        unsafe { (*active).limit = limit.unwrap_or(MAX_NODES) };
+        unsafe {
+            (*active).limit = limit.unwrap_or(MAX_NODES);
+            (*active).room = 0;
+        }
     }
 }
