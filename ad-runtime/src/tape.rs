@@ -209,6 +209,12 @@ impl Recording {
         }
     }
 
+    /// Sets the node limit; the next node checks it (and sets `room` again).
+    fn set_limit(&mut self, limit: u32) {
+        self.limit = limit;
+        self.room = 0;
+    }
+
     /// Makes room for the next node (or panics at the limit) and sets `room`.
     #[cold]
     #[inline(never)]
@@ -1849,8 +1855,7 @@ impl Tape {
             .unwrap_or_else(|| Box::new(Recording::new()));
         recording.clear();
         recording.tag = tag;
-        recording.limit = LIMIT.with(Cell::get);
-        recording.room = 0;
+        recording.set_limit(LIMIT.with(Cell::get));
         let recording = NonNull::from(Box::leak(recording));
         let outer = ACTIVE.with(|active| active.replace(recording.as_ptr()));
         Tape {
@@ -2292,9 +2297,6 @@ pub fn set_node_limit(limit: Option<u32>) {
     let active = ACTIVE.with(Cell::get);
     if !active.is_null() {
         // SAFETY: the active recording is alive; no other reference to it is held here.
-        unsafe {
-            (*active).limit = limit.unwrap_or(MAX_NODES);
-            (*active).room = 0;
-        }
+        unsafe { (*active).set_limit(limit.unwrap_or(MAX_NODES)) };
     }
 }

@@ -275,11 +275,9 @@ pub trait Driver: Fold {
                 name.clone()
             }
         };
-        // What the loop changes: offsets must not read it.
-        let changed: Vec<&Ident> = std::iter::once(&excluded).chain(&counters).collect();
         let place_at = match &target {
             Target::Element { place, .. } => match &**place {
-                Expr::Index(place) => Some(walk.element(place, &changed, &counters)?),
+                Expr::Index(place) => Some(walk.element(place, &excluded, &counters)?),
                 // `*y`: the item itself.
                 _ => Some(At::index()),
             },
@@ -343,7 +341,7 @@ pub trait Driver: Fold {
                     if own(leaf) {
                         Some(Leaf::Own)
                     } else {
-                        walk.leaf(leaf, &changed, &counters)
+                        walk.leaf(leaf, &excluded, &counters)
                     }
                 })
             })

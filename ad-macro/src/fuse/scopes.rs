@@ -344,11 +344,7 @@ impl Scopes {
             Some(Kind::Scalars) => Item::One(Kind::ScalarMut),
             _ => Item::Unknown,
         };
-        // `&mut xs[a..]` borrows from `xs`.
-        let borrowed = |expr: &Expr| match expr {
-            Expr::Index(index) if matches!(&*index.index, Expr::Range(_)) => (*index.expr).clone(),
-            other => other.clone(),
-        };
+        // `&mut xs[a..]` borrows from `xs` ([`whole_of`]).
         match iter {
             Expr::Paren(inner) => self.item(&inner.expr),
             // `0..n`, `1..=n - 1`: integers.
@@ -362,9 +358,9 @@ impl Scopes {
                 Item::One(Kind::Integer)
             }
             Expr::Reference(reference) if reference.mutability.is_none() => {
-                elements(&borrowed(&reference.expr))
+                elements(whole_of(&reference.expr))
             }
-            Expr::Reference(reference) => elements_mut(&borrowed(&reference.expr)),
+            Expr::Reference(reference) => elements_mut(whole_of(&reference.expr)),
             // `for x in xs` with `xs: &[f64]` (or `&xs[a..b]` bound earlier): references.
             Expr::Path(_) => match self.path_kind(iter) {
                 Some(Kind::BorrowedScalars | Kind::BorrowedConstants) => elements(iter),
@@ -372,14 +368,14 @@ impl Scopes {
             },
             Expr::MethodCall(call) if call.turbofish.is_none() => {
                 match (call.method.to_string().as_str(), call.args.len()) {
-                    ("iter", 0) => elements(&borrowed(&call.receiver)),
+                    ("iter", 0) => elements(whole_of(&call.receiver)),
                     // `xs.chunks(d)`: borrowed subslices of `xs`'s kind.
                     ("chunks" | "chunks_exact" | "rchunks" | "rchunks_exact" | "windows", 1) => {
-                        self.path_kind(&borrowed(&call.receiver))
+                        self.path_kind(whole_of(&call.receiver))
                             .and_then(Kind::borrowed)
                             .map_or(Item::Unknown, Item::One)
                     }
-                    ("iter_mut", 0) => elements_mut(&borrowed(&call.receiver)),
+                    ("iter_mut", 0) => elements_mut(whole_of(&call.receiver)),
                     ("copied" | "cloned", 0) => match self.item(&call.receiver) {
                         Item::One(kind) => kind.deref().map_or(Item::Unknown, Item::One),
                         _ => Item::Unknown,
@@ -490,4 +486,12 @@ pub(super) fn leaves_closure(body: &Expr) -> bool {
     let mut exits = Exits(false);
     syn::visit::Visit::visit_expr(&mut exits, body);
     exits.0
+}
+
+/// The slice or vector `sequence` is part of: `ys` for `ys[a..]`, else `sequence` itself.
+pub(super) fn whole_of(sequence: &Expr) -> &Expr {
+    match sequence {
+        Expr::Index(index) if matches!(&*index.index, Expr::Range(_)) => &index.expr,
+        whole => whole,
+    }
 }

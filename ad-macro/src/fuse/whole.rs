@@ -15,7 +15,7 @@ use quote::{quote, ToTokens};
 use syn::{BinOp, Expr, Ident, Pat};
 
 use super::analysis::{is_pure, strip};
-use super::scopes::{mentions, Kind, Scopes};
+use super::scopes::{mentions, whole_of, Kind, Scopes};
 
 /// How a loop walks its slices.
 pub enum Walk {
@@ -120,7 +120,7 @@ impl Walk {
                 item.written(&mut written);
                 let mut holders = Vec::new();
                 for &sequence in &written {
-                    let Expr::Path(path) = whole_of(&sequences[sequence]) else {
+                    let Expr::Path(path) = strip(whole_of(strip(&sequences[sequence]))) else {
                         return None;
                     };
                     let holder = path.path.get_ident()?;
@@ -146,12 +146,13 @@ impl Walk {
     }
 
     /// Whether `expr` mentions a name the loop binds or changes: its own, the variables whose
-    /// elements it writes through its items, and the names in `changed` (what it accumulates
-    /// or writes, its counters).
-    fn changes_in(&self, expr: &Expr, changed: &[&Ident]) -> bool {
+    /// elements it writes through its items, `excluded` (what it accumulates or writes) and its
+    /// `counters`.
+    fn changes_in(&self, expr: &Expr, excluded: &Ident, counters: &[Ident]) -> bool {
         let tokens = expr.to_token_stream();
         let mentioned = |name: &Ident| mentions(tokens.clone(), name) > 0;
-        changed.iter().any(|name| mentioned(name))
+        mentioned(excluded)
+            || counters.iter().any(mentioned)
             || match self {
                 Walk::Range { var, .. } => mentioned(var),
                 Walk::Items { names, written, .. } => {
@@ -161,10 +162,10 @@ impl Walk {
     }
 
     /// Where the scalar leaf `expr` of a term is, if the loop can be recorded whole with it:
-    /// `changed` are the names the loop accumulates or writes and its `counters`, which an
+    /// `excluded` is the name the loop accumulates or writes, `counters` its counters, which an
     /// element may be at ([`Walk::element`]).
-    pub fn leaf(&self, expr: &Expr, changed: &[&Ident], counters: &[Ident]) -> Option<Leaf> {
-        let invariant = |expr: &Expr| is_pure(expr) && !self.changes_in(expr, changed);
+    pub fn leaf(&self, expr: &Expr, excluded: &Ident, counters: &[Ident]) -> Option<Leaf> {
+        let invariant = |expr: &Expr| is_pure(expr) && !self.changes_in(expr, excluded, counters);
         let expr = strip_deref(expr);
         // An item itself.
         if let (
@@ -186,7 +187,7 @@ impl Walk {
             // An element at the index plus an offset.
             Expr::Index(element) if invariant(&element.expr) => Some(Leaf::Element {
                 slice: (*element.expr).clone(),
-                at: Box::new(self.element(element, changed, counters)?),
+                at: Box::new(self.element(element, excluded, counters)?),
             }),
             // A variable, or a field of one, the loop does not change.
             Expr::Path(_) | Expr::Field(_) if invariant(expr) => {
@@ -197,15 +198,14 @@ impl Walk {
     }
 
     /// Where the element `element` is, when it is at the index or at one of the `counters`,
-    /// plus an offset that mentions no name the loop binds or changes (the names in
-    /// `changed`).
+    /// plus an offset that mentions no name the loop binds or changes ([`Walk::changes_in`]).
     pub fn element(
         &self,
         element: &syn::ExprIndex,
-        changed: &[&Ident],
+        excluded: &Ident,
         counters: &[Ident],
     ) -> Option<At> {
-        let invariant = |expr: &Expr| is_pure(expr) && !self.changes_in(expr, changed);
+        let invariant = |expr: &Expr| is_pure(expr) && !self.changes_in(expr, excluded, counters);
         let index = self.index().map(|index| (None, index));
         let counters = counters.iter().map(|counter| (Some(counter), counter));
         index.into_iter().chain(counters).find_map(|(from, name)| {
@@ -301,7 +301,7 @@ fn items(iter: &Expr, scopes: &Scopes, sequences: &mut Vec<Expr>) -> Option<Item
     // An element of `sequence`, or (`written`) the element written, of scalars the function
     // holds (`ys` or `ys[a..]`, `ys` a vector or slice of them).
     let mut push = |sequence: &Expr, written: bool| {
-        let owned = || scopes.path_kind(whole_of(sequence)) == Some(Kind::Scalars);
+        let owned = || scopes.path_kind(whole_of(strip(sequence))) == Some(Kind::Scalars);
         if !is_pure(sequence) || (written && !owned()) {
             return None;
         }
@@ -354,14 +354,6 @@ fn items(iter: &Expr, scopes: &Scopes, sequences: &mut Vec<Expr>) -> Option<Item
             }
         }
         _ => None,
-    }
-}
-
-/// The slice or vector `sequence` is part of: `ys` for `ys[a..]`, else `sequence` itself.
-fn whole_of(sequence: &Expr) -> &Expr {
-    match strip(sequence) {
-        Expr::Index(index) if matches!(strip(&index.index), Expr::Range(_)) => strip(&index.expr),
-        whole => whole,
     }
 }
 
