@@ -249,12 +249,12 @@ impl CsrMatrix {
         }
     }
 
-    /// Appends a row with entries `(column, value)`, columns ascending.
-    fn push_row(&mut self, entries: impl IntoIterator<Item = (usize, f64)>) {
-        for (column, value) in entries {
-            self.column_indices.push(column);
-            self.values.push(value);
-        }
+    /// Appends a row with entries at `columns` (ascending) of `values`, copied as two slices
+    /// (entry by entry, the two `push`es per entry took a fifth of BA's Jacobian).
+    fn push_row(&mut self, columns: &[usize], values: &[f64]) {
+        assert_eq!(columns.len(), values.len(), "one value per column");
+        self.column_indices.extend_from_slice(columns);
+        self.values.extend_from_slice(values);
         self.row_offsets.push(self.values.len());
         self.rows += 1;
     }
@@ -298,16 +298,20 @@ pub fn ba_jacobian(input: &BaInput) -> CsrMatrix {
             input.weights[i],
             &input.features[i],
         );
-        let columns = (CAMERA_SIZE * camera..CAMERA_SIZE * (camera + 1))
-            .chain(points_start + POINT_SIZE * point..points_start + POINT_SIZE * (point + 1))
-            .chain([weights_start + i]);
+        let columns: [usize; OBSERVATION_SIZE] = std::array::from_fn(|k| match k {
+            k if k < CAMERA_SIZE => CAMERA_SIZE * camera + k,
+            k if k < CAMERA_SIZE + POINT_SIZE => {
+                points_start + POINT_SIZE * point + k - CAMERA_SIZE
+            }
+            _ => weights_start + i,
+        });
         for row in &block {
-            jacobian.push_row(columns.clone().zip(row.iter().copied()));
+            jacobian.push_row(&columns, row);
         }
     }
     for (i, &w) in input.weights.iter().enumerate() {
         let (_, derivative) = ba_weight_residual_grad(w);
-        jacobian.push_row([(weights_start + i, derivative)]);
+        jacobian.push_row(&[weights_start + i], &[derivative]);
     }
     jacobian
 }
