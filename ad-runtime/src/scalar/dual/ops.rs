@@ -39,12 +39,21 @@ fn mul<F: Real, T: Tangent<F>, A: Operand<F, T>, B: Operand<F, T>>(a: A, b: B) -
     Dual::new(x * y, tangent)
 }
 
+/// `(a' - b' v) / b`: one division of the tangent (of every lane), where `a' / b - b' v / b`
+/// takes two (BA's projection and rotation divide by a `Dual`).
 #[inline(always)]
 fn div<F: Real, T: Tangent<F>, A: Operand<F, T>, B: Operand<F, T>>(a: A, b: B) -> Dual<F, T> {
     let (a, b) = (a.operand(), b.operand());
     let (x, y) = (a.value, b.value);
     let v = x / y;
-    let tangent = chain_operands::<F, T, A, B>(a.tangent, |t| t / y, b.tangent, |t| -(t * v) / y);
+    let skip_a = A::CONSTANT || a.tangent.is_zero_tangent();
+    let skip_b = B::CONSTANT || b.tangent.is_zero_tangent();
+    let tangent = match (skip_a, skip_b) {
+        (true, true) => T::zero_tangent(),
+        (false, true) => a.tangent / y,
+        (true, false) => -(b.tangent * v) / y,
+        (false, false) => (a.tangent + -(b.tangent * v)) / y,
+    };
     Dual::new(v, tangent)
 }
 
