@@ -117,31 +117,54 @@ fn derivative_at_zero_is_not_one() {
     assert_eq!(relu_max_constant_first_grad(0.0).1, 0.0);
 }
 
-/// `(x - x).cbrt()` is identically 0, but `cbrt`'s partial at 0 is +∞.
+/// `(x - x).cbrt()` is identically 0, but `cbrt`'s partial at 0 is +∞. One expression: one
+/// record, whose partials both modes take.
 #[reverse_diff]
 #[allow(clippy::eq_op)] // the cancellation is the point
 fn cbrt_of_zero_difference(x: f64) -> f64 {
     (x - x).cbrt()
 }
 
-/// `√x − √x` is identically 0, but `sqrt`'s partial at 0 is +∞.
+/// `a - b`, a helper: its operands are values the caller passes, its result a value the
+/// caller's records read.
 #[reverse_diff]
-#[allow(clippy::eq_op)] // the cancellation is the point
-fn zero_difference_of_roots(x: f64) -> f64 {
-    let r = x.sqrt();
-    r - r
+fn difference(a: f64, b: f64) -> f64 {
+    a - b
 }
 
-/// Where a partial is infinite the two modes part, in either direction (README, "Correctness").
-/// `(x − x).cbrt()`: the tape sums `∞·1 + ∞·(−1)` into the adjoint of `x` (NaN), while forward
-/// mode (`_grad` of one scalar) carries the exact tangent `1 − 1 = 0` of `x − x` past the
-/// infinite partial (0). `√x − √x` at 0: forward mode forms `∞ − ∞` (NaN), while on the tape the
-/// adjoint of `√x` is `1 − 1 = 0` and passes nothing back (0).
+/// The same function as [`cbrt_of_zero_difference`] in two records: the helper's difference,
+/// then `cbrt` of it.
+#[reverse_diff]
+fn cbrt_of_zero_difference_apart(x: f64) -> f64 {
+    let zero: f64 = difference(x, x);
+    zero.cbrt()
+}
+
+/// `√x − √x` is identically 0, but `sqrt`'s partial at 0 is +∞: the root, then the helper's
+/// difference of it with itself, two records.
+#[reverse_diff]
+fn zero_difference_of_roots(x: f64) -> f64 {
+    let r = x.sqrt();
+    difference(r, r)
+}
+
+/// Where a partial is infinite the two modes part, in either direction (README, "Correctness"),
+/// across records; inside one record both take its partials. `(x − x).cbrt()` as one
+/// expression: NaN in both modes (`∞·1 + ∞·(−1)`). The same in two records: the tape sums
+/// `∞·1 + ∞·(−1)` into the adjoint of `x` (NaN), while forward mode (`_grad` of one scalar)
+/// carries the exact tangent `1 − 1 = 0` of `x − x` past the infinite partial (0). `√x − √x`
+/// at 0 (two records): forward mode forms `∞ − ∞` (NaN), while on the tape the adjoint of `√x`
+/// is `1 − 1 = 0` and passes nothing back (0).
 #[test]
 fn an_infinite_partial_and_a_cancellation_part_the_two_modes() {
     for x in [-2.0, 0.0, 0.5, 3.0] {
         let (value, forward) = cbrt_of_zero_difference_grad(x);
         let (tape_value, tape) = cbrt_of_zero_difference_vjp(x, &1.0);
+        assert_eq!((value, tape_value), (0.0, 0.0));
+        assert!(forward.is_nan(), "forward mode gives {forward} at {x}");
+        assert!(tape.is_nan(), "the tape gives {tape} at {x}");
+        let (value, forward) = cbrt_of_zero_difference_apart_grad(x);
+        let (tape_value, tape) = cbrt_of_zero_difference_apart_vjp(x, &1.0);
         assert_eq!((value, tape_value), (0.0, 0.0));
         assert_eq!(forward, 0.0);
         assert!(tape.is_nan(), "the tape gives {tape} at {x}");
@@ -155,22 +178,38 @@ fn an_infinite_partial_and_a_cancellation_part_the_two_modes() {
     assert_eq!(zero_difference_of_roots_vjp(2.0, &1.0).1, 0.0);
 }
 
-/// `1e300 · (1e-200 · (1e-200 · x))`: derivative 1e-100, whose partials multiply to 1e-400 from
-/// the input side.
+/// `1e300 · (1e-200 · (1e-200 · x))`, one factor per record (each `y *= factor` is one
+/// operation): derivative 1e-100, whose partials multiply to 1e-400 from the input side.
 #[reverse_diff]
 fn tiny_then_huge(x: f64) -> f64 {
+    let mut y = x;
+    for factor in [1e-200, 1e-200, 1e300] {
+        y *= factor;
+    }
+    y
+}
+
+/// `1e-200 · (1e-200 · (1e300 · x))`, one factor per record: the same derivative, whose partials
+/// multiply to 1e-400 from the output side.
+#[reverse_diff]
+fn huge_then_tiny(x: f64) -> f64 {
+    let mut y = x;
+    for factor in [1e300, 1e-200, 1e-200] {
+        y *= factor;
+    }
+    y
+}
+
+/// [`tiny_then_huge`] as one expression: one record, whose partials are multiplied from the
+/// output side in both modes.
+#[reverse_diff]
+fn tiny_then_huge_at_once(x: f64) -> f64 {
     1e300 * (1e-200 * (1e-200 * x))
 }
 
-/// `1e-200 · (1e-200 · (1e300 · x))`: the same derivative, whose partials multiply to 1e-400 from
-/// the output side.
-#[reverse_diff]
-fn huge_then_tiny(x: f64) -> f64 {
-    1e-200 * (1e-200 * (1e300 * x))
-}
-
-/// A product of partials underflows in forward mode from the input side and on the tape from
-/// the output side: 0, a plausible wrong number (README, "Correctness").
+/// A product of partials underflows, across records, in forward mode from the input side and
+/// on the tape from the output side: 0, a plausible wrong number (README, "Correctness").
+/// Inside one record both modes multiply from the output side.
 #[test]
 fn products_of_partials_underflow_in_the_order_of_each_mode() {
     let x = 1e150;
@@ -178,4 +217,14 @@ fn products_of_partials_underflow_in_the_order_of_each_mode() {
     assert_relative_eq!(tiny_then_huge_vjp(x, &1.0).1, 1e-100, max_relative = 1e-14);
     assert_relative_eq!(huge_then_tiny_grad(x).1, 1e-100, max_relative = 1e-14);
     assert_eq!(huge_then_tiny_vjp(x, &1.0).1, 0.0);
+    assert_relative_eq!(
+        tiny_then_huge_at_once_grad(x).1,
+        1e-100,
+        max_relative = 1e-14
+    );
+    assert_relative_eq!(
+        tiny_then_huge_at_once_vjp(x, &1.0).1,
+        1e-100,
+        max_relative = 1e-14
+    );
 }

@@ -183,3 +183,61 @@ fn grad_in_forward_mode_matches_the_tape_on_every_operation() {
         assert_relative_eq!(dy, tape_dy, max_relative = 1e-13);
     }
 }
+
+/// `(x - x).cbrt()` inside two expressions: one where forward mode gains by the record (its
+/// tangent is `x`'s times the record's partial, NaN as on the tape: `∞·1 + ∞·(−1)`), one
+/// whose leaves outnumber the tangent operations a record would save (a sum: 5 as written
+/// against 5 for the record), which forward mode evaluates as written (the tangent of `x - x`
+/// is exactly 0 and stops the infinite partial: 0).
+#[reverse_diff]
+#[allow(clippy::eq_op)] // the cancellation is the point
+fn root_of_zero_in(x: f64, y: f64, z: f64) -> (f64, f64) {
+    let taken = y * y * (x - x).cbrt() + y.exp();
+    let as_written = y + z + (x - x).cbrt();
+    (taken, as_written)
+}
+
+#[test]
+fn forward_mode_takes_a_record_where_it_saves_tangent_operations() {
+    let (x, y, z) = (0.5, 1.5, -0.25);
+    let tangents = [(1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0)];
+    let forward: Vec<(f64, f64)> = tangents
+        .iter()
+        .map(|&(dx, dy, dz)| root_of_zero_in_jvp(x, y, z, dx, dy, dz).1)
+        .collect();
+    let (_, taken) = root_of_zero_in_vjp(x, y, z, &(1.0, 0.0));
+    let (_, as_written) = root_of_zero_in_vjp(x, y, z, &(0.0, 1.0));
+    // The record: NaN along x in both modes; along y and z, the derivative.
+    assert!(forward[0].0.is_nan() && taken.0.is_nan());
+    assert_relative_eq!(forward[1].0, y.exp(), max_relative = 1e-15);
+    assert_relative_eq!(taken.1, y.exp(), max_relative = 1e-15);
+    assert_eq!((forward[2].0, taken.2), (0.0, 0.0));
+    // As written: forward mode gets 0 along x, the tape NaN; along y and z both get 1.
+    assert_eq!(forward[0].1, 0.0);
+    assert!(as_written.0.is_nan());
+    assert_eq!((forward[1].1, forward[2].1), (1.0, 1.0));
+    assert_eq!((as_written.1, as_written.2), (1.0, 1.0));
+}
+
+/// The record of a loop sum's term, in forward mode too: `(x - x).cbrt()` inside the term
+/// gives NaN along `x` in both modes, as in [`root_of_zero_in`].
+#[reverse_diff]
+#[allow(clippy::eq_op)] // the cancellation is the point
+fn root_of_zero_summed(x: f64, v: [f64; 3]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..3 {
+        total += v[i] * v[i] * (x - x).cbrt() + v[i].exp();
+    }
+    total
+}
+
+#[test]
+fn forward_mode_takes_the_records_of_a_loop_sum() {
+    let v = [0.5, -1.0, 2.0];
+    let (_, along_x) = root_of_zero_summed_jvp(1.5, v, 1.0, [0.0; 3]);
+    let (_, along_v) = root_of_zero_summed_jvp(1.5, v, 0.0, [1.0, 0.0, 0.0]);
+    let (_, (tape_x, tape_v)) = root_of_zero_summed_vjp(1.5, v, &1.0);
+    assert!(along_x.is_nan() && tape_x.is_nan());
+    assert_relative_eq!(along_v, 0.5f64.exp(), max_relative = 1e-15);
+    assert_relative_eq!(tape_v[0], 0.5f64.exp(), max_relative = 1e-15);
+}

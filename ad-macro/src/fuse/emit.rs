@@ -144,9 +144,12 @@ impl Fusion {
     /// The generated code. `translate(expr, fuse)` rewrites a user expression as the rest of the
     /// body is (`fuse: false` for the unfused form, which must not fuse again).
     pub fn expand(self, scalar: &Ident, translate: impl FnMut(Expr, bool) -> Expr) -> Expr {
+        let forward = self.saves_tangent_operations();
         self.generate(scalar, translate, |leaves, derivative, unfused| {
             quote! {
-                match <#scalar as ::ad::__private::Fuse>::fuse([#(#leaves),*], #derivative) {
+                match <#scalar as ::ad::__private::Fuse>::fuse::<#forward, _>(
+                    [#(#leaves),*], #derivative)
+                {
                     ::core::option::Option::Some(__ad_fused) => __ad_fused,
                     ::core::option::Option::None => #unfused,
                 }
@@ -163,9 +166,10 @@ impl Fusion {
         untaped: &Ident,
         translate: impl FnMut(Expr, bool) -> Expr,
     ) -> Expr {
+        let forward = self.saves_tangent_operations();
         self.generate(scalar, translate, |leaves, derivative, unfused| {
             quote! {
-                match <#scalar as ::ad::__private::Fuse>::fuse_let::<#untaped, _>(
+                match <#scalar as ::ad::__private::Fuse>::fuse_let::<#untaped, #forward, _>(
                     [#(#leaves),*], #derivative)
                 {
                     ::core::option::Option::Some(__ad_fused) => __ad_fused,
@@ -183,9 +187,10 @@ impl Fusion {
         subtract: bool,
         translate: impl FnMut(Expr, bool) -> Expr,
     ) -> Expr {
+        let forward = self.saves_tangent_operations();
         self.generate(scalar, translate, |leaves, derivative, unfused| {
             quote! {
-                <#scalar as ::ad::__private::Accumulate>::add(
+                <#scalar as ::ad::__private::Accumulate>::add::<#forward, _>(
                     &mut #sum, #subtract, [#(#leaves),*], #derivative, || #unfused)
             }
         })
@@ -302,6 +307,48 @@ impl Fusion {
         quote_spanned!(temp.expr.span()=> #allow let #name: #ty = #expr;)
     }
 
+    /// Per operation, whether it has a scalar leaf below it (else its adjoint is not needed).
+    fn varies(&self) -> Vec<bool> {
+        let mut varies = vec![false; self.operations.len()];
+        for (index, operation) in self.operations.iter().enumerate() {
+            varies[index] = operation
+                .operands
+                .iter()
+                .any(|operand| varying(operand, &varies));
+        }
+        varies
+    }
+
+    /// Whether forward mode gains by the record: its tangent is `K` products of a leaf's
+    /// tangent by a partial and `K - 1` sums, each an operation on every lane, where the
+    /// expression as written forms the tangent of each operation (a product of two varying
+    /// operands: two products and a sum; of one: a product; a sum: a sum; a unary rule: a
+    /// product). The record takes it when that saves a lane operation per leaf at least
+    /// (rosenbrock's term and `x * x`, not a dot product of three, whose two forms cost the same
+    /// and where the record also copies its leaves).
+    fn saves_tangent_operations(&self) -> bool {
+        let varies = self.varies();
+        let as_written: usize = self
+            .operations
+            .iter()
+            .map(|operation| {
+                let varying: Vec<bool> = operation
+                    .operands
+                    .iter()
+                    .map(|operand| varying(operand, &varies))
+                    .collect();
+                match (operation.rule.to_string().as_str(), varying.as_slice()) {
+                    (_, [] | [false] | [false, false]) => 0,
+                    ("add", [_, _]) => usize::from(varying[0] && varying[1]),
+                    ("sub", [left, right]) => usize::from(*right) + usize::from(*left && *right),
+                    (_, [true, true]) => 3,
+                    _ => 1,
+                }
+            })
+            .sum();
+        as_written + 1 >= 3 * self.slots
+    }
+
     /// The closure from the leaves' values to the value and the partials: the operations
     /// forward by their rules, then reverse accumulation over the expression (an operation's
     /// adjoint is the product passed back by its one user, or a sum when an inlined `let` gives
@@ -312,20 +359,8 @@ impl Fusion {
             Operand::Value(tokens) => tokens.clone(),
             Operand::Operation(index) => format_ident!("__ad_n{}", index).to_token_stream(),
         };
-        // Whether an operation has a scalar leaf below it (else its adjoint is not needed).
-        let mut varies = vec![false; self.operations.len()];
-        for (index, operation) in self.operations.iter().enumerate() {
-            varies[index] = operation.operands.iter().any(|operand| match operand {
-                Operand::Slot(_) => true,
-                Operand::Value(_) => false,
-                Operand::Operation(earlier) => varies[*earlier],
-            });
-        }
-        let needs_partial = |operand: &Operand| match operand {
-            Operand::Slot(_) => true,
-            Operand::Value(_) => false,
-            Operand::Operation(index) => varies[*index],
-        };
+        let varies = self.varies();
+        let needs_partial = |operand: &Operand| varying(operand, &varies);
         let mut forward = Vec::new();
         for (index, operation) in self.operations.iter().enumerate() {
             let result = format_ident!("__ad_n{}", index);
@@ -414,6 +449,15 @@ impl Fusion {
                 (#root_value, __ad_p)
             }
         }
+    }
+}
+
+/// Whether `operand` depends on a scalar leaf (`varies`: per operation, see [`Fusion::varies`]).
+fn varying(operand: &Operand, varies: &[bool]) -> bool {
+    match operand {
+        Operand::Slot(_) => true,
+        Operand::Value(_) => false,
+        Operand::Operation(index) => varies[*index],
     }
 }
 

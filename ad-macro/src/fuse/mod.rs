@@ -19,14 +19,17 @@
 //! ```text
 //! total = {
 //!     let __ad_t0: S = total; let __ad_t1: S = d; let __ad_t2: S = e;
-//!     match <S as Fuse>::fuse([__ad_t0, __ad_t1, __ad_t2], move |[v0, v1, v2]| {
+//!     match <S as Fuse>::fuse::<true, _>([__ad_t0, __ad_t1, __ad_t2], move |[v0, v1, v2]| {
 //!         /* the value by `rules`, then its partials by reverse accumulation */
 //!     }) {
-//!         Some(fused) => fused,                                  // Var: one record
-//!         None => __ad_t0 + (100.0 * (__ad_t1 * __ad_t1) + __ad_t2 * __ad_t2), // f64, Dual
+//!         Some(fused) => fused,               // Var: one record; Dual<f64, _>: its tangent
+//!         None => __ad_t0 + (100.0 * (__ad_t1 * __ad_t1) + __ad_t2 * __ad_t2), // f64
 //!     }
 //! };
 //! ```
+//!
+//! The `true` says forward mode gains by the record too (fewer operations on the tangent:
+//! `Fusion::saves_tangent_operations`); with `false`, `Dual` evaluates the expression as written.
 //!
 //! A leaf whose type the macro cannot tell makes the expression go unfused (its parts may
 //! still fuse): a guess could only fail to compile, never differentiate wrongly, since the

@@ -15,22 +15,26 @@ use std::ops::{AddAssign, Range, SubAssign};
 /// symbolically, and `derivative` gives its value and its partial derivative with respect to each
 /// of its `K` scalar leaves, from the leaves' values. A supertrait of [`Real`](crate::Real).
 pub trait Fuse: Sized {
-    /// `Some` of one record of the expression over `leaves` (for `Var`), or `None` when the
-    /// scalar evaluates the expression as written (`f64`, and `Dual`, whose derivatives of
-    /// higher order `derivative` cannot give).
-    fn fuse<const K: usize>(
+    /// `Some` of one record of the expression over `leaves` (for `Var`; for a first-order
+    /// `Dual` when `FORWARD`: the macro found that the leaves' tangents times the partials take
+    /// fewer tangent operations than the expression's own), or `None` when the scalar
+    /// evaluates the expression as written (`f64`; `Dual` otherwise, and always over a part
+    /// type that carries a derivative, whose partials `derivative` cannot differentiate).
+    fn fuse<const FORWARD: bool, const K: usize>(
         leaves: [Self; K],
         derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
     ) -> Option<Self>;
 
     /// [`Fuse::fuse`] for the initialiser of a `let` whose every use the statements after it
     /// compute inside their own records: then (`UNTAPED`) `Var` records nothing and the `let`
-    /// holds a constant of the right value, which nothing differentiates.
-    fn fuse_let<const UNTAPED: bool, const K: usize>(
+    /// holds a constant of the right value, which nothing differentiates. (Not `Dual`: a
+    /// loop sum's term as written reads the `let`.)
+    #[inline(always)]
+    fn fuse_let<const UNTAPED: bool, const FORWARD: bool, const K: usize>(
         leaves: [Self; K],
         derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
     ) -> Option<Self> {
-        Self::fuse(leaves, derivative)
+        Self::fuse::<FORWARD, K>(leaves, derivative)
     }
 
     /// Fills a whole loop `for i in range { out[i] = e }` (or `out[i] op= e`) of fused records:
@@ -76,8 +80,9 @@ pub trait Accumulate: Sized {
     fn start(start: Self) -> Self::Sum;
 
     /// Adds (`subtract`: subtracts) a term over `K` scalar leaves: its value and partials by
-    /// `derivative` (for `Var`), or `unfused`, the term as written.
-    fn add<const K: usize>(
+    /// `derivative` (for `Var`, and a first-order `Dual` when `FORWARD`, as in
+    /// [`Fuse::fuse`]), or `unfused`, the term as written.
+    fn add<const FORWARD: bool, const K: usize>(
         sum: &mut Self::Sum,
         subtract: bool,
         leaves: [Self; K],
@@ -110,7 +115,8 @@ pub trait Accumulate: Sized {
     }
 }
 
-/// [`Accumulate`] for a scalar that adds its terms as written.
+/// [`Accumulate`] for a scalar that adds its terms one by one: each as [`Fuse::fuse`] gives it,
+/// or as written.
 macro_rules! accumulate_as_written {
     ($(impl<$($param:ident: $bound:path),*> for $S:ty;)*) => {$(
         impl<$($param: $bound),*> $crate::real::Accumulate for $S {
@@ -122,17 +128,19 @@ macro_rules! accumulate_as_written {
             }
 
             #[inline(always)]
-            fn add<const K: usize>(
+            fn add<const FORWARD: bool, const K: usize>(
                 sum: &mut $S,
                 subtract: bool,
-                _leaves: [$S; K],
-                _derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+                leaves: [$S; K],
+                derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
                 unfused: impl FnOnce() -> $S,
             ) {
+                let term = <$S as $crate::real::Fuse>::fuse::<FORWARD, K>(leaves, derivative)
+                    .unwrap_or_else(unfused);
                 if subtract {
-                    *sum -= unfused();
+                    *sum -= term;
                 } else {
-                    *sum += unfused();
+                    *sum += term;
                 }
             }
 

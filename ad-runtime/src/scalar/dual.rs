@@ -226,13 +226,39 @@ impl<F: Real, T: Tangent<F>> Operand<F, T> for &f64 {
     }
 }
 
-impl<F, T> Fuse for Dual<F, T> {
+/// First order (`F` is `f64`), where the macro found it saves tangent operations
+/// (`FORWARD`): a fused expression's tangent is its leaves' tangents times its partials, `K`
+/// terms, where the expression as written forms a tangent per operation (rosenbrock's term
+/// `100 (x₁ − x₀²)² + (1 − x₀)²`: 3 lane products and 2 sums against 11 lane operations).
+/// Over a part type that carries a derivative (`Dual<Var>`, `Dual<Dual<_>>`) the partials
+/// would have to be differentiated too, which `derivative` cannot do: the expression runs as
+/// written.
+impl<F: Real, T: Tangent<F>> Fuse for Dual<F, T> {
     #[inline(always)]
-    fn fuse<const K: usize>(
-        _leaves: [Dual<F, T>; K],
-        _derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+    fn fuse<const FORWARD: bool, const K: usize>(
+        leaves: [Dual<F, T>; K],
+        derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
     ) -> Option<Dual<F, T>> {
-        None
+        if !FORWARD || F::CARRIES_DERIVATIVE || K == 0 {
+            return None;
+        }
+        // `from_fn`, not `map`: `[T; K]::map` is often left out of line (BENCHMARKS.md, ht).
+        let (value, partials) = derivative(std::array::from_fn(|k| leaves[k].value.value()));
+        // A zero tangent is skipped, not multiplied, as by the operators (an infinite or NaN
+        // partial behind it contributes nothing). (`Lanes` are never skipped, so for them
+        // `any` is known at each unrolled step.)
+        let mut tangent = T::zero_tangent();
+        let mut any = false;
+        for k in 0..K {
+            let leaf = leaves[k].tangent;
+            if leaf.is_zero_tangent() {
+                continue;
+            }
+            let term = leaf.times(partials[k]);
+            tangent = if any { tangent + term } else { term };
+            any = true;
+        }
+        Some(Dual::new(F::from_f64(value), tangent))
     }
 }
 

@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 
 impl Fuse for f64 {
     #[inline(always)]
-    fn fuse<const K: usize>(
+    fn fuse<const FORWARD: bool, const K: usize>(
         _leaves: [f64; K],
         _derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
     ) -> Option<f64> {

@@ -105,7 +105,7 @@ impl IntoReal<Var> for Var {
 
 impl Fuse for Var {
     #[inline(always)]
-    fn fuse<const K: usize>(
+    fn fuse<const FORWARD: bool, const K: usize>(
         leaves: [Var; K],
         derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
     ) -> Option<Var> {
@@ -114,14 +114,14 @@ impl Fuse for Var {
     }
 
     #[inline(always)]
-    fn fuse_let<const UNTAPED: bool, const K: usize>(
+    fn fuse_let<const UNTAPED: bool, const FORWARD: bool, const K: usize>(
         leaves: [Var; K],
         derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
     ) -> Option<Var> {
         if UNTAPED {
             Some(Var::constant(derivative(leaves.map(Var::value)).0))
         } else {
-            Self::fuse(leaves, derivative)
+            Self::fuse::<FORWARD, K>(leaves, derivative)
         }
     }
 
@@ -165,7 +165,7 @@ impl Accumulate for Var {
     }
 
     #[inline(always)]
-    fn add<const K: usize>(
+    fn add<const FORWARD: bool, const K: usize>(
         sum: &mut PendingSum,
         subtract: bool,
         leaves: [Var; K],
