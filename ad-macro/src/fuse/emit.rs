@@ -146,8 +146,10 @@ impl Fusion {
     pub fn expand(self, scalar: &Ident, translate: impl FnMut(Expr, bool) -> Expr) -> Expr {
         let forward = self.saves_tangent_operations();
         self.generate(scalar, translate, |leaves, derivative, unfused| {
+            // The count written out: `_` for a const argument needs Rust 1.89.
+            let count = leaves.len();
             quote! {
-                match <#scalar as ::ad::__private::Fuse>::fuse::<#forward, _>(
+                match <#scalar as ::ad::__private::Fuse>::fuse::<#forward, #count>(
                     [#(#leaves),*], #derivative)
                 {
                     ::core::option::Option::Some(__ad_fused) => __ad_fused,
@@ -168,8 +170,9 @@ impl Fusion {
     ) -> Expr {
         let forward = self.saves_tangent_operations();
         self.generate(scalar, translate, |leaves, derivative, unfused| {
+            let count = leaves.len();
             quote! {
-                match <#scalar as ::ad::__private::Fuse>::fuse_let::<#untaped, #forward, _>(
+                match <#scalar as ::ad::__private::Fuse>::fuse_let::<#untaped, #forward, #count>(
                     [#(#leaves),*], #derivative)
                 {
                     ::core::option::Option::Some(__ad_fused) => __ad_fused,
@@ -189,8 +192,9 @@ impl Fusion {
     ) -> Expr {
         let forward = self.saves_tangent_operations();
         self.generate(scalar, translate, |leaves, derivative, unfused| {
+            let count = leaves.len();
             quote! {
-                <#scalar as ::ad::__private::Accumulate>::add::<#forward, _>(
+                <#scalar as ::ad::__private::Accumulate>::add::<#forward, #count>(
                     &mut #sum, #subtract, [#(#leaves),*], #derivative, || #unfused)
             }
         })

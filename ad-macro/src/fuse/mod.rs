@@ -19,7 +19,7 @@
 //! ```text
 //! total = {
 //!     let __ad_t0: S = total; let __ad_t1: S = d; let __ad_t2: S = e;
-//!     match <S as Fuse>::fuse::<true, _>([__ad_t0, __ad_t1, __ad_t2], move |[v0, v1, v2]| {
+//!     match <S as Fuse>::fuse::<true, 3>([__ad_t0, __ad_t1, __ad_t2], move |[v0, v1, v2]| {
 //!         /* the value by `rules`, then its partials by reverse accumulation */
 //!     }) {
 //!         Some(fused) => fused,               // Var: one record; Dual<f64, _>: its tangent
