@@ -41,7 +41,10 @@ impl<const K: usize> Lanes<K> {
     /// Each lane through `f`.
     #[inline(always)]
     fn map(self, f: impl Fn(f64) -> f64) -> Lanes<K> {
-        Lanes(self.0.map(f))
+        // `from_fn`, not `[f64; K]::map`, which rustc often leaves out of line (its
+        // `try_map`): ht's Jacobian took 17 % fewer instructions, BA's 4 % more
+        // (BENCHMARKS.md, "BA's Jacobian, 2026-11-26 afternoon").
+        Lanes(std::array::from_fn(|i| f(self.0[i])))
     }
 }
 
