@@ -117,7 +117,7 @@ pub trait Accumulate: Sized {
 
 /// [`Accumulate`] for a scalar that adds its terms one by one: each as [`Fuse::fuse`] gives it,
 /// or as written.
-macro_rules! accumulate_as_written {
+macro_rules! accumulate_term_by_term {
     ($(impl<$($param:ident: $bound:path),*> for $S:ty;)*) => {$(
         impl<$($param: $bound),*> $crate::real::Accumulate for $S {
             type Sum = $S;
@@ -152,7 +152,7 @@ macro_rules! accumulate_as_written {
     )*};
 }
 
-pub(crate) use accumulate_as_written;
+pub(crate) use accumulate_term_by_term;
 
 /// How each scalar type runs a checkpointed loop ([`crate::checkpoint`]): a supertrait of
 /// [`Real`](crate::Real). `Var` keeps snapshots and replays segments during the sweep; every other

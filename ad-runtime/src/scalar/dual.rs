@@ -18,7 +18,7 @@ pub(crate) mod lanes;
 mod ops;
 
 use crate::real::Real;
-use crate::real::{accumulate_as_written, checked_partials, Checkpoint, Fuse, Primitive};
+use crate::real::{accumulate_term_by_term, checked_partials, Checkpoint, Fuse, Primitive};
 use std::ops::{Add, Div, Mul, Neg};
 
 /// A dual number: a value of the part type `F` (`f64`, [`Var`](crate::Var), or a `Dual` itself for higher
@@ -229,8 +229,8 @@ impl<F: Real, T: Tangent<F>> Operand<F, T> for &f64 {
 /// First order (`F` is `f64`), where the macro found it saves tangent operations
 /// (`FORWARD`): a fused expression's tangent is its leaves' tangents times its partials, `K`
 /// terms, where the expression as written forms a tangent per operation (rosenbrock's term
-/// `100 (x₁ − x₀²)² + (1 − x₀)²`: 3 lane products and 2 sums against 11 lane operations).
-/// Over a part type that carries a derivative (`Dual<Var>`, `Dual<Dual<_>>`) the partials
+/// `100 (x₁ − x₀²)² + (1 − x₀)²` over its two leaves: 2 lane products and a sum against 10 lane
+/// operations). Over a part type that carries a derivative (`Dual<Var>`, `Dual<Dual<_>>`) the partials
 /// would have to be differentiated too, which `derivative` cannot do: the expression runs as
 /// written.
 impl<F: Real, T: Tangent<F>> Fuse for Dual<F, T> {
@@ -262,7 +262,7 @@ impl<F: Real, T: Tangent<F>> Fuse for Dual<F, T> {
     }
 }
 
-accumulate_as_written! {
+accumulate_term_by_term! {
     impl<F: Real, T: Tangent<F>> for Dual<F, T>;
 }
 

@@ -2,7 +2,7 @@
 //! hooks of generated code ([`Fuse`], [`Accumulate`], [`Primitive`], [`Checkpoint`]) evaluate
 //! as written and record nothing.
 
-use crate::real::{accumulate_as_written, Checkpoint, Fuse, Primitive};
+use crate::real::{accumulate_term_by_term, Checkpoint, Fuse, Primitive};
 use crate::{DualPart, Real};
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -17,7 +17,7 @@ impl Fuse for f64 {
     }
 }
 
-accumulate_as_written! {
+accumulate_term_by_term! {
     impl<> for f64;
 }
 
