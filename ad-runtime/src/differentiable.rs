@@ -213,9 +213,9 @@ impl<T: Differentiable, const N: usize> Differentiable for [T; N] {
     type With<S> = [T::With<S>; N];
     type Gradient = [T::Gradient; N];
 
+    #[inline]
     fn map_scalars<S>(&self, f: &mut impl FnMut(f64) -> S) -> Self::With<S> {
-        let mut items = self.iter();
-        std::array::from_fn(|_| items.next().expect("N items").map_scalars(f))
+        std::array::from_fn(|i| self[i].map_scalars(f))
     }
 
     fn for_each_scalar(&self, f: &mut impl FnMut(f64)) {
@@ -226,9 +226,9 @@ impl<T: Differentiable, const N: usize> Differentiable for [T; N] {
         with.iter().for_each(|item| T::for_each_with(item, f))
     }
 
+    #[inline]
     fn gradient_from<S>(with: &Self::With<S>, f: &mut impl FnMut(&S) -> f64) -> Self::Gradient {
-        let mut items = with.iter();
-        std::array::from_fn(|_| T::gradient_from(items.next().expect("N items"), f))
+        std::array::from_fn(|i| T::gradient_from(&with[i], f))
     }
 
     fn map_with<A, B>(with: &Self::With<A>, f: &mut impl FnMut(&A) -> B) -> Self::With<B> {
