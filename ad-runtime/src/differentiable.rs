@@ -232,18 +232,15 @@ impl<T: Differentiable, const N: usize> Differentiable for [T; N] {
     }
 
     fn map_with<A, B>(with: &Self::With<A>, f: &mut impl FnMut(&A) -> B) -> Self::With<B> {
-        let mut items = with.iter();
-        std::array::from_fn(|_| T::map_with(items.next().expect("N items"), f))
+        std::array::from_fn(|i| T::map_with(&with[i], f))
     }
 
     fn seed(&self, tape: &Tape) -> Self::With<Var> {
-        let mut items = self.iter();
-        std::array::from_fn(|_| items.next().expect("N items").seed(tape))
+        std::array::from_fn(|i| self[i].seed(tape))
     }
 
     fn read(seeded: &Self::With<Var>, adjoints: &Adjoints<'_>) -> Self::Gradient {
-        let mut items = seeded.iter();
-        std::array::from_fn(|_| T::read(items.next().expect("N items"), adjoints))
+        std::array::from_fn(|i| T::read(&seeded[i], adjoints))
     }
 
     fn recycle(seeded: Self::With<Var>) {

@@ -343,7 +343,7 @@ impl Fusion {
                     .collect();
                 match (operation.rule.to_string().as_str(), varying.as_slice()) {
                     (_, [] | [false] | [false, false]) => 0,
-                    ("add", [_, _]) => usize::from(varying[0] && varying[1]),
+                    ("add", [left, right]) => usize::from(*left && *right),
                     ("sub", [left, right]) => usize::from(*right) + usize::from(*left && *right),
                     (_, [true, true]) => 3,
                     _ => 1,
