@@ -1303,23 +1303,31 @@ const LEAF_PIECES: usize = 4;
 /// The terms at which `vars` stop following each other, fewer than [`LEAF_PIECES`] of them, in
 /// order; `None` when there are more. `vars[t]` follows `vars[t - 1]` when it is the next node
 /// of the same session (its index and tag compared as one number). Checked a chunk at a time
-/// with no branch, which the compiler vectorises, and a chunk that has one searched again.
+/// with no branch against the keys the run so far predicts, which the compiler vectorises
+/// (chunks of a fixed length: with the element before each chunk in it, as before, ode's
+/// gradient took 7 % more instructions), and a chunk that has one searched again.
 fn breaks(vars: &[Var]) -> Option<([usize; LEAF_PIECES], usize)> {
     const CHUNK: usize = 64;
     let (mut breaks, mut found) = ([0; LEAF_PIECES], 0);
-    for low in (1..vars.len()).step_by(CHUNK) {
-        // With the element before it: they follow each other when `key - j` is the same for
-        // every element `j` of the chunk.
-        let chunk = &vars[low - 1..vars.len().min(low + CHUNK)];
-        let base = key(&chunk[0]);
-        let differs = chunk.iter().enumerate().fold(0, |differs, (j, var)| {
-            differs | (key(var).wrapping_sub(j as u64) ^ base)
-        });
-        if differs == 0 {
+    let Some(first) = vars.first() else {
+        return Some((breaks, found));
+    };
+    // Element `t`'s key if the run that holds the chunk's start continues: `start + t`.
+    let mut start = key(first);
+    let differs = |chunk: &[Var], base: u64| {
+        chunk.iter().zip(0..).fold(0, |differs, (var, j)| {
+            differs | (key(var) ^ base.wrapping_add(j))
+        })
+    };
+    let chunks = vars.chunks_exact(CHUNK);
+    let tail = chunks.remainder();
+    let tail = (vars.len() - tail.len(), tail);
+    for (low, chunk) in (0..).step_by(CHUNK).zip(chunks).chain([tail]) {
+        if differs(chunk, start.wrapping_add(low as u64)) == 0 {
             continue;
         }
-        for (t, pair) in (low..).zip(chunk.windows(2)) {
-            if key(&pair[1]) != key(&pair[0]).wrapping_add(1) {
+        for t in low.max(1)..low + chunk.len() {
+            if key(&vars[t]) != key(&vars[t - 1]).wrapping_add(1) {
                 if found == LEAF_PIECES - 1 {
                     return None;
                 }
@@ -1327,6 +1335,8 @@ fn breaks(vars: &[Var]) -> Option<([usize; LEAF_PIECES], usize)> {
                 found += 1;
             }
         }
+        let last = low + chunk.len() - 1;
+        start = key(&vars[last]).wrapping_sub(last as u64);
     }
     Some((breaks, found))
 }
@@ -2298,5 +2308,58 @@ pub fn set_node_limit(limit: Option<u32>) {
     if !active.is_null() {
         // SAFETY: the active recording is alive; no other reference to it is held here.
         unsafe { (*active).set_limit(limit.unwrap_or(MAX_NODES)) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `breaks` against its definition, term by term: runs broken at and around the chunks'
+    /// edges, by a node out of order, by another tag or a constant, and too many breaks.
+    #[test]
+    fn breaks_are_where_a_node_does_not_follow_the_one_before() {
+        let by_definition = |vars: &[Var]| {
+            let found: Vec<usize> = (1..vars.len())
+                .filter(|&t| key(&vars[t]) != key(&vars[t - 1]).wrapping_add(1))
+                .collect();
+            (found.len() < LEAF_PIECES).then_some(found)
+        };
+        let run = |len: usize| -> Vec<Var> {
+            (0..len)
+                .map(|t| Var {
+                    value: t as f64,
+                    index: 100 + t as u32,
+                    tape: 7,
+                })
+                .collect()
+        };
+        let mut checked = 0;
+        for len in [0, 1, 2, 63, 64, 65, 128, 129, 200] {
+            let places: Vec<usize> = [1, 2, 62, 63, 64, 65, 127, 128, 129, 199]
+                .into_iter()
+                .filter(|&t| t < len)
+                .collect();
+            let mut cases = vec![run(len)];
+            for (i, &t) in places.iter().enumerate() {
+                for &u in &places[i..] {
+                    for &v in &places[i..] {
+                        let mut vars = run(len);
+                        // A node out of order at `t`, another tag from `u` on, a constant at `v`.
+                        vars[t].index += 5;
+                        vars[u..].iter_mut().for_each(|var| var.tape = 8);
+                        vars[v].tape = 0;
+                        cases.push(vars);
+                    }
+                }
+            }
+            for vars in cases {
+                let found = breaks(&vars).map(|(breaks, found)| breaks[..found].to_vec());
+                assert_eq!(found, by_definition(&vars), "length {len}");
+                checked += usize::from(found.is_some_and(|found| !found.is_empty()));
+            }
+        }
+        // Not every case has too many breaks.
+        assert!(checked > 50, "{checked}");
     }
 }
