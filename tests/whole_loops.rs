@@ -1796,3 +1796,83 @@ proptest! {
         }
     }
 }
+
+/// Neighbours three apart in a loop sum and two apart in an element loop, over a slice.
+#[reverse_diff]
+fn stencils(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut total = 0.0;
+    for i in 0..n - 3 {
+        total += x[i + 3] * x[i];
+    }
+    let mut products = vec![0.0; n - 2];
+    for i in 0..n - 2 {
+        products[i] = x[i + 2] * x[i + 1];
+    }
+    for i in 0..n - 2 {
+        total += products[i] * (i + 1) as f64;
+    }
+    total
+}
+
+/// A slice its companion seeds is known to the tape as a run of nodes from the seeding, until
+/// it is handed back, so its loops are kept as runs and blocks with no check of its elements:
+/// `stencils`' record over a seeded slice is the record over the same nodes made one by one
+/// (each loop's leaves then checked element by element), bit for bit, and its gradient is the
+/// analytic one, at every offset.
+#[test]
+fn loops_over_a_seeded_slice_are_runs_found_from_the_seeding() {
+    let n = 200;
+    let values: Vec<f64> = (0..n)
+        .map(|i| 0.5 + 0.3 * (i as f64 * 0.37).sin())
+        .collect();
+    let sweep = |tape: &Tape, x: &[Var]| {
+        let total = stencils(x);
+        let counts = (
+            ad::__private::whole_loops(tape),
+            ad::__private::loops_as_runs(tape),
+        );
+        tape.backward(total);
+        (total.value(), tape.with_adjoints(|a| a.get_all(x)), counts)
+    };
+    let seeded_run = {
+        let tape = Tape::new();
+        let seeded = ad::__private::seed::<[f64]>(&tape, &values);
+        let run = sweep(&tape, &seeded);
+        ad::__private::recycle::<[f64]>(seeded);
+        run
+    };
+    let one_by_one = {
+        let tape = Tape::new();
+        let x: Vec<Var> = values.iter().map(|&v| tape.var(v)).collect();
+        sweep(&tape, &x)
+    };
+    // Three loops recorded whole; the first loop sum kept as runs and the element loop as a
+    // block (the second sum adds to one that has runs already, in slots).
+    assert_eq!(seeded_run.2, (3, 2));
+    assert_eq!(one_by_one.2, (3, 2));
+    assert_eq!(seeded_run.0.to_bits(), one_by_one.0.to_bits());
+    let bits = |g: &[f64]| g.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert_eq!(bits(&seeded_run.1), bits(&one_by_one.1));
+    let x = &values;
+    for (j, &g) in seeded_run.1.iter().enumerate() {
+        let mut expected = 0.0;
+        if j >= 3 {
+            expected += x[j - 3];
+        }
+        if j + 3 < n {
+            expected += x[j + 3];
+        }
+        if j >= 2 {
+            expected += (j - 1) as f64 * x[j - 1];
+        }
+        if j >= 1 && j + 1 < n {
+            expected += j as f64 * x[j + 1];
+        }
+        assert!(
+            (g - expected).abs() <= 1e-12 * expected.abs().max(1.0),
+            "{j}: {g} against {expected}"
+        );
+    }
+    assert_eq!(stencils_grad(&values).1, seeded_run.1);
+}

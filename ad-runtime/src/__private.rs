@@ -240,7 +240,11 @@ pub use crate::__constant as constant;
 #[inline(always)]
 pub fn differentiable<T: Differentiable + ?Sized>() {}
 
-/// Records the scalars of an input as new tape inputs, in layout order.
+/// Records the scalars of an input as new tape inputs, in layout order. The seeded value is
+/// not to be changed until it is handed back with [`recycle`] or its tape's session ends: the
+/// tape remembers a long seeded slice as a run of nodes, to find its loops' runs without a
+/// check per element (the companions bind it immutably and lend the function a reference or
+/// a clone).
 pub fn seed<T: Differentiable + ?Sized>(tape: &Tape, input: &T) -> T::With<Var> {
     input.seed(tape)
 }

@@ -496,6 +496,9 @@ fn run_of(vars: &[Var], tag: u32) -> Option<Option<u32>> {
     if first.tape != tag {
         return None;
     }
+    if let Some(node) = seeded_first(vars, tag) {
+        return Some(Some(node));
+    }
     // A run that passed the last index would carry into the tag, and differ.
     let start = key(first);
     // Most slices that are not a run already differ at their last element.
@@ -536,6 +539,84 @@ thread_local! {
     /// read it: tested in `PendingSum::add_loop`, anywhere, it cost `dot_grad` 15 % more
     /// instructions (the terms' loop compiled to more); their tests seed out of order instead.
     static TERM_BY_TERM: Cell<u32> = const { Cell::new(0) };
+    /// The slices [`Tape::vars`] seeded on this thread whose buffers are not handed back yet
+    /// ([`recycle_vars`]), at most [`SEEDED_KEPT`] of them: a leaf of a whole loop, or a
+    /// gradient read back, that lies within one is known to be a run of nodes without a check
+    /// per element. See [`Seeded`] for why an entry stays true.
+    static SEEDED: RefCell<Vec<Seeded>> = const { RefCell::new(Vec::new()) };
+}
+
+/// A slice [`Tape::vars`] seeded: its elements, from the address `start` on, are the nodes
+/// `first..first + len` of the session tagged `tag`, in order.
+///
+/// The entry stays true until the buffer is handed back to [`recycle_vars`], which removes it:
+/// the companions bind a seeded buffer immutably, hand the function a reference to it (or a
+/// clone, for a parameter taken by value) and hand it back once the gradient is read, or drop
+/// it without handing it back only as they leave the session (unwinding, or a type whose
+/// `recycle` drops it, after the last read), when the session looks nothing more up. A session
+/// that ends removes its entries ([`forget_seeded`]); tags are never reused, so an entry of an ended
+/// session would match nothing anyway. A lookup also checks the slice's first and last
+/// elements.
+#[derive(Clone, Copy)]
+struct Seeded {
+    start: usize,
+    len: usize,
+    first: u32,
+    tag: u32,
+}
+
+/// The most seeded slices [`SEEDED`] keeps at once (lookups scan them); a slice seeded beyond
+/// them is checked element by element, as any other.
+const SEEDED_KEPT: usize = 8;
+
+/// The fewest elements of a seeded slice kept in [`SEEDED`]: a shorter one costs less to check
+/// than to look up.
+const SEEDED_SHORTEST: usize = 32;
+
+/// Keeps `vars`, just seeded by [`Tape::vars`], in [`SEEDED`] when it is long enough and there
+/// is room.
+fn remember_seeded(vars: &[Var]) {
+    let Some(first) = vars.first().filter(|_| vars.len() >= SEEDED_SHORTEST) else {
+        return;
+    };
+    let entry = Seeded {
+        start: vars.as_ptr() as usize,
+        len: vars.len(),
+        first: first.index,
+        tag: first.tape,
+    };
+    SEEDED.with(|seeded| {
+        let mut seeded = seeded.borrow_mut();
+        if seeded.len() < SEEDED_KEPT {
+            seeded.push(entry);
+        }
+    });
+}
+
+/// Forgets the slices seeded on the session tagged `tag`, which is ending.
+fn forget_seeded(tag: u32) {
+    // `try_with`: during thread teardown the registry may be gone.
+    let _ = SEEDED.try_with(|seeded| seeded.borrow_mut().retain(|entry| entry.tag != tag));
+}
+
+/// The node of `vars[0]` when `vars` lie within a slice seeded on the session tagged `tag`
+/// (see [`Seeded`]): then `vars` are the nodes from it on, in order.
+#[inline]
+fn seeded_first(vars: &[Var], tag: u32) -> Option<u32> {
+    let (first, last) = (vars.first()?, vars.last()?);
+    let size = std::mem::size_of::<Var>();
+    let low = vars.as_ptr() as usize;
+    let high = low + std::mem::size_of_val(vars);
+    let node = SEEDED.with(|seeded| {
+        seeded.borrow().iter().rev().find_map(|entry| {
+            let within =
+                entry.tag == tag && low >= entry.start && high <= entry.start + entry.len * size;
+            within.then(|| entry.first + ((low - entry.start) / size) as u32)
+        })
+    })?;
+    let last_node = node.wrapping_add(vars.len() as u32 - 1);
+    let expected = |var: &Var, node: u32| var.tape == tag && var.index == node;
+    (expected(first, node) && expected(last, last_node)).then_some(node)
 }
 
 /// Whether the session tagged `tag` may record element loops whole (see [`TERM_BY_TERM`]).
@@ -1431,6 +1512,8 @@ impl Block {
             } else if step == 0 {
                 fits &= vars[0].tape == tag;
                 pieces.push(piece(lane, 0, count, vars[0].index, 0));
+            } else if let Some(node) = seeded_first(vars, tag) {
+                pieces.push(piece(lane, 0, count, node, 1));
             } else if let Some((breaks, found)) = breaks(vars) {
                 // Its runs; within a run the tags are the first element's.
                 let mut end = count;
@@ -1914,6 +1997,7 @@ impl Tape {
                 tape,
             }));
         });
+        remember_seeded(&vars);
         vars
     }
 
@@ -2031,7 +2115,10 @@ impl Drop for Tape {
                 // recording as active when it ends). End the session so its Vars are rejected,
                 // and leak the recording: freeing it would leave that pointer dangling.
                 // SAFETY: the recording is alive (leaked, never freed).
-                unsafe { (*self.recording.as_ptr()).tag = 0 };
+                unsafe {
+                    forget_seeded((*self.recording.as_ptr()).tag);
+                    (*self.recording.as_ptr()).tag = 0;
+                }
             }
         });
     }
@@ -2040,6 +2127,7 @@ impl Drop for Tape {
 /// Ends a recording's session, so its `Var`s are rejected, and keeps its buffers for the next
 /// session on this thread.
 fn retire(mut recording: Box<Recording>) {
+    forget_seeded(recording.tag);
     recording.tag = 0;
     recording.checkpoints.clear();
     let _ = SPARE.try_with(|spare| spare.borrow_mut().push(recording));
@@ -2294,6 +2382,8 @@ impl Adjoints<'_> {
 
 /// Keeps a buffer of seeds from [`Tape::vars`] for the next call on this thread.
 pub(crate) fn recycle_vars(mut vars: Vec<Var>) {
+    let start = vars.as_ptr() as usize;
+    let _ = SEEDED.try_with(|seeded| seeded.borrow_mut().retain(|entry| entry.start != start));
     vars.clear();
     // `try_with`: during thread teardown the pool may be gone; the buffer is then freed.
     let _ = SEED_BUFFERS.try_with(|spare| spare.borrow_mut().push(vars));
@@ -2361,5 +2451,48 @@ mod tests {
         }
         // Not every case has too many breaks.
         assert!(checked > 50, "{checked}");
+    }
+
+    /// A slice seeded by `Tape::vars` is known as a run from any part of it, for its session,
+    /// until it is handed back or its session ends; a copy, a short slice and a slice of
+    /// another session are not.
+    #[test]
+    fn seeded_slices_are_runs_until_handed_back() {
+        let values: Vec<f64> = (0..40).map(f64::from).collect();
+        let tape = Tape::new();
+        let tag = tape.with_active(|r| r.tag);
+        let before = tape.var(1.0);
+        let seeded = tape.vars(&values);
+        let first = before.index + 1;
+        assert_eq!(seeded_first(&seeded, tag), Some(first));
+        assert_eq!(seeded_first(&seeded[5..31], tag), Some(first + 5));
+        assert_eq!(seeded_first(&seeded[39..], tag), Some(first + 39));
+        assert_eq!(seeded_first(&seeded[..0], tag), None);
+        assert_eq!(seeded_first(&seeded, tag + 1), None);
+        let copy = seeded.clone();
+        assert_eq!(seeded_first(&copy, tag), None);
+        // Changed at either end (which the companions never do), it is checked instead.
+        let mut changed = tape.vars(&values);
+        let kept = changed[0];
+        changed[0] = Var::constant(0.0);
+        assert_eq!(seeded_first(&changed, tag), None);
+        changed[0] = kept;
+        changed[39] = changed[38];
+        assert_eq!(seeded_first(&changed[1..], tag), None);
+        assert_eq!(seeded_first(&changed[..39], tag), Some(kept.index));
+        recycle_vars(changed);
+        // Shorter than `SEEDED_SHORTEST`: checked element by element instead.
+        let short = tape.vars(&values[..SEEDED_SHORTEST - 1]);
+        assert_eq!(seeded_first(&short, tag), None);
+        assert_eq!(run_of(&short, tag), Some(Some(short[0].index)));
+        recycle_vars(short);
+        recycle_vars(seeded);
+        assert!(SEEDED.with(|seeded| seeded.borrow().is_empty()));
+        // A session that ends takes its entries with it.
+        let again = tape.vars(&values);
+        assert_eq!(seeded_first(&again, tag), Some(again[0].index));
+        drop(tape);
+        assert!(SEEDED.with(|seeded| seeded.borrow().is_empty()));
+        drop(again);
     }
 }
