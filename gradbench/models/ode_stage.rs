@@ -4,10 +4,12 @@
 //! B: one record for the loop, operands gathered per leaf position, partials per position
 //!    (structure of arrays), swept position by position;
 //! C: as B, with a leaf position whose nodes are consecutive kept as its first node only;
-//! D: as C, with `k1`'s nodes consecutive too (`k1[0]` its own node), so every position a run.
+//! D: as C, with `k1`'s nodes consecutive too (`k1[0]` its own node), so every position a run;
+//! E: as D, with the arrays held as values plus a first node (the fourth lever's
+//!    representation): no `Var` per element to load and check, and `k2` written as values.
 //!
 //! `rustc -O -C debuginfo=line-tables-only ode_stage.rs`, then
-//! `valgrind --tool=callgrind ./ode_stage MODE ITERATIONS` with MODE `a`, `b`, `c`, `d`
+//! `valgrind --tool=callgrind ./ode_stage MODE ITERATIONS` with MODE `a`, `b`, `c`, `d`, `e`
 //! or `primal`: (instructions at 11 iterations - at 1) / 10 / 999 is the cost per element.
 use std::hint::black_box;
 
@@ -147,17 +149,8 @@ pub fn sweep_a(r: &Rec, adj: &mut [f64], low: usize, high: usize) {
     }
 }
 
-#[inline(never)]
-pub fn record_block(
-    x: &[Var],
-    y: &[Var],
-    k1: &[Var],
-    h: f64,
-    k2: &mut [Var],
-    r: &mut Rec,
-    runs: bool,
-) {
-    let len = x.len() - 1;
+/// The block of the next `len` nodes, its buffers from the previous one's.
+fn next_block(r: &mut Rec, len: usize) -> (u32, Block) {
     let first = r.ends.len() as u32;
     if first as usize + len >= r.limit as usize {
         full()
@@ -171,6 +164,21 @@ pub fn record_block(
     });
     block.first = first;
     block.len = len as u32;
+    (first, block)
+}
+
+#[inline(never)]
+pub fn record_block(
+    x: &[Var],
+    y: &[Var],
+    k1: &[Var],
+    h: f64,
+    k2: &mut [Var],
+    r: &mut Rec,
+    runs: bool,
+) {
+    let len = x.len() - 1;
+    let (first, mut block) = next_block(r, len);
     let sources: [&[Var]; 3] = [&x[1..], &y[..len], &k1[..len]];
     let tag = r.tag;
     let mut bad = false;
@@ -273,6 +281,53 @@ pub fn sweep_block(b: &Block, adj: &mut [f64]) {
     }
 }
 
+/// An array held as its values and the node of its first element, the elements' nodes
+/// following each other (E).
+pub struct Run {
+    values: Vec<f64>,
+    first: u32,
+}
+
+/// E's record of the loop: `k2[1..]` becomes nodes `first..first + len`, its values written
+/// beside the leaves' partials; the leaves' nodes are known from their arrays, with nothing to
+/// check per element.
+#[inline(never)]
+pub fn record_runs(x: &Run, y: &Run, k1: &Run, h: f64, k2: &mut Run, r: &mut Rec) {
+    let len = x.values.len() - 1;
+    let (first, mut block) = next_block(r, len);
+    block.run = [Some(x.first + 1), Some(y.first), Some(k1.first)];
+    for p in &mut block.partials {
+        p.clear();
+        p.reserve(len);
+    }
+    let [p0, p1, p2] = &mut block.partials;
+    let (q0, q1, q2) = (p0.as_mut_ptr(), p1.as_mut_ptr(), p2.as_mut_ptr());
+    for (i, (((xi, yi), ki), out)) in x.values[1..]
+        .iter()
+        .zip(&y.values[..len])
+        .zip(&k1.values[..len])
+        .zip(&mut k2.values[1..])
+        .enumerate()
+    {
+        let (value, [a, b, c]) = deriv3(h, [*xi, *yi, *ki]);
+        unsafe {
+            q0.add(i).write(a);
+            q1.add(i).write(b);
+            q2.add(i).write(c);
+        }
+        *out = value;
+    }
+    unsafe {
+        p0.set_len(len);
+        p1.set_len(len);
+        p2.set_len(len);
+    }
+    k2.first = first - 1;
+    let end = r.slots.len() as u32;
+    r.ends.extend(std::iter::repeat(end).take(len));
+    r.blocks.push(block);
+}
+
 #[inline(never)]
 pub fn primal(x: &[f64], y: &[f64], k1: &[f64], h: f64, k2: &mut [f64]) {
     for i in 1..x.len() {
@@ -296,7 +351,7 @@ fn main() {
     let x = mk(1);
     let y = mk(1 + n as u32);
     let mut k1 = mk(1 + 2 * n as u32);
-    if mode != "d" {
+    if mode != "d" && mode != "e" {
         k1[0] = x[0]; // as in ode: k1[0] = x[0]
     }
     let mut k2 = mk(0);
@@ -313,6 +368,12 @@ fn main() {
     let fy: Vec<f64> = y.iter().map(|v| v.value).collect();
     let fk: Vec<f64> = k1.iter().map(|v| v.value).collect();
     let mut fk2 = vec![0.0; n];
+    let held = |vars: &[Var]| Run {
+        values: vars.iter().map(|v| v.value).collect(),
+        first: vars[0].index,
+    };
+    let (rx, ry, rk1) = (held(&x), held(&y), held(&k1));
+    let mut rk2 = held(&k2);
     let low = 3 * n + 1;
     for _ in 0..iters {
         // The tape holds the inputs (nodes 0..3n+1, no slots), then the loop.
@@ -327,6 +388,14 @@ fn main() {
                 adj[low..low + n - 1].iter_mut().for_each(|a| *a = 1.0);
                 sweep_a(&r, &mut adj, low, r.ends.len());
             }
+            "e" => {
+                r.blocks.truncate(1);
+                record_runs(black_box(&rx), &ry, &rk1, h, &mut rk2, &mut r);
+                adj.iter_mut().for_each(|a| *a = 0.0);
+                adj[low..low + n - 1].iter_mut().for_each(|a| *a = 1.0);
+                let b = r.blocks.last().unwrap();
+                sweep_block(b, &mut adj);
+            }
             "b" | "c" | "d" => {
                 // The previous iteration's block gives its buffers to this one.
                 r.blocks.truncate(1);
@@ -339,5 +408,11 @@ fn main() {
             _ => unreachable!(),
         }
     }
-    println!("{} {} {}", k2[5].value, fk2[5], adj.iter().sum::<f64>());
+    println!(
+        "{} {} {} {}",
+        k2[5].value,
+        rk2.values[5],
+        fk2[5],
+        adj.iter().sum::<f64>()
+    );
 }
