@@ -85,10 +85,11 @@
 ///
 /// pub fn loss_grad(w: &[f64], xs: &[f64], ys: &[f64], n: usize) -> (f64, Vec<f64>) {
 ///     let tape = ::ad::Tape::new();                       // this thread's tape, reused
-///     let w_seeded = ::ad::__private::seed::<[f64]>(&tape, w); // one input per scalar
+///     let w_seeded = ::ad::__private::seed_lent::<[f64]>(&tape, w); // one input per scalar
 ///     let output: ::ad::Var = loss(&w_seeded, xs, ys, n);     // forward pass, recorded
 ///     tape.backward(output);                                  // one backward sweep
 ///     let gradient = tape.with_adjoints(|a| read_gradient::<[f64]>(&w_seeded, a));
+///     ::ad::__private::recycle::<[f64]>(w_seeded);            // the buffer, for the next call
 ///     (output.value(), gradient)
 /// }
 /// ```

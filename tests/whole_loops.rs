@@ -1837,7 +1837,7 @@ fn loops_over_a_seeded_slice_are_runs_found_from_the_seeding() {
     };
     let seeded_run = {
         let tape = Tape::new();
-        let seeded = ad::__private::seed::<[f64]>(&tape, &values);
+        let seeded = ad::__private::seed_lent::<[f64]>(&tape, &values);
         let run = sweep(&tape, &seeded);
         ad::__private::recycle::<[f64]>(seeded);
         run
@@ -1875,4 +1875,22 @@ fn loops_over_a_seeded_slice_are_runs_found_from_the_seeding() {
         );
     }
     assert_eq!(stencils_grad(&values).1, seeded_run.1);
+}
+
+/// A slice seeded outside a companion (`ad::__private::seed`, or `Differentiable::seed`) is
+/// its owner's to change, so the tape does not remember it: two elements swapped after
+/// seeding, the loop over it still passes each adjoint to the node it read.
+#[test]
+fn a_slice_seeded_outside_a_companion_is_checked_element_by_element() {
+    let n = 40;
+    let values: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    let tape = Tape::new();
+    let mut seeded = ad::__private::seed::<[f64]>(&tape, &values);
+    seeded.swap(5, 6);
+    let total = distance(&seeded, &vec![Var::constant(0.0); n]);
+    tape.backward(total);
+    // d/dx (Σ x²) = 2x at each element's own node.
+    let gradient: Vec<f64> = seeded.iter().map(|&x| tape.adjoint(x)).collect();
+    let expected: Vec<f64> = seeded.iter().map(|x| 2.0 * x.value()).collect();
+    assert_eq!(gradient, expected);
 }

@@ -240,13 +240,17 @@ pub use crate::__constant as constant;
 #[inline(always)]
 pub fn differentiable<T: Differentiable + ?Sized>() {}
 
-/// Records the scalars of an input as new tape inputs, in layout order. The seeded value is
-/// not to be changed until it is handed back with [`recycle`] or its tape's session ends: the
-/// tape remembers a long seeded slice as a run of nodes, to find its loops' runs without a
-/// check per element (the companions bind it immutably and lend the function a reference or
-/// a clone).
+/// Records the scalars of an input as new tape inputs, in layout order.
 pub fn seed<T: Differentiable + ?Sized>(tape: &Tape, input: &T) -> T::With<Var> {
     input.seed(tape)
+}
+
+/// [`seed`] for a companion's call of its function: the tape also remembers each long seeded
+/// slice as its run of nodes, so that the function's loops over it need no check per element.
+/// The seeded value must not change until it is handed back with [`recycle`] or the session
+/// ends: the companions bind it immutably and lend the function a reference or a clone.
+pub fn seed_lent<T: Differentiable + ?Sized>(tape: &Tape, input: &T) -> T::With<Var> {
+    crate::tape::remembering(|| input.seed(tape))
 }
 
 /// Reads the gradient of an input back, with the input's own shape.

@@ -47,7 +47,9 @@ pub trait Differentiable {
     /// its parameters over the caller's scalar with it).
     fn map_with<A, B>(with: &Self::With<A>, f: &mut impl FnMut(&A) -> B) -> Self::With<B>;
 
-    /// Records each scalar as a new input of `tape`, in layout order.
+    /// Records each scalar as a new input of `tape`, in layout order. Called by a companion
+    /// (`__private::seed_lent`), the slices it seeds through `f64::seed_slice` are remembered
+    /// as runs of nodes: an implementation returns them as they were seeded.
     #[doc(hidden)]
     fn seed(&self, tape: &Tape) -> Self::With<Var> {
         self.map_scalars(&mut |x| tape.var(x))

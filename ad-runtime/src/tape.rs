@@ -544,19 +544,38 @@ thread_local! {
     /// gradient read back, that lies within one is known to be a run of nodes without a check
     /// per element. See [`Seeded`] for why an entry stays true.
     static SEEDED: RefCell<Vec<Seeded>> = const { RefCell::new(Vec::new()) };
+    /// Whether [`Tape::vars`] keeps what it seeds in [`SEEDED`]: only inside [`remembering`],
+    /// the seeding of a companion's call.
+    static REMEMBER: Cell<bool> = const { Cell::new(false) };
 }
 
-/// A slice [`Tape::vars`] seeded: its elements, from the address `start` on, are the nodes
-/// `first..first + len` of the session tagged `tag`, in order.
+/// Runs `seed` (a companion seeding its function's parameters) with the slices it seeds kept in
+/// [`SEEDED`]. The caller promises what [`Seeded`] relies on: the seeded value is not changed
+/// until it is handed back or the session ends.
+pub(crate) fn remembering<R>(seed: impl FnOnce() -> R) -> R {
+    /// Restores the flag, also when seeding panics (a full tape).
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            REMEMBER.with(|remember| remember.set(self.0));
+        }
+    }
+    let _restore = Restore(REMEMBER.with(|remember| remember.replace(true)));
+    seed()
+}
+
+/// A slice [`Tape::vars`] seeded for a companion's call ([`remembering`]): its elements, from
+/// the address `start` on, are the nodes `first..first + len` of the session tagged `tag`, in
+/// order.
 ///
 /// The entry stays true until the buffer is handed back to [`recycle_vars`], which removes it:
 /// the companions bind a seeded buffer immutably, hand the function a reference to it (or a
 /// clone, for a parameter taken by value) and hand it back once the gradient is read, or drop
-/// it without handing it back only as they leave the session (unwinding, or a type whose
-/// `recycle` drops it, after the last read), when the session looks nothing more up. A session
-/// that ends removes its entries ([`forget_seeded`]); tags are never reused, so an entry of an ended
-/// session would match nothing anyway. A lookup also checks the slice's first and last
-/// elements.
+/// it without handing it back only as they leave the session (an early `Err`, or unwinding),
+/// when the session sweeps and reads nothing more. A session that ends removes its entries
+/// ([`forget_seeded`]), and an entry matches only its own session's tag. A lookup also checks
+/// the slice's first and last elements. Slices seeded any other way (`__private::seed`,
+/// `Differentiable::seed` called directly) are not kept: their owner may change them.
 #[derive(Clone, Copy)]
 struct Seeded {
     start: usize,
@@ -2002,7 +2021,9 @@ impl Tape {
                 tape,
             }));
         });
-        remember_seeded(&vars);
+        if REMEMBER.with(Cell::get) {
+            remember_seeded(&vars);
+        }
         vars
     }
 
@@ -2467,8 +2488,14 @@ mod tests {
         let tape = Tape::new();
         let tag = tape.with_active(|r| r.tag);
         let before = tape.var(1.0);
-        let seeded = tape.vars(&values);
-        let first = before.index + 1;
+        // Seeded outside a companion's seeding: not kept (its owner may change it).
+        let plain = tape.vars(&values);
+        assert_eq!(seeded_first(&plain, tag), None);
+        assert_eq!(run_of(&plain, tag), Some(Some(before.index + 1)));
+        recycle_vars(plain);
+        let lend = |values: &[f64]| remembering(|| tape.vars(values));
+        let seeded = lend(&values);
+        let first = before.index + 81;
         assert_eq!(seeded_first(&seeded, tag), Some(first));
         assert_eq!(seeded_first(&seeded[5..45], tag), Some(first + 5));
         assert_eq!(seeded_first(&seeded[48..], tag), Some(first + 48));
@@ -2479,12 +2506,12 @@ mod tests {
         let copy = seeded.clone();
         assert_eq!(seeded_first(&copy, tag), None);
         // Shorter than `SEEDED_SHORTEST`: not kept, and checked element by element.
-        let short = tape.vars(&values[..SEEDED_SHORTEST - 1]);
+        let short = lend(&values[..SEEDED_SHORTEST - 1]);
         assert_eq!(SEEDED.with(|seeded| seeded.borrow().len()), 1);
         assert_eq!(run_of(&short, tag), Some(Some(short[0].index)));
         recycle_vars(short);
         // Changed at either end (which the companions never do), it is checked instead.
-        let mut changed = tape.vars(&values);
+        let mut changed = lend(&values);
         let kept = changed[0];
         changed[0] = Var::constant(0.0);
         assert_eq!(seeded_first(&changed, tag), None);
@@ -2496,7 +2523,7 @@ mod tests {
         recycle_vars(seeded);
         assert!(SEEDED.with(|seeded| seeded.borrow().is_empty()));
         // A session that ends takes its entries with it.
-        let again = tape.vars(&values);
+        let again = lend(&values);
         assert_eq!(seeded_first(&again, tag), Some(again[0].index));
         drop(tape);
         assert!(SEEDED.with(|seeded| seeded.borrow().is_empty()));

@@ -111,7 +111,7 @@ pub fn tape_inputs(function: &Function) -> SeededInputs {
         function,
         |param, source| {
             let shape = &param.shape;
-            quote!(::ad::__private::seed::<#shape>(&#tape, #source))
+            quote!(::ad::__private::seed_lent::<#shape>(&#tape, #source))
         },
         |shape, seeded| quote!(::ad::__private::read_gradient::<#shape>(&#seeded, #adjoints)),
     )
