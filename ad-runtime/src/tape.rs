@@ -485,7 +485,8 @@ fn key(var: &Var) -> u64 {
 /// What `vars` hold, when it is one of two things: `Some(Some(first))` when they are the nodes
 /// `first, first + 1, ..` of the session tagged `tag`, in order; `Some(None)` when they are all
 /// constants. Checked in one loop with no branch (a `Var`'s index and tag compared as one
-/// number), which the compiler vectorises.
+/// number), which the compiler vectorises; a slice within one a companion seeded is known
+/// without the loop ([`seeded_first`]).
 #[inline]
 fn run_of(vars: &[Var], tag: u32) -> Option<Option<u32>> {
     let first = vars.first()?;
