@@ -222,7 +222,8 @@ fn forward_mode_takes_a_record_where_it_saves_tangent_operations() {
 /// The record of a loop sum's term, in forward mode too: `(x - x).cbrt()` inside the term
 /// gives NaN along `x` in both modes, as in [`root_of_zero_in`].
 #[reverse_diff]
-#[allow(clippy::eq_op, clippy::needless_range_loop)] // the cancellation is the point
+// `x - x`: the cancellation is the point; `for i in 0..3`: the loop form recorded whole.
+#[allow(clippy::eq_op, clippy::needless_range_loop)]
 fn root_of_zero_summed(x: f64, v: [f64; 3]) -> f64 {
     let mut total = 0.0;
     for i in 0..3 {
