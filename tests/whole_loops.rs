@@ -1125,6 +1125,12 @@ fn element_loops_of_runge_kutta_stages_are_recorded_whole() {
             );
             assert_eq!(stages(&values, s), stages_by_hand(&values, s));
             assert_eq!(loops_kept(&values, |x| stages(x, s)), (3 * s, blocks * s));
+            // Held as arrays (`tests/held_arrays.rs`), `y`, `k1` and `k2` keep the runs their
+            // blocks wrote: 3 leaves taken in the first step (`y` is constants, and its own
+            // loop reads the elements no block wrote yet), 6 in each after (`y` in each loop,
+            // `k1` twice, `k2` once).
+            let known = if blocks > 0 { 3 + 6 * (s - 1) } else { 0 };
+            assert_eq!(leaves_known(&values, |x| stages(x, s)), known);
         }
     }
 }
@@ -1420,6 +1426,13 @@ fn loops_kept<R>(values: &[f64], f: impl Fn(&[Var]) -> R) -> (usize, usize) {
     let _ = f(&x);
     let whole = ad::__private::whole_loops(&tape);
     (whole, ad::__private::loops_as_runs(&tape))
+}
+
+/// How many leaves `f` over `values` took as the arrays it holds knew them.
+fn leaves_known<R>(values: &[f64], f: impl Fn(&[Var]) -> R) -> usize {
+    let tape = Tape::new();
+    let _ = f(&values.iter().map(|&v| tape.var(v)).collect::<Vec<Var>>());
+    ad::__private::known_leaves(&tape)
 }
 
 /// `Σ wᵢ (i + 1)` over the elements [`long_elements`] returns, added one by one.

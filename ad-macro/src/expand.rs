@@ -15,6 +15,7 @@ use crate::attr;
 use crate::companions;
 use crate::companions::signature::{expect_as_allow, generic_arguments};
 use crate::fallback;
+use crate::fuse::held_arrays;
 use crate::model::{is_function_bound, Function, Role};
 use crate::names::{free_callee, is_no_grad, scalar_param};
 use crate::primitive;
@@ -301,7 +302,8 @@ fn generic_function(function: &Function, siblings: Siblings) -> ItemFn {
     if let ReturnType::Type(_, ty) = &mut item.sig.output {
         **ty = translator.fold_type((**ty).clone());
     }
-    item.block = Box::new(translator.fold_block(*item.block));
+    let arrays = held_arrays(&item.block);
+    item.block = Box::new(translator.fold_block_holding(*item.block, arrays));
     // Before: `F: Fn(f64) -> f64`. After: `F: Fn(S) -> S`. Other bounds (`T: Into<f64>`)
     // describe constant data and stay as written.
     let syn::Generics {

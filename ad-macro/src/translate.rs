@@ -19,14 +19,14 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, ToTokens};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use syn::fold::{self, Fold};
 use syn::parse::{Parse, ParseStream, Parser};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
 use syn::{Expr, ExprCast, ExprLit, ExprPath, Ident, Lit, Macro, Pat, Stmt, Token, Type};
 
-use crate::fuse::{mapped_sum, Driver, Fusion, FusionState, Kind, Scopes};
+use crate::fuse::{mapped_sum, Driver, Fusion, FusionState, Kind, RepeatArgs, Scopes};
 use crate::names::{
     is_f64, is_other_number, real_method, real_method_entry, takes_real_arguments,
     takes_receiver_by_value, Owner,
@@ -89,6 +89,26 @@ impl Translator {
         self.fusion
             .scopes
             .bind_pattern(pat, Kind::of_type(ty, constant));
+    }
+
+    /// A function's body with the locals `arrays` held as arrays that know their elements
+    /// ([`crate::fuse::held_arrays`]). Before: `..; k` (`k` one of them). After: `..;
+    /// ::ad::__private::Array::into_vec(k)`, the function's value as written.
+    pub fn fold_block_holding(&mut self, block: syn::Block, arrays: HashSet<String>) -> syn::Block {
+        self.fusion.arrays = arrays;
+        let mut block = self.fold_block(block);
+        if let Some(Stmt::Expr(Expr::Path(path), None)) = block.stmts.last_mut() {
+            let held = |name: &Ident| self.fusion.arrays.contains(&name.to_string());
+            if path.path.get_ident().is_some_and(held) {
+                let value = path.clone();
+                *block.stmts.last_mut().expect("a last statement") = Stmt::Expr(
+                    syn::parse_quote_spanned!(value.span()=>
+                        ::ad::__private::Array::into_vec(#value)),
+                    None,
+                );
+            }
+        }
+        block
     }
 
     /// An operation: one record of the whole expression if it fuses, else folded part by part.
@@ -577,21 +597,6 @@ impl Parse for MatchesArgs {
     }
 }
 
-/// `value; count`, the repeat form of `vec!`.
-struct RepeatArgs {
-    value: Expr,
-    count: Expr,
-}
-
-impl Parse for RepeatArgs {
-    fn parse(input: ParseStream) -> syn::Result<RepeatArgs> {
-        let value = input.parse()?;
-        input.parse::<Token![;]>()?;
-        let count = input.parse()?;
-        Ok(RepeatArgs { value, count })
-    }
-}
-
 impl Driver for Translator {
     fn state(&self) -> &FusionState {
         &self.fusion
@@ -905,6 +910,14 @@ impl Fold for Translator {
         }
         local.pat = self.fold_pat(pat);
         if let Some(init) = &mut local.init {
+            // Before: `let mut k = vec![0.0; n];`, `k` held as an array (`fuse/arrays.rs`).
+            // After: `let mut k = ::ad::__private::Array::new(vec![<S>::from_f64(0.0); n]);`.
+            let held = |name: &Ident| self.fusion.arrays.contains(&name.to_string());
+            if matches!(&local.pat, Pat::Ident(pat) if held(&pat.ident)) {
+                let expr = &init.expr;
+                *init.expr = syn::parse_quote_spanned!(expr.span()=>
+                    ::ad::__private::Array::new(#expr));
+            }
             if ascribes_f64 && init.diverge.is_none() && has_own_type(&init.expr) {
                 let expr = &init.expr;
                 let scalar = &self.scalar;

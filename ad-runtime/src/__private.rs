@@ -18,6 +18,11 @@ pub use crate::real::{Accumulate, Fuse, IntoReal, Primitive};
 /// `Float`'s over the scalar type.
 pub use num_traits::Float;
 
+/// A local vector of scalars the body holds with what is known of its elements (the macro's
+/// `fuse/arrays.rs`), and what `Var` knows of them.
+pub use crate::array::Array;
+pub use crate::tape::Known;
+
 /// The tape's adjoints, which a `_grad` reads its gradient from.
 pub use crate::tape::Adjoints;
 
@@ -41,6 +46,13 @@ pub fn whole_loops(tape: &Tape) -> usize {
 /// `tests/whole_loops.rs`. No generated code calls it.
 pub fn loops_as_runs(tape: &Tape) -> usize {
     tape.loops_as_runs()
+}
+
+/// How many leaves of the loops `tape` has kept as blocks were taken as the array the body
+/// holds knew them (`Array`), without reading their elements; for `tests/held_arrays.rs`. No
+/// generated code calls it.
+pub fn known_leaves(tape: &Tape) -> usize {
+    tape.known_leaves()
 }
 
 /// Makes `tape` record every loop that writes elements (`Fuse::fuse_loop`) element by

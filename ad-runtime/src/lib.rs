@@ -22,6 +22,7 @@
 
 #![warn(missing_docs)]
 
+mod array;
 pub mod checkpoint;
 mod differentiable;
 #[cfg(feature = "nalgebra")]

@@ -6,7 +6,7 @@
 
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use syn::fold::{self, Fold};
 use syn::spanned::Spanned;
 use syn::{Expr, Ident, Pat, Stmt};
@@ -33,6 +33,8 @@ pub struct FusionState {
     inlined: HashMap<usize, usize>,
     /// How many mapped sums have been rewritten as loops so far ([`Driver::fold_mapped_sum`]).
     mapped_sums: usize,
+    /// The locals held as arrays that know their elements ([`super::held_arrays`]).
+    pub arrays: HashSet<String>,
 }
 
 impl FusionState {
@@ -46,6 +48,7 @@ impl FusionState {
             offers: 0,
             inlined: HashMap::new(),
             mapped_sums: 0,
+            arrays: HashSet::new(),
         }
     }
 }
@@ -468,11 +471,28 @@ pub trait Driver: Fold {
                 None => at,
             }
         };
+        // What an array the body holds knows of its elements; nothing, of any other slice.
+        let held = |this: &Self, expr: &Expr| match expr {
+            Expr::Path(path) => path
+                .path
+                .get_ident()
+                .filter(|name| this.state().arrays.contains(&name.to_string()))
+                .cloned(),
+            _ => None,
+        };
         let mut slices = Vec::new();
         let mut offsets = Vec::new();
+        let mut knowns = Vec::new();
         let mut steps = Vec::new();
         let mut owns = Vec::new();
         for leaf in leaves {
+            knowns.push(match &leaf {
+                Leaf::Element { slice, .. } => match held(self, slice) {
+                    Some(array) => quote!(::ad::__private::Array::known(&#array)),
+                    None => quote!(::core::default::Default::default()),
+                },
+                _ => quote!(::core::default::Default::default()),
+            });
             let (slice, offset, step, own) = match leaf {
                 Leaf::Element { slice, at: place } => {
                     let slice = self.fold_keeping_constant(slice);
@@ -503,19 +523,27 @@ pub trait Driver: Fold {
                     #range,
                     [#(#slices),*],
                     || [#(#offsets),*],
+                    [#(#knowns),*],
                     [#(#steps),*],
                     #closure,
                 )
             },
             Target::Element { out, .. } => {
                 let written = at(self, place_at?);
-                let out = self.fold_keeping_constant(*out);
+                let out = match held(self, &out) {
+                    Some(array) => quote!(::ad::__private::Array::parts_mut(&mut #array)),
+                    None => {
+                        let out = self.fold_keeping_constant(*out);
+                        quote!((&mut (#out)[..], &mut ::core::default::Default::default()))
+                    }
+                };
                 quote_spanned! {span=>
                     <#scalar as ::ad::__private::Fuse>::fuse_loop(
-                        &mut (#out)[..],
+                        #out,
                         #range,
                         [#(#slices),*],
                         || (#written, [#(#offsets),*]),
+                        [#(#knowns),*],
                         [#(#steps),*],
                         [#(#owns),*],
                         #closure,

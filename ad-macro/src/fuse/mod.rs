@@ -36,15 +36,18 @@
 //! leaves are typed `S` and the partials are computed from `f64` values.
 //!
 //! `scopes` tells what each name holds, `analysis` cuts an expression into leaves and
-//! operations, `emit` writes the record ([`Fusion`]), and `driver`
+//! operations, `emit` writes the record ([`Fusion`]), `arrays` which locals are held as arrays
+//! that know their elements ([`held_arrays`]), and `driver`
 //! rewrites loops, compound assignments and offered `let`s with it ([`Driver`]).
 
 mod analysis;
+mod arrays;
 mod driver;
 mod emit;
 mod scopes;
 mod whole;
 
+pub use arrays::{held_arrays, RepeatArgs};
 pub use driver::{Driver, FusionState};
 pub use emit::Fusion;
 pub use scopes::{mapped_sum, Kind, Scopes};

@@ -15,6 +15,11 @@ use std::ops::{AddAssign, Range, SubAssign};
 /// symbolically, and `derivative` gives its value and its partial derivative with respect to each
 /// of its `K` scalar leaves, from the leaves' values. A supertrait of [`Real`](crate::Real).
 pub trait Fuse: Sized {
+    /// What an array of the scalar that the body holds (`ad::__private::Array`) knows of its
+    /// elements without reading them, which [`Fuse::fuse_loop`] takes and updates: for `Var`,
+    /// a run of consecutive nodes; nothing (`()`) for the other scalars.
+    type Known: Copy + Default;
+
     /// `Some` of one record of the expression over `leaves` (for `Var`; for a first-order
     /// `Dual` when `FORWARD`: the macro found that the leaves' tangents times the partials take
     /// fewer tangent operations than the expression's own), or `None` when the scalar
@@ -46,12 +51,19 @@ pub trait Fuse: Sized {
     /// element (`Var`, when each leaf's elements are all recorded or all constants), the
     /// records those of the loop as written; `false`, having done nothing, when the caller must
     /// run the loop as written (`f64` and `Dual` always, so theirs is the loop itself).
+    ///
+    /// `out` comes with what is known of its elements, and `known[k]` is what is known of
+    /// `slices[k]`'s (`Default::default()`: nothing, for a slice that is not an array the body
+    /// holds); what is known of `out` is forgotten before its elements change, and says what
+    /// the loop wrote when it returns `true`.
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn fuse_loop<const K: usize>(
-        _out: &mut [Self],
+        _out: (&mut [Self], &mut Self::Known),
         _range: Range<usize>,
         _slices: [&[Self]; K],
         _offsets: impl FnOnce() -> (usize, [usize; K]),
+        _known: [Self::Known; K],
         _steps: [usize; K],
         _own: [bool; K],
         _term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
@@ -64,7 +76,7 @@ pub trait Fuse: Sized {
 /// (the macro rewrites such a loop, see `ad-macro/src/fuse/driver.rs`): `Var` makes the whole sum
 /// one record, with a slot for each scalar leaf of each term; `f64` and `Dual` add the terms as
 /// written, in the same order. A supertrait of [`Real`](crate::Real).
-pub trait Accumulate: Sized {
+pub trait Accumulate: Fuse {
     /// The sum while it is accumulated. A term the macro cannot analyse is added with `+=`
     /// (one operand, partial 1), which takes what the scalar's `+=` takes.
     type Sum: AddAssign<Self>
@@ -101,6 +113,8 @@ pub trait Accumulate: Sized {
     /// values. `true` when the scalar added them all (`Var`, when each leaf's elements
     /// are consecutive nodes or constants); `false`, having done nothing, when the caller must
     /// run the loop as written (`f64` and `Dual` always, so theirs is the loop itself).
+    /// `known[k]` is what is known of `slices[k]`'s elements, as in [`Fuse::fuse_loop`].
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn add_loop<const K: usize>(
         _sum: &mut Self::Sum,
@@ -108,6 +122,7 @@ pub trait Accumulate: Sized {
         _range: Range<usize>,
         _slices: [&[Self]; K],
         _offsets: impl FnOnce() -> [usize; K],
+        _known: [<Self as Fuse>::Known; K],
         _steps: [usize; K],
         _term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
     ) -> bool {

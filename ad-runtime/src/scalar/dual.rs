@@ -234,6 +234,8 @@ impl<F: Real, T: Tangent<F>> Operand<F, T> for &f64 {
 /// would have to be differentiated too, which `derivative` cannot do: the expression runs as
 /// written.
 impl<F: Real, T: Tangent<F>> Fuse for Dual<F, T> {
+    type Known = ();
+
     #[inline(always)]
     fn fuse<const FORWARD: bool, const K: usize>(
         leaves: [Dual<F, T>; K],

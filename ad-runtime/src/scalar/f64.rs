@@ -8,6 +8,8 @@ use std::borrow::Cow;
 use std::cmp::Ordering;
 
 impl Fuse for f64 {
+    type Known = ();
+
     #[inline(always)]
     fn fuse<const FORWARD: bool, const K: usize>(
         _leaves: [f64; K],

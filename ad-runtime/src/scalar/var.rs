@@ -9,7 +9,7 @@ mod ops;
 
 use crate::checkpoint::Schedule;
 use crate::real::{checked_partials, Accumulate, Checkpoint, Fuse, IntoReal, Primitive};
-use crate::tape::{fill_loop, record_fused, record_nary, PendingSum};
+use crate::tape::{fill_loop, record_fused, record_nary, Known, PendingSum};
 use crate::{DualPart, Tape};
 use std::borrow::Cow;
 use std::fmt;
@@ -104,6 +104,8 @@ impl IntoReal<Var> for Var {
 }
 
 impl Fuse for Var {
+    type Known = Known;
+
     #[inline(always)]
     fn fuse<const FORWARD: bool, const K: usize>(
         leaves: [Var; K],
@@ -127,10 +129,11 @@ impl Fuse for Var {
 
     #[inline(always)]
     fn fuse_loop<const K: usize>(
-        out: &mut [Var],
+        (out, out_known): (&mut [Var], &mut Known),
         range: Range<usize>,
         slices: [&[Var]; K],
         offsets: impl FnOnce() -> (usize, [usize; K]),
+        known: [Known; K],
         steps: [usize; K],
         own: [bool; K],
         term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
@@ -146,7 +149,10 @@ impl Fuse for Var {
         let written = first
             .checked_add(range.len())
             .and_then(|end| out.get_mut(first..end));
-        written.is_some_and(|out| fill_loop(out, range, slices, offsets, steps, own, term))
+        written.is_some_and(|out| {
+            let out = (out, first, out_known);
+            fill_loop(out, range, slices, offsets, known, steps, own, term)
+        })
     }
 }
 
@@ -189,6 +195,7 @@ impl Accumulate for Var {
         sum.finish()
     }
 
+    #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn add_loop<const K: usize>(
         sum: &mut PendingSum,
@@ -196,6 +203,7 @@ impl Accumulate for Var {
         range: Range<usize>,
         slices: [&[Var]; K],
         offsets: impl FnOnce() -> [usize; K],
+        known: [Known; K],
         steps: [usize; K],
         term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
     ) -> bool {
@@ -203,7 +211,7 @@ impl Accumulate for Var {
         // runs as written: checking its leaves would cost more than it saves.
         range.is_empty()
             || range.len() >= SHORTEST_WHOLE_LOOP
-                && sum.add_loop(subtract, range, slices, offsets(), steps, term)
+                && sum.add_loop(subtract, range, slices, offsets(), known, steps, term)
     }
 }
 

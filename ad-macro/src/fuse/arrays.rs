@@ -1,0 +1,145 @@
+//! The locals a body holds as arrays that know their elements (`ad::__private::Array`): a
+//! `let mut v = vec![0.0; n];` among the function body's own statements, whose every later
+//! mention is an element or a range of it (`v[i]`, `v[i] = e`, `v[i] += e`, `&v[a..b]`), its
+//! length (`v.len()`, `v.is_empty()`), or the function's value (`v` as the body's last
+//! expression). Before: `let mut k = vec![0.0; n]; for i in 1..n { k[i] = x[i] * y[i - 1]; }
+//! ...; k`. After: `let mut k = Array::new(vec![<S>::from_f64(0.0); n]); <the loop, recorded
+//! whole with Array::parts_mut(&mut k)>; ...; Array::into_vec(k)`: a loop recorded whole
+//! leaves in `k` what it wrote (for `Var`, a run of nodes), and a later loop reading `k`
+//! takes it (`Array::known(&k)`) instead of checking each element.
+//!
+//! Any other mention (`k.iter()`, `&k`, `k.clone()`, a macro's argument, a pattern binding the
+//! name again, a mention before the `let`) leaves the local a `Vec`, as written: nothing is
+//! rejected, and a mention the array could not take never reaches rustc.
+
+use proc_macro2::TokenStream;
+use quote::ToTokens;
+use std::collections::HashSet;
+use syn::parse::{Parse, ParseStream, Parser};
+use syn::visit::Visit;
+use syn::{Expr, Ident, Lit, Pat, Stmt, Token};
+
+use super::scopes::mentions;
+
+/// `value; count`, the repeat form of `vec!`.
+pub struct RepeatArgs {
+    pub value: Expr,
+    pub count: Expr,
+}
+
+impl Parse for RepeatArgs {
+    fn parse(input: ParseStream) -> syn::Result<RepeatArgs> {
+        let value = input.parse()?;
+        input.parse::<Token![;]>()?;
+        let count = input.parse()?;
+        Ok(RepeatArgs { value, count })
+    }
+}
+
+/// The names of the locals of `body` (a function's block, before translation) held as arrays.
+pub fn held_arrays(body: &syn::Block) -> HashSet<String> {
+    let stmts = &body.stmts;
+    let mut held = HashSet::new();
+    for (at, stmt) in stmts.iter().enumerate() {
+        let Some(name) = array_let(stmt) else {
+            continue;
+        };
+        let before: TokenStream = stmts[..at].iter().map(ToTokens::to_token_stream).collect();
+        let after = &stmts[at + 1..];
+        let tokens: TokenStream = after.iter().map(ToTokens::to_token_stream).collect();
+        let mut accepted = Accepted {
+            name: &name,
+            count: 0,
+        };
+        for stmt in after {
+            accepted.visit_stmt(stmt);
+        }
+        // The body's value: `v` alone as its last expression.
+        if let Some(Stmt::Expr(Expr::Path(path), None)) = after.last() {
+            accepted.count += usize::from(path.attrs.is_empty() && path.path.is_ident(&name));
+        }
+        let own = stmt.to_token_stream();
+        let alone = mentions(before, &name) == 0 && mentions(own, &name) == 1;
+
+        if alone && mentions(tokens, &name) == accepted.count {
+            held.insert(name.to_string());
+        }
+    }
+    held
+}
+
+/// The name `stmt` binds when it is `let mut v = vec![c; n];` or `let mut v = vec![c, ..];`,
+/// each `c` a float literal (of `f64`: the translation makes it a scalar).
+fn array_let(stmt: &Stmt) -> Option<Ident> {
+    let Stmt::Local(local) = stmt else {
+        return None;
+    };
+    let Pat::Ident(pat) = &local.pat else {
+        return None;
+    };
+    let init = local.init.as_ref()?;
+    let Expr::Macro(mac) = &*init.expr else {
+        return None;
+    };
+    let plain = pat.by_ref.is_none() && pat.mutability.is_some() && pat.subpat.is_none();
+    if !plain || init.diverge.is_some() || !mac.mac.path.is_ident("vec") {
+        return None;
+    }
+    let float = |expr: &Expr| {
+        let expr = match expr {
+            Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Neg(_)) => &*unary.expr,
+            expr => expr,
+        };
+        matches!(expr, Expr::Lit(lit) if matches!(&lit.lit, Lit::Float(float)
+            if float.suffix().is_empty() || float.suffix() == "f64"))
+    };
+    let tokens = mac.mac.tokens.clone();
+    let floats = match RepeatArgs::parse.parse2(tokens.clone()) {
+        Ok(repeat) => float(&repeat.value),
+        Err(_) => {
+            let list = syn::punctuated::Punctuated::<Expr, Token![,]>::parse_terminated;
+            list.parse2(tokens)
+                .is_ok_and(|elements| !elements.is_empty() && elements.iter().all(float))
+        }
+    };
+    floats.then(|| pat.ident.clone())
+}
+
+/// Counts the mentions of `name` an array takes: an element or range (`name[..]`), and
+/// `name.len()` or `name.is_empty()`. Nested items and macros' arguments are not entered (their
+/// mentions are counted by [`mentions`] only, so they keep the local a `Vec`).
+struct Accepted<'a> {
+    name: &'a Ident,
+    count: usize,
+}
+
+impl Accepted<'_> {
+    fn is_name(&self, expr: &Expr) -> bool {
+        matches!(expr, Expr::Path(path) if path.attrs.is_empty() && path.qself.is_none()
+            && path.path.is_ident(self.name))
+    }
+}
+
+impl Visit<'_> for Accepted<'_> {
+    fn visit_expr(&mut self, expr: &Expr) {
+        match expr {
+            Expr::Index(index) if index.attrs.is_empty() && self.is_name(&index.expr) => {
+                self.count += 1;
+                self.visit_expr(&index.index);
+            }
+            Expr::MethodCall(call)
+                if self.is_name(&call.receiver)
+                    && call.args.is_empty()
+                    && call.turbofish.is_none()
+                    && (call.method == "len" || call.method == "is_empty") =>
+            {
+                self.count += 1;
+            }
+            _ => syn::visit::visit_expr(self, expr),
+        }
+    }
+
+    fn visit_item(&mut self, _: &syn::Item) {}
+
+    fn visit_macro(&mut self, _: &syn::Macro) {}
+}
