@@ -9,6 +9,7 @@
 use crate::Var;
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
+use std::mem::MaybeUninit;
 use std::ptr::{self, NonNull};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -485,6 +486,50 @@ unsafe fn pass_back(node: usize, slots: &[Slot], adjoints: &mut [f64]) {
 #[inline(always)]
 fn key(var: &Var) -> u64 {
     (u64::from(var.tape) << 32) | u64::from(var.index)
+}
+
+/// Writes `out[t] = Var { value: values[t], index: first + t, tape }` for each `t` (`out` as
+/// long as `values`). On x86_64 two at a time with SSE2, which every x86_64 has: each `Var` is
+/// one 16-byte store of its value beside its [`key`], and the keys step by one (`dot_grad`'s
+/// seeding took 7.5 instructions per input written element by element, as the compiler
+/// does not pair them).
+#[inline]
+fn write_inputs(out: &mut [MaybeUninit<Var>], values: &[f64], first: u32, tape: u32) {
+    assert_eq!(out.len(), values.len());
+    #[cfg(target_arch = "x86_64")]
+    let done = {
+        let key = |t: u32| (u64::from(tape) << 32) | u64::from(first.wrapping_add(t));
+        use std::arch::x86_64::{
+            __m128i, _mm_add_epi64, _mm_castpd_si128, _mm_loadu_pd, _mm_set1_epi64x,
+            _mm_set_epi64x, _mm_storeu_si128, _mm_unpackhi_epi64, _mm_unpacklo_epi64,
+        };
+        let pairs = values.len() / 2;
+        // SAFETY: SSE2 is part of x86_64. `values` and `out` hold `2 · pairs` elements or more;
+        // each step reads two `f64`s and writes two `Var`s (16 bytes each, `repr(C)`: the value,
+        // then the index and the tag, which little-endian are `key`'s low and high halves), so
+        // every element `t < 2 · pairs` of `out` is written once.
+        unsafe {
+            let mut keys = _mm_set_epi64x(key(1) as i64, key(0) as i64);
+            let two = _mm_set1_epi64x(2);
+            let (from, to) = (values.as_ptr(), out.as_mut_ptr().cast::<__m128i>());
+            for j in 0..pairs {
+                let pair = _mm_castpd_si128(_mm_loadu_pd(from.add(2 * j)));
+                _mm_storeu_si128(to.add(2 * j), _mm_unpacklo_epi64(pair, keys));
+                _mm_storeu_si128(to.add(2 * j + 1), _mm_unpackhi_epi64(pair, keys));
+                keys = _mm_add_epi64(keys, two);
+            }
+        }
+        2 * pairs
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let done = 0;
+    for t in done..values.len() {
+        out[t].write(Var {
+            value: values[t],
+            index: first + t as u32,
+            tape,
+        });
+    }
 }
 
 /// What `vars` hold, when it is one of two things: `Some(Some(first))` when they are the nodes
@@ -2137,12 +2182,11 @@ impl Tape {
             // Inputs have no operand slots: each closes at the operand count so far.
             let end = r.slots.len() as u32;
             r.ends.resize(first + values.len(), end);
-            let tape = r.tag;
-            vars.extend(values.iter().enumerate().map(|(offset, &value)| Var {
-                value,
-                index: (first + offset) as u32,
-                tape,
-            }));
+            vars.reserve(values.len());
+            let spare = &mut vars.spare_capacity_mut()[..values.len()];
+            write_inputs(spare, values, first as u32, r.tag);
+            // SAFETY: the first `values.len()` elements past the length were written above.
+            unsafe { vars.set_len(vars.len() + values.len()) };
         });
         if REMEMBER.with(Cell::get) {
             remember_seeded(&vars);
@@ -2558,6 +2602,26 @@ pub fn set_node_limit(limit: Option<u32>) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `write_inputs` against its definition, for even and odd lengths.
+    #[test]
+    fn inputs_are_written_with_their_nodes() {
+        for len in 0..7 {
+            let values: Vec<f64> = (0..len).map(|t| 0.5 - t as f64).collect();
+            let mut out = vec![MaybeUninit::<Var>::uninit(); len];
+            write_inputs(&mut out, &values, 1000, 9);
+            for (t, var) in out.iter().enumerate() {
+                // SAFETY: `write_inputs` wrote every element.
+                let var = unsafe { var.assume_init() };
+                let expected = (values[t].to_bits(), 1000 + t as u32, 9);
+                assert_eq!(
+                    (var.value.to_bits(), var.index, var.tape),
+                    expected,
+                    "{len}, {t}"
+                );
+            }
+        }
+    }
 
     /// `Known::within` against its definition: element `offset + t` of the leaf is known to be
     /// node `node + (offset + t - start)` when `start <= offset + t < start + len`, for a leaf

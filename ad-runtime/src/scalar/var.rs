@@ -23,7 +23,11 @@ use std::ops::Range;
 /// record nothing. Using a recorded `Var` after its [`Tape`](crate::Tape) has been dropped, on
 /// another thread, or on an inner tape that did not make it, panics with a message naming the
 /// problem: it never yields a silently wrong gradient.
+///
+/// Laid out as written (`repr(C)`): the tape seeds a slice of them two at a time, each 16-byte
+/// store the value beside the node and tag as one number (`tape.rs`, `write_inputs`).
 #[derive(Clone, Copy)]
+#[repr(C)]
 pub struct Var {
     pub(crate) value: f64,
     pub(crate) index: u32,
