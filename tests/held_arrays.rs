@@ -149,6 +149,27 @@ fn mentions(x: &[f64], c: f64) -> Vec<f64> {
     v
 }
 
+/// A held array read on a scoped thread (so `Array` is `Send` and `Sync` as a `Vec` is), then
+/// named raw (`r#k` is `k`), then moved into a closure that is cloned; and a vector named raw
+/// where an array would not do.
+#[reverse_diff]
+fn shared(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut k = vec![0.0; n];
+    for i in 0..n {
+        k[i] = x[i] * 2.0 + 1.0;
+    }
+    let first = std::thread::scope(|s| s.spawn(|| k[0] * 2.0).join().unwrap());
+    r#k[1] *= first;
+    let at = move |i: usize| k[i] * 2.0;
+    let again = at.clone();
+    // `j` stays a `Vec`: `r#j.iter()` is a mention an array does not take.
+    let mut j = vec![1.0; n];
+    j[0] = x[0];
+    let spread: f64 = r#j.iter().sum();
+    at(1) + again(n - 1) + spread
+}
+
 /// The sum of squares of `tail`.
 #[reverse_diff]
 fn head(tail: &[f64]) -> f64 {
@@ -289,4 +310,19 @@ fn every_mention_of_a_held_array() {
         y.iter().zip(&weights).map(|(y, w)| y * w).sum()
     };
     assert_gradient_matches(weighted, &inputs, &gradient, 1e-6);
+}
+
+/// What a `Vec` may do, a held array may too: go to a scoped thread, be named raw, be moved
+/// into a closure that is cloned (each failed to compile before `Fuse::Known` had every auto
+/// trait and `Array` was `Clone`, and `r#k` was taken for another name). Over `f64` only: a
+/// `Var` read on another thread panics there, held or not.
+#[test]
+fn a_held_array_goes_where_a_vec_goes() {
+    let x: Vec<f64> = (0..40).map(|i| 0.5 + 0.1 * i as f64).collect();
+    let by_hand = |x: &[f64]| {
+        let k: Vec<f64> = x.iter().map(|x| x * 2.0 + 1.0).collect();
+        let spread = x[0] + (x.len() - 1) as f64;
+        k[1] * (k[0] * 2.0) * 2.0 + k[x.len() - 1] * 2.0 + spread
+    };
+    assert_eq!(shared(&x).to_bits(), by_hand(&x).to_bits());
 }

@@ -98,8 +98,11 @@ impl Translator {
         self.fusion.arrays = arrays;
         let mut block = self.fold_block(block);
         if let Some(Stmt::Expr(Expr::Path(path), None)) = block.stmts.last_mut() {
-            let held = |name: &Ident| self.fusion.arrays.contains(&name.to_string());
-            if path.path.get_ident().is_some_and(held) {
+            if path
+                .path
+                .get_ident()
+                .is_some_and(|name| self.fusion.holds(name))
+            {
                 let value = path.clone();
                 *block.stmts.last_mut().expect("a last statement") = Stmt::Expr(
                     syn::parse_quote_spanned!(value.span()=>
@@ -912,8 +915,7 @@ impl Fold for Translator {
         if let Some(init) = &mut local.init {
             // Before: `let mut k = vec![0.0; n];`, `k` held as an array (`fuse/arrays.rs`).
             // After: `let mut k = ::ad::__private::Array::new(vec![<S>::from_f64(0.0); n]);`.
-            let held = |name: &Ident| self.fusion.arrays.contains(&name.to_string());
-            if matches!(&local.pat, Pat::Ident(pat) if held(&pat.ident)) {
+            if matches!(&local.pat, Pat::Ident(pat) if self.fusion.holds(&pat.ident)) {
                 let expr = &init.expr;
                 *init.expr = syn::parse_quote_spanned!(expr.span()=>
                     ::ad::__private::Array::new(#expr));

@@ -62,6 +62,16 @@ impl<S: Fuse> Array<S> {
     }
 }
 
+/// A copy knows what the original knows: the same elements.
+impl<S: Fuse + Clone> Clone for Array<S> {
+    fn clone(&self) -> Array<S> {
+        Array {
+            elements: self.elements.clone(),
+            known: self.known,
+        }
+    }
+}
+
 impl<S: Fuse> AsRef<[S]> for Array<S> {
     #[inline(always)]
     fn as_ref(&self) -> &[S] {

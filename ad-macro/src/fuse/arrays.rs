@@ -15,6 +15,7 @@
 use proc_macro2::TokenStream;
 use quote::ToTokens;
 use std::collections::HashSet;
+use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream, Parser};
 use syn::visit::Visit;
 use syn::{Expr, Ident, Lit, Pat, Stmt, Token};
@@ -55,14 +56,14 @@ pub fn held_arrays(body: &syn::Block) -> HashSet<String> {
             accepted.visit_stmt(stmt);
         }
         // The body's value: `v` alone as its last expression.
-        if let Some(Stmt::Expr(Expr::Path(path), None)) = after.last() {
-            accepted.count += usize::from(path.attrs.is_empty() && path.path.is_ident(&name));
+        if let Some(Stmt::Expr(last @ Expr::Path(_), None)) = after.last() {
+            accepted.count += usize::from(accepted.is_name(last));
         }
         let own = stmt.to_token_stream();
         let alone = mentions(before, &name) == 0 && mentions(own, &name) == 1;
 
         if alone && mentions(tokens, &name) == accepted.count {
-            held.insert(name.to_string());
+            held.insert(name.unraw().to_string());
         }
     }
     held
@@ -115,8 +116,12 @@ struct Accepted<'a> {
 
 impl Accepted<'_> {
     fn is_name(&self, expr: &Expr) -> bool {
+        let named = |path: &syn::Path| {
+            path.get_ident()
+                .is_some_and(|name| name.unraw() == self.name.unraw())
+        };
         matches!(expr, Expr::Path(path) if path.attrs.is_empty() && path.qself.is_none()
-            && path.path.is_ident(self.name))
+            && named(&path.path))
     }
 }
 

@@ -7,6 +7,7 @@
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use std::collections::{HashMap, HashSet};
+use syn::ext::IdentExt;
 use syn::fold::{self, Fold};
 use syn::spanned::Spanned;
 use syn::{Expr, Ident, Pat, Stmt};
@@ -35,6 +36,13 @@ pub struct FusionState {
     mapped_sums: usize,
     /// The locals held as arrays that know their elements ([`super::held_arrays`]).
     pub arrays: HashSet<String>,
+}
+
+impl FusionState {
+    /// Whether `name` is a local held as an array that knows its elements (`r#k` is `k`).
+    pub fn holds(&self, name: &Ident) -> bool {
+        self.arrays.contains(&name.unraw().to_string())
+    }
 }
 
 impl FusionState {
@@ -476,7 +484,7 @@ pub trait Driver: Fold {
             Expr::Path(path) => path
                 .path
                 .get_ident()
-                .filter(|name| this.state().arrays.contains(&name.to_string()))
+                .filter(|name| this.state().holds(name))
                 .cloned(),
             _ => None,
         };

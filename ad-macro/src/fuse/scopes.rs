@@ -4,6 +4,7 @@
 use proc_macro2::TokenStream;
 use quote::ToTokens;
 use std::collections::{HashMap, HashSet};
+use syn::ext::IdentExt;
 use syn::{BinOp, Expr, Ident, Lit, Pat, Type, UnOp};
 
 use crate::names::{is_f64, is_integer};
@@ -421,13 +422,13 @@ impl Scopes {
 }
 
 /// How often the identifier `name` appears in `tokens`, macro arguments included, and string
-/// literals that contain it (`println!("{name}")` reads `name`).
+/// literals that contain it (`println!("{name}")` reads `name`); `r#name` is `name`.
 pub fn mentions(tokens: TokenStream, name: &Ident) -> usize {
-    let spelled = name.to_string();
+    let spelled = name.unraw().to_string();
     tokens
         .into_iter()
         .map(|token| match token {
-            proc_macro2::TokenTree::Ident(ident) => usize::from(ident == *name),
+            proc_macro2::TokenTree::Ident(ident) => usize::from(ident.unraw() == name.unraw()),
             proc_macro2::TokenTree::Group(group) => mentions(group.stream(), name),
             proc_macro2::TokenTree::Literal(literal) => {
                 literal.to_string().matches(spelled.as_str()).count()

@@ -9,6 +9,7 @@
 use crate::checkpoint::Schedule;
 use std::borrow::Cow;
 use std::ops::{AddAssign, Range, SubAssign};
+use std::panic::{RefUnwindSafe, UnwindSafe};
 
 /// How each scalar type evaluates an expression `#[reverse_diff]` fused into one record (Krawiec et
 /// al., POPL 2022, §8.7 applied to expressions): the macro differentiates the expression
@@ -17,8 +18,10 @@ use std::ops::{AddAssign, Range, SubAssign};
 pub trait Fuse: Sized {
     /// What an array of the scalar that the body holds (`ad::__private::Array`) knows of its
     /// elements without reading them, which [`Fuse::fuse_loop`] takes and updates: for `Var`,
-    /// a run of consecutive nodes; nothing (`()`) for the other scalars.
-    type Known: Copy + Default;
+    /// a run of consecutive nodes; nothing (`()`) for the other scalars. Plain data, with
+    /// every auto trait, so that an array goes wherever its `Vec` would (a scoped thread, a
+    /// `catch_unwind`).
+    type Known: Copy + Default + Send + Sync + Unpin + UnwindSafe + RefUnwindSafe;
 
     /// `Some` of one record of the expression over `leaves` (for `Var`; for a first-order
     /// `Dual` when `FORWARD`: the macro found that the leaves' tangents times the partials take
