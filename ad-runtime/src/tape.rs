@@ -498,11 +498,11 @@ fn write_inputs(out: &mut [MaybeUninit<Var>], values: &[f64], first: u32, tape: 
     assert_eq!(out.len(), values.len());
     #[cfg(target_arch = "x86_64")]
     let done = {
-        let key = |t: u32| (u64::from(tape) << 32) | u64::from(first.wrapping_add(t));
         use std::arch::x86_64::{
             __m128i, _mm_add_epi64, _mm_castpd_si128, _mm_loadu_pd, _mm_set1_epi64x,
             _mm_set_epi64x, _mm_storeu_si128, _mm_unpackhi_epi64, _mm_unpacklo_epi64,
         };
+        let key = |t: u32| (u64::from(tape) << 32) | u64::from(first.wrapping_add(t));
         let pairs = values.len() / 2;
         // SAFETY: SSE2 is part of x86_64. `values` and `out` hold `2 · pairs` elements or more;
         // each step reads two `f64`s and writes two `Var`s (16 bytes each, `repr(C)`: the value,

@@ -61,7 +61,6 @@ pub fn held_arrays(body: &syn::Block) -> HashSet<String> {
         }
         let own = stmt.to_token_stream();
         let alone = mentions(before, &name) == 0 && mentions(own, &name) == 1;
-
         if alone && mentions(tokens, &name) == accepted.count {
             held.insert(name.unraw().to_string());
         }

@@ -39,13 +39,6 @@ pub struct FusionState {
 }
 
 impl FusionState {
-    /// Whether `name` is a local held as an array that knows its elements (`r#k` is `k`).
-    pub fn holds(&self, name: &Ident) -> bool {
-        self.arrays.contains(&name.unraw().to_string())
-    }
-}
-
-impl FusionState {
     /// The state at the start of a body: nothing in scope, fusing.
     pub fn new() -> FusionState {
         FusionState {
@@ -58,6 +51,11 @@ impl FusionState {
             mapped_sums: 0,
             arrays: HashSet::new(),
         }
+    }
+
+    /// Whether `name` is a local held as an array that knows its elements (`r#k` is `k`).
+    pub fn holds(&self, name: &Ident) -> bool {
+        self.arrays.contains(&name.unraw().to_string())
     }
 }
 
