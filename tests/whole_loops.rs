@@ -380,6 +380,24 @@ fn caught(x: &[f64], at: usize) -> f64 {
     total
 }
 
+/// [`caught`] with a partial the same in every term (`3`), the term panicking at `d[i]` for `i =
+/// d.len()`: the block keeps that one partial when a term before the panic wrote it.
+#[reverse_diff]
+fn caught_same(x: &[f64], #[no_grad] d: &[f64]) -> f64 {
+    let n = x.len();
+    let mut y = x.to_vec();
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        for i in 0..n {
+            y[i] = x[i] * 3.0 + d[i];
+        }
+    }));
+    let mut total = 0.0;
+    for i in 0..n {
+        total += y[i] * y[i];
+    }
+    total
+}
+
 /// Offsets whose computation overflows (`k - 1` with `k = 0`) behind a leaf out of bounds:
 /// the loop as written panics at the leaf first.
 #[reverse_diff]
@@ -709,6 +727,44 @@ fn writes_at_offsets(a: &[f64], x: &[f64], n: usize, r: usize, k: usize) -> f64 
         y[j + k + 1] += a[n * r + j + 1] * x[1 + k + j];
     }
     y.iter().sum()
+}
+
+/// Element loops whose leaves' partials are the same in every term, kept once per block, and
+/// others whose partials vary however constant their parts: `y`'s leaves (`h / 6` of a fixed
+/// scalar and literals, the constant argument `c`: two kept once); `z`'s (a slice's element at
+/// the index, the index: none); `u`'s (a literal: one; a counter: none); `y[i] += 0.5 * z[i]`
+/// (the element written and `0.5`: two); `v`'s items at a counter (`h`: one; the counter: none).
+#[reverse_diff]
+fn same_partials(x: &[f64], #[no_grad] w: &[f64], #[no_grad] c: f64, s: usize) -> Vec<f64> {
+    let n = x.len() - 1;
+    let h = 2.0 / s as f64;
+    let mut y = vec![0.0; n];
+    for i in 0..n {
+        y[i] = h * x[i] / 6.0 - c * x[i + 1];
+    }
+    let mut z = vec![0.0; n];
+    for i in 0..n {
+        z[i] = w[i] * y[i] + (i as f64 * 0.01) * x[i] - y[i] / w[i];
+    }
+    let mut u = vec![0.0; n];
+    let mut k = 0;
+    for i in 0..n {
+        u[i] = x[k] * 2.0 + z[i] * (k as f64 * 0.01);
+        k += 1;
+    }
+    for i in 0..n {
+        y[i] += 0.5 * z[i];
+    }
+    let mut v = vec![0.0; n];
+    let mut k = 0;
+    for a in &mut v[..] {
+        *a = u[k] * h + x[k] * (k as f64 * 0.01);
+        k += 1;
+    }
+    for i in 0..n {
+        v[i] *= y[i];
+    }
+    v
 }
 
 /// Runs `f` on a tape over `values`, seeded in order (`order` `None`) or in the given order of
@@ -1299,6 +1355,45 @@ fn a_leaf_twice_in_one_operation_is_recorded_as_the_loop_records_it() {
 }
 
 #[test]
+fn a_term_that_panics_in_a_block_keeping_one_partial() {
+    // Panicking at 40 of 100, the block keeps 40 terms and the partial term 0 wrote; at 0, no
+    // term and no partial (the block is dropped, and the sum, reading `x`'s nodes, is whole).
+    let values: Vec<f64> = (0..100).map(|i| 0.02 * i as f64 - 0.7).collect();
+    let d: Vec<f64> = (0..100).map(|i| 0.5 - 0.01 * i as f64).collect();
+    for (at, whole, blocks, same) in [(40, 1, 1, 1), (0, 2, 0, 1)] {
+        let f = |x: &[Var]| caught_same(x, &d[..at]);
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let (value, gradient, _, loops) = on_tape(&values, None, &[], f);
+        let (value_by_term, gradient_by_term, _, _) = on_tape_as(true, &values, None, &[], f);
+        let tape = Tape::new();
+        let _ = f(&values.iter().map(|&v| tape.var(v)).collect::<Vec<Var>>());
+        let plain = caught_same(&values, &d[..at]);
+        std::panic::set_hook(previous);
+        assert_eq!(
+            (
+                ad::__private::loops_as_runs(&tape),
+                ad::__private::same_partials(&tape)
+            ),
+            (blocks, same)
+        );
+        drop(tape);
+        assert_eq!(loops, whole);
+        assert_eq!(value.to_bits(), value_by_term.to_bits());
+        assert_eq!(value.to_bits(), plain.to_bits());
+        assert_eq!(bits(&gradient), bits(&gradient_by_term));
+        for (i, (g, v)) in gradient.iter().zip(&values).enumerate() {
+            let expected = if i < at {
+                6.0 * (3.0 * v + d[i])
+            } else {
+                2.0 * v
+            };
+            assert_eq!(*g, expected, "{i}");
+        }
+    }
+}
+
+#[test]
 fn a_term_that_panics_leaves_the_elements_written_recorded() {
     // At 10 elements, panicking at 5, the loop is recorded a node at a time; at 100, panicking
     // at 40, it is kept as a block of the 40 terms written.
@@ -1442,6 +1537,31 @@ fn weighted<S: Copy + std::ops::Add<Output = S> + std::ops::Mul<f64, Output = S>
         total = total + e * (i + 1) as f64;
     }
     total
+}
+
+#[test]
+fn partials_the_same_in_every_term_are_kept_once() {
+    let n = 40;
+    let values: Vec<f64> = (0..n).map(|i| 0.5 * (i as f64 * 0.37).sin()).collect();
+    let w: Vec<f64> = (0..n).map(|i| 1.5 + 0.01 * i as f64).collect();
+    for s in [1, 3] {
+        let f = |x: &[Var]| weighted(&same_partials(x, &w, 0.75, s));
+        let plain = |x: &[f64]| weighted(&same_partials(x, &w, 0.75, s));
+        let dual = |x: &[Dual<f64>]| weighted(&same_partials(x, &w, 0.75, s));
+        check_elements(&values, 6, f, dual, plain);
+        assert_eq!(loops_kept(&values, f), (6, 6));
+        let tape = Tape::new();
+        let _ = f(&values.iter().map(|&v| tape.var(v)).collect::<Vec<Var>>());
+        assert_eq!(ad::__private::same_partials(&tape), 2 + 1 + 2 + 1);
+    }
+    // `stages`' last loop, `y[i] += h * (k1[i] + k2[i]) / 2.0`: all three leaves.
+    let values: Vec<f64> = (0..120).map(|i| 0.3 + 0.005 * i as f64).collect();
+    let tape = Tape::new();
+    let _ = stages(
+        &values.iter().map(|&v| tape.var(v)).collect::<Vec<Var>>(),
+        2,
+    );
+    assert_eq!(ad::__private::same_partials(&tape), 3 * 2);
 }
 
 #[test]

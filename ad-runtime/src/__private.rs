@@ -55,6 +55,12 @@ pub fn known_leaves(tape: &Tape) -> usize {
     tape.known_leaves()
 }
 
+/// How many leaves of the loops `tape` has kept as blocks kept one partial, the same in every
+/// term (`Fuse::fuse_loop`'s `same`); for `tests/whole_loops.rs`. No generated code calls it.
+pub fn same_partials(tape: &Tape) -> usize {
+    tape.same_partials()
+}
+
 /// Makes `tape` record every loop that writes elements (`Fuse::fuse_loop`) element by
 /// element, as the loop is written, for the tests that compare such a loop recorded whole
 /// with the same loop recorded element by element (`tests/whole_loops.rs`; a loop sum runs

@@ -396,17 +396,24 @@ pub trait Driver: Fold {
             |counter: &Ident| format_ident!("__ad_from_{}", counter, span = Span::mixed_site());
         let froms: Vec<Ident> = counters.iter().map(from_counter).collect();
         let advance = quote!(#(#counters = #froms + (#index - #first) + 1;)*);
+        // The names each term binds or advances: its constants that read none of them are the
+        // same in every term.
+        let mut bound: Vec<Ident> = counters.clone();
+        bound.push(index.clone());
+        if let Walk::Items { pat, .. } = &walk {
+            bound.extend(idents(pat.to_token_stream()));
+        }
         let closure = match (term, &leaves) {
-            (Some(term), Some(_)) => Some(term.expand_loop_term(
-                &index,
-                bindings,
-                advance,
-                |expr, fuse| self.translate(expr, fuse),
+            (Some(term), Some(_)) => Some((
+                term.same_partials(&bound),
+                term.expand_loop_term(&index, bindings, advance, |expr, fuse| {
+                    self.translate(expr, fuse)
+                }),
             )),
             _ => None,
         };
         self.state_mut().scopes.pop();
-        let (leaves, closure) = (leaves?, closure?);
+        let (leaves, (same, closure)) = (leaves?, closure?);
         // The bounds are evaluated once, as the loop would; the loop over them binds its
         // variable as the loop as written does.
         let mut bounds = Vec::new();
@@ -552,6 +559,7 @@ pub trait Driver: Fold {
                         [#(#knowns),*],
                         [#(#steps),*],
                         [#(#owns),*],
+                        [#(#same),*],
                         #closure,
                     )
                 }
@@ -854,6 +862,19 @@ fn accumulated(expr: &Expr) -> Vec<Ident> {
         .collect();
     names.sort_by_key(Ident::to_string);
     names
+}
+
+/// Every identifier in `tokens` (a pattern's names, and its paths' and keywords', which only
+/// make the caller more careful).
+fn idents(tokens: TokenStream) -> Vec<Ident> {
+    tokens
+        .into_iter()
+        .flat_map(|token| match token {
+            proc_macro2::TokenTree::Ident(ident) => vec![ident],
+            proc_macro2::TokenTree::Group(group) => idents(group.stream()),
+            _ => Vec::new(),
+        })
+        .collect()
 }
 
 /// The constant that says whether offered `let` number `number` is untaped.

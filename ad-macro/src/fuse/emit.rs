@@ -6,7 +6,9 @@ use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{BinOp, Expr, Ident, UnOp};
 
-use super::analysis::{is_pure, is_pure_index, Analysis, Operand, Operation, Role, Temp};
+use super::analysis::{
+    is_assignment, is_pure, is_pure_index, Analysis, Operand, Operation, Role, Temp,
+};
 use super::scopes::{mentions, Kind, Scopes};
 use super::whole::Leaf;
 use crate::names::is_cheap_rule;
@@ -323,6 +325,61 @@ impl Fusion {
         varies
     }
 
+    /// For each scalar leaf of a loop's term, whether its partial is the same in every term:
+    /// the products along every path from the term to the leaf are of partials that are
+    /// constants (of `+`, `-`, unary `-`) or operands that no term changes (a literal, or a
+    /// constant that reads none of `bound`, the names the loop binds or advances, and calls
+    /// nothing: [`is_invariant`]). The record then keeps one partial for the leaf.
+    pub fn same_partials(&self, bound: &[Ident]) -> Vec<bool> {
+        let varies = self.varies();
+        let constant = |name: &TokenStream| {
+            let name = name.to_string();
+            self.temps
+                .iter()
+                .find(|temp| temp.name == name)
+                .is_none_or(|temp| is_invariant(&temp.expr, bound))
+        };
+        // Whether each operation's value is the same in every term.
+        let mut fixed = vec![false; self.operations.len()];
+        for (index, operation) in self.operations.iter().enumerate() {
+            fixed[index] = operation.operands.iter().all(|operand| match operand {
+                Operand::Slot(_) => false,
+                Operand::Value(tokens) => constant(tokens),
+                Operand::Operation(child) => fixed[*child],
+            });
+        }
+        let same_operand = |operand: &Operand| match operand {
+            Operand::Slot(_) => false,
+            Operand::Value(tokens) => constant(tokens),
+            Operand::Operation(child) => fixed[*child],
+        };
+        // The partial of `operation` by its operand at `position`.
+        let same_partial =
+            |operation: &Operation, position: usize| match operation.rule.to_string().as_str() {
+                "add" | "sub" | "neg" => true,
+                "mul" => same_operand(&operation.operands[1 - position]),
+                "div" => position == 0 && same_operand(&operation.operands[1]),
+                _ => false,
+            };
+        // Whether each adjoint is the same in every term, from the root down.
+        let mut same = vec![true; self.operations.len()];
+        let mut slots = vec![true; self.slots];
+        for (index, operation) in self.operations.iter().enumerate().rev() {
+            if !varies[index] {
+                continue;
+            }
+            for (position, operand) in operation.operands.iter().enumerate() {
+                let passed = same[index] && same_partial(operation, position);
+                match operand {
+                    Operand::Slot(slot) => slots[*slot] &= passed,
+                    Operand::Operation(child) => same[*child] &= passed,
+                    Operand::Value(_) => {}
+                }
+            }
+        }
+        slots
+    }
+
     /// Whether forward mode gains by the record: its tangent is `K` products of a leaf's
     /// tangent by a partial and `K - 1` sums, each an operation on every lane, where the
     /// expression as written forms the tangent of each operation (a product of two varying
@@ -453,6 +510,39 @@ impl Fusion {
                 (#root_value, __ad_p)
             }
         }
+    }
+}
+
+/// Whether `expr`, a constant of a loop's term, has the same value in every term: literals
+/// and names other than `bound`, combined by operators, casts, fields and indexing, and the
+/// value of a fixed scalar (`::ad::Real::value(h)`, [`Analysis`]'s); no other call, which
+/// might return another value each time.
+fn is_invariant(expr: &Expr, bound: &[Ident]) -> bool {
+    let shaped = match expr {
+        Expr::Lit(_) => true,
+        Expr::Call(call) => {
+            let value: syn::Path = syn::parse_quote!(::ad::Real::value);
+            matches!(&*call.func, Expr::Path(path) if path.qself.is_none() && path.path == value)
+                && call.args.len() == 1
+                && is_invariant(&call.args[0], bound)
+        }
+        Expr::Path(path) => path.qself.is_none(),
+        Expr::Paren(inner) => is_invariant(&inner.expr, bound),
+        Expr::Group(inner) => is_invariant(&inner.expr, bound),
+        Expr::Unary(unary) => is_invariant(&unary.expr, bound),
+        Expr::Cast(cast) => is_invariant(&cast.expr, bound),
+        Expr::Field(field) => is_invariant(&field.base, bound),
+        Expr::Binary(binary) => {
+            !is_assignment(&binary.op)
+                && is_invariant(&binary.left, bound)
+                && is_invariant(&binary.right, bound)
+        }
+        Expr::Index(index) => is_invariant(&index.expr, bound) && is_invariant(&index.index, bound),
+        _ => false,
+    };
+    shaped && {
+        let tokens = expr.to_token_stream();
+        bound.iter().all(|name| mentions(tokens.clone(), name) == 0)
     }
 }
 

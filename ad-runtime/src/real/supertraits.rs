@@ -58,7 +58,8 @@ pub trait Fuse: Sized {
     /// `out` comes with what is known of its elements, and `known[k]` is what is known of
     /// `slices[k]`'s (`Default::default()`: nothing, for a slice that is not an array the body
     /// holds); what is known of `out` is forgotten before its elements change, and says what
-    /// the loop wrote when it returns `true`.
+    /// the loop wrote when it returns `true`. `same[k]`: leaf `k`'s partial is the same in every
+    /// term (the macro's analysis), so the record may keep the first term's alone.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn fuse_loop<const K: usize>(
@@ -69,6 +70,7 @@ pub trait Fuse: Sized {
         _known: [Self::Known; K],
         _steps: [usize; K],
         _own: [bool; K],
+        _same: [bool; K],
         _term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
     ) -> bool {
         false

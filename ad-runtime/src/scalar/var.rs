@@ -140,6 +140,7 @@ impl Fuse for Var {
         known: [Known; K],
         steps: [usize; K],
         own: [bool; K],
+        same: [bool; K],
         term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
     ) -> bool {
         // As `add_loop`: an empty loop writes nothing, a short one runs as written.
@@ -155,7 +156,7 @@ impl Fuse for Var {
             .and_then(|end| out.get_mut(first..end));
         written.is_some_and(|out| {
             let out = (out, first, out_known);
-            fill_loop(out, range, slices, offsets, known, steps, own, term)
+            fill_loop(out, range, slices, offsets, known, steps, own, same, term)
         })
     }
 }
