@@ -1122,13 +1122,7 @@ pub(crate) fn fill_loop<const K: usize>(
         }
         (written.nodes, written.slots) = (first + t + 1, end);
         // SAFETY: `t < out.len()`; `out_ptr` is the only pointer `out` is written through.
-        unsafe {
-            out_ptr.add(t).write(Var {
-                value,
-                index: (first + t) as u32,
-                tape: tag,
-            });
-        }
+        unsafe { write_var(out_ptr.add(t), value, (first + t) as u32, tag) };
     }
     drop(written);
     *out_known = written_known(out_start, count, first_node, tag);
@@ -1202,15 +1196,37 @@ fn fill_block<const K: usize>(
             }
         }
         // SAFETY: `t < count`, the length of the `out` that `out` points into.
-        unsafe {
-            out.add(t).write(Var {
-                value,
-                index: (first + t) as u32,
-                tape: tag,
-            });
-        }
+        unsafe { write_var(out.add(t), value, (first + t) as u32, tag) };
         written.done = t + 1;
     }
+}
+
+/// Writes `Var { value, index, tape }` to `to`: on x86_64 as one 16-byte store of the value
+/// beside its [`key`] (as [`write_inputs`]), where the compiler makes three.
+///
+/// # Safety
+///
+/// `to` is valid for a write of a `Var`.
+#[inline(always)]
+unsafe fn write_var(to: *mut Var, value: f64, index: u32, tape: u32) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_mm_set_epi64x, _mm_storeu_si128};
+        let key = (u64::from(tape) << 32) | u64::from(index);
+        // SAFETY: SSE2 is part of x86_64; `Var` is `repr(C)`, 16 bytes: the value, then the
+        // index and the tag, which little-endian are `key`'s low and high halves.
+        unsafe {
+            _mm_storeu_si128(
+                to.cast(),
+                _mm_set_epi64x(key as i64, value.to_bits() as i64),
+            )
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    // SAFETY: as the caller promises.
+    unsafe {
+        to.write(Var { value, index, tape })
+    };
 }
 
 /// The block [`fill_block`] is writing on `recording`, `done` terms of it so far: when this is
