@@ -731,16 +731,17 @@ fn writes_at_offsets(a: &[f64], x: &[f64], n: usize, r: usize, k: usize) -> f64 
 
 /// Element loops whose leaves' partials are the same in every term, kept once per block, and
 /// others whose partials vary however constant their parts: `y`'s leaves (`h / 6` of a fixed
-/// scalar and literals, the constant argument `c`: two kept once); `z`'s (a slice's element at
-/// the index, the index: none); `u`'s (a literal: one; a counter: none); `y[i] += 0.5 * z[i]`
-/// (the element written and `0.5`: two); `v`'s items at a counter (`h`: one; the counter: none).
+/// scalar and literals, the constant argument `c` squared: two kept once); `z`'s (a slice's
+/// element at the index, the index: none); `u`'s (a literal: one; a counter: none); `y[i] += 0.5
+/// * z[i]` (the element written and `0.5`: two); `v`'s items at a counter (`h`: one; a power to
+/// the counter: none).
 #[reverse_diff]
 fn same_partials(x: &[f64], #[no_grad] w: &[f64], #[no_grad] c: f64, s: usize) -> Vec<f64> {
     let n = x.len() - 1;
     let h = 2.0 / s as f64;
     let mut y = vec![0.0; n];
     for i in 0..n {
-        y[i] = h * x[i] / 6.0 - c * x[i + 1];
+        y[i] = h * x[i] / 6.0 - c.powi(2) * x[i + 1];
     }
     let mut z = vec![0.0; n];
     for i in 0..n {
@@ -758,7 +759,7 @@ fn same_partials(x: &[f64], #[no_grad] w: &[f64], #[no_grad] c: f64, s: usize) -
     let mut v = vec![0.0; n];
     let mut k = 0;
     for a in &mut v[..] {
-        *a = u[k] * h + x[k] * (k as f64 * 0.01);
+        *a = u[k] * h + x[k] * 0.99f64.powi(k as i32);
         k += 1;
     }
     for i in 0..n {

@@ -329,7 +329,8 @@ impl Fusion {
     /// the products along every path from the term to the leaf are of partials that are
     /// constants (of `+`, `-`, unary `-`) or operands that no term changes (a literal, or a
     /// constant that reads none of `bound`, the names the loop binds or advances, and calls
-    /// nothing: [`is_invariant`]). The record then keeps one partial for the leaf.
+    /// nothing: [`is_invariant`]; of `powi`, whose exponent must be such a constant too). The
+    /// record then keeps one partial for the leaf.
     pub fn same_partials(&self, bound: &[Ident]) -> Vec<bool> {
         let varies = self.varies();
         let constant = |name: &TokenStream| {
@@ -339,26 +340,27 @@ impl Fusion {
                 .find(|temp| temp.name == name)
                 .is_none_or(|temp| is_invariant(&temp.expr, bound))
         };
-        // Whether each operation's value is the same in every term.
-        let mut fixed = vec![false; self.operations.len()];
-        for (index, operation) in self.operations.iter().enumerate() {
-            fixed[index] = operation.operands.iter().all(|operand| match operand {
-                Operand::Slot(_) => false,
-                Operand::Value(tokens) => constant(tokens),
-                Operand::Operation(child) => fixed[*child],
-            });
-        }
-        let same_operand = |operand: &Operand| match operand {
+        // Whether each operation's value is the same in every term: its operands, and `powi`'s
+        // exponent (`c.powi(i as i32)` is not).
+        let same_operand = |operand: &Operand, fixed: &[bool]| match operand {
             Operand::Slot(_) => false,
             Operand::Value(tokens) => constant(tokens),
             Operand::Operation(child) => fixed[*child],
         };
+        let mut fixed = vec![false; self.operations.len()];
+        for (index, operation) in self.operations.iter().enumerate() {
+            let exponent = |name: &Ident| constant(&name.to_token_stream());
+            let operands = |operand| same_operand(operand, &fixed);
+            let value =
+                operation.extra.iter().all(exponent) && operation.operands.iter().all(operands);
+            fixed[index] = value;
+        }
         // The partial of `operation` by its operand at `position`.
         let same_partial =
             |operation: &Operation, position: usize| match operation.rule.to_string().as_str() {
                 "add" | "sub" | "neg" => true,
-                "mul" => same_operand(&operation.operands[1 - position]),
-                "div" => position == 0 && same_operand(&operation.operands[1]),
+                "mul" => same_operand(&operation.operands[1 - position], &fixed),
+                "div" => position == 0 && same_operand(&operation.operands[1], &fixed),
                 _ => false,
             };
         // Whether each adjoint is the same in every term, from the root down.
