@@ -732,9 +732,9 @@ fn writes_at_offsets(a: &[f64], x: &[f64], n: usize, r: usize, k: usize) -> f64 
 /// Element loops whose leaves' partials are the same in every term, kept once per block, and
 /// others whose partials vary however constant their parts: `y`'s leaves (`h / 6` of a fixed
 /// scalar and literals, the constant argument `c` squared: two kept once); `z`'s (a slice's
-/// element at the index, the index: none); `u`'s (a literal: one; a counter: none); `y[i] += 0.5
-/// * z[i]` (the element written and `0.5`: two); `v`'s items at a counter (`h`: one; a power to
-/// the counter: none).
+/// element at the index, the index: none); `u`'s (a literal: one; a counter: none); the update
+/// of `y` by `0.5 * z[i]` (the element written and `0.5`: two); `v`'s items at a counter (`h`:
+/// one; a power to the counter: none).
 #[reverse_diff]
 fn same_partials(x: &[f64], #[no_grad] w: &[f64], #[no_grad] c: f64, s: usize) -> Vec<f64> {
     let n = x.len() - 1;
@@ -1844,9 +1844,9 @@ proptest! {
     }
 
     /// Random long lengths, values, seeding orders and constants through element loops long
-    /// enough to be kept as blocks: the value, the node count and the gradient are those of the
-    /// same loops recorded term by term, bit for bit, and agree with forward mode along a
-    /// direction.
+    /// enough to be kept as blocks, some keeping one partial for a leaf ([`same_partials`]):
+    /// the value, the node count and the gradient are those of the same loops recorded term by
+    /// term, bit for bit, and agree with forward mode along a direction.
     #[test]
     fn random_long_element_loops_agree_with_term_by_term_and_forward_mode(
         values in prop::collection::vec(-1.5f64..1.5, 40..300),
@@ -1856,6 +1856,7 @@ proptest! {
     ) {
         let n = values.len() - 1;
         let d: Vec<f64> = values.iter().map(|v| 0.3 * v + 0.1).collect();
+        let w: Vec<f64> = (0..n).map(|i| 1.5 + 0.01 * i as f64).collect();
         let k = k % n;
         // In order; the first and last swapped (runs broken at both ends); reversed (every
         // element its own run: slots).
@@ -1870,6 +1871,7 @@ proptest! {
             weighted(&long_elements(&v[..n], &d, v[n], k))
                 + stages(&v[..n], 2)[n - 1]
                 + weighted(&trio(&v[..n], &v[..n], &v[..n]))
+                + weighted(&same_partials(&v[..n], &w, 0.75, 2))
         };
         let (value, gradient, nodes, _) = on_tape(&values, Some(&order), &constants, f);
         let (value_by_term, gradient_by_term, nodes_by_term, _) =
@@ -1881,6 +1883,7 @@ proptest! {
             weighted(&long_elements(&v[..n], &d, v[n], k))
                 + stages(&v[..n], 2)[n - 1]
                 + weighted(&trio(&v[..n], &v[..n], &v[..n]))
+                + weighted(&same_partials(&v[..n], &w, 0.75, 2))
         })?;
     }
 

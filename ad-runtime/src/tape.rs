@@ -1025,8 +1025,9 @@ pub(crate) fn fill_loop<const K: usize>(
             known.within(offset, steps[k], count, tag)
         });
         // Which leaves keep one partial, as bits for `of_loop` (the first 64; the others keep
-        // every partial). Lent as a slice, `same` was read from memory in every term of
-        // `fill_block`'s loop (ode's gradient took 21 % more instructions).
+        // every partial), an argument apart from `steps`: lent as a slice, or in a tuple with
+        // `steps`, `same` and `steps` were read from memory in every term of `fill_block`'s
+        // loop (ode's gradient took 8 to 21 % more instructions).
         let same: [bool; K] = std::array::from_fn(|k| k < 64 && same[k]);
         let bits = same
             .iter()
@@ -1154,7 +1155,7 @@ fn fill_block<const K: usize>(
     mut term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
 ) {
     let count = range.len();
-    // Where each leaf's partials start (`Block::of_loop` laid them out).
+    // Where each leaf's partials start (`Block::of_loop` laid them out from this `same`).
     let starts: [usize; K] = std::array::from_fn(|k| block.lanes[k].start);
     let (first, tag, partials) = {
         // SAFETY: as in `fill_loop`; no other reference to the recording is live.
@@ -1187,11 +1188,12 @@ fn fill_block<const K: usize>(
         let (value, term_partials) = term(i, values);
         for (k, partial) in term_partials.into_iter().enumerate() {
             if !same[k] {
-                // SAFETY: leaf `k` has `count` partials reserved from `starts[k]`; `t < count`.
+                // SAFETY: `of_loop` reserved `count` partials from `starts[k]` for a leaf not
+                // the same in every term; `t < count`.
                 unsafe { partials.add(starts[k] + t).write(partial) };
             } else if t == 0 {
-                // SAFETY: leaf `k`, the same in every term, has one partial reserved at
-                // `starts[k]`.
+                // SAFETY: `of_loop` reserved one partial at `starts[k]` for a leaf the same in
+                // every term.
                 unsafe { partials.add(starts[k]).write(partial) };
             }
         }
@@ -1255,7 +1257,7 @@ impl Drop for Blocked {
             } else {
                 (1, done.min(1))
             };
-            // SAFETY: within the `room` partials `fill_block` reserved from `start` for this
+            // SAFETY: within the `room` partials `Block::of_loop` reserved from `start` for this
             // leaf, of which the first `written` were written by the terms; zero bits are 0.0.
             unsafe {
                 let missing = block.partials.as_mut_ptr().add(start + written);
@@ -1263,8 +1265,8 @@ impl Drop for Blocked {
             }
             reserved = start + room;
         }
-        // SAFETY: `fill_block` reserved the leaves' partials, the last leaf's ending at
-        // `reserved`, and every one was written (above, or by a term).
+        // SAFETY: `Block::of_loop` reserved the leaves' partials, one after another, the last
+        // leaf's ending at `reserved`, and every one was written (above, or by a term).
         unsafe { block.partials.set_len(reserved) };
         block.truncate(self.done);
         let first = block.first as usize;
@@ -1628,7 +1630,7 @@ fn nonzero_band(adjoints: &[f64]) -> Option<(usize, usize)> {
 
 /// An element loop `for i in range { out[i] = e }` kept as one record instead of a node of slots
 /// per term: term `t` is node `first + t`, with no slots, and leaf `k`'s partial in term `t` is
-/// [`Block::partial`] (every leaf's is written, a constant's never read). Which node a
+/// where its [`Lane`] says (every leaf's is written, a constant's never read). Which node a
 /// leaf reads in each term is kept as [`Piece`]s: runs of consecutive nodes (step 1) or one node
 /// for every term (step 0). The sweep passes each piece back as one loop, which the compiler
 /// vectorises for a step-1 piece, where the slots would be read one term at a time.
@@ -1688,10 +1690,11 @@ impl Piece {
 impl Block {
     /// The block of an element loop of `count` terms whose leaf `lane` reads `leaves[lane]`:
     /// `count` elements, or one for every term (`steps[lane]` 0), all nodes of the session
-    /// tagged `tag` or all constants (no piece), in a buffer from the thread's pool. `None`
-    /// when a leaf is neither, has more than [`LEAF_PIECES`] runs of nodes, or two pieces share
-    /// a node whose additions the sweep would make in another order than the slots (see
-    /// [`Block`]), or no leaf has nodes.
+    /// tagged `tag` or all constants (no piece), in a buffer from the thread's pool, with room
+    /// for the partials: one for a leaf whose bit `lane` of `same` is set, `count` for any
+    /// other ([`Lane`]). `None` when a leaf is neither, has more than [`LEAF_PIECES`] runs of
+    /// nodes, or two pieces share a node whose additions the sweep would make in another order
+    /// than the slots (see [`Block`]), or no leaf has nodes.
     #[inline(never)]
     fn of_loop(
         count: usize,
