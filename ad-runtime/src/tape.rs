@@ -490,7 +490,13 @@ unsafe fn pass_back(node: usize, slots: &[Slot], adjoints: &mut [f64]) {
 /// number.
 #[inline(always)]
 fn key(var: &Var) -> u64 {
-    (u64::from(var.tape) << 32) | u64::from(var.index)
+    key_of(var.index, var.tape)
+}
+
+/// [`key`] of node `index` of the session tagged `tape`.
+#[inline(always)]
+fn key_of(index: u32, tape: u32) -> u64 {
+    (u64::from(tape) << 32) | u64::from(index)
 }
 
 /// Writes `out[t] = Var { value: values[t], index: first + t, tape }` for each `t` (`out` as
@@ -507,7 +513,7 @@ fn write_inputs(out: &mut [MaybeUninit<Var>], values: &[f64], first: u32, tape: 
             __m128i, _mm_add_epi64, _mm_castpd_si128, _mm_loadu_pd, _mm_set1_epi64x,
             _mm_set_epi64x, _mm_storeu_si128, _mm_unpackhi_epi64, _mm_unpacklo_epi64,
         };
-        let key = |t: u32| (u64::from(tape) << 32) | u64::from(first.wrapping_add(t));
+        let key = |t: u32| key_of(first.wrapping_add(t), tape);
         let pairs = values.len() / 2;
         // SAFETY: SSE2 is part of x86_64. `values` and `out` hold `2 · pairs` elements or more;
         // each step reads two `f64`s and writes two `Var`s (16 bytes each, `repr(C)`: the value,
@@ -1214,7 +1220,7 @@ unsafe fn write_var(to: *mut Var, value: f64, index: u32, tape: u32) {
     #[cfg(target_arch = "x86_64")]
     {
         use std::arch::x86_64::{_mm_set_epi64x, _mm_storeu_si128};
-        let key = (u64::from(tape) << 32) | u64::from(index);
+        let key = key_of(index, tape);
         // SAFETY: SSE2 is part of x86_64; `Var` is `repr(C)`, 16 bytes: the value, then the
         // index and the tag, which little-endian are `key`'s low and high halves.
         unsafe {

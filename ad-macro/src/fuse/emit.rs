@@ -520,31 +520,33 @@ impl Fusion {
 /// value of a fixed scalar (`::ad::Real::value(h)`, [`Analysis`]'s); no other call, which
 /// might return another value each time.
 fn is_invariant(expr: &Expr, bound: &[Ident]) -> bool {
-    let shaped = match expr {
+    let tokens = expr.to_token_stream();
+    is_constant_shape(expr) && bound.iter().all(|name| mentions(tokens.clone(), name) == 0)
+}
+
+/// Whether `expr` is built of what [`is_invariant`] accepts, whichever names it reads.
+fn is_constant_shape(expr: &Expr) -> bool {
+    match expr {
         Expr::Lit(_) => true,
         Expr::Call(call) => {
             let value: syn::Path = syn::parse_quote!(::ad::Real::value);
             matches!(&*call.func, Expr::Path(path) if path.qself.is_none() && path.path == value)
                 && call.args.len() == 1
-                && is_invariant(&call.args[0], bound)
+                && is_constant_shape(&call.args[0])
         }
         Expr::Path(path) => path.qself.is_none(),
-        Expr::Paren(inner) => is_invariant(&inner.expr, bound),
-        Expr::Group(inner) => is_invariant(&inner.expr, bound),
-        Expr::Unary(unary) => is_invariant(&unary.expr, bound),
-        Expr::Cast(cast) => is_invariant(&cast.expr, bound),
-        Expr::Field(field) => is_invariant(&field.base, bound),
+        Expr::Paren(inner) => is_constant_shape(&inner.expr),
+        Expr::Group(inner) => is_constant_shape(&inner.expr),
+        Expr::Unary(unary) => is_constant_shape(&unary.expr),
+        Expr::Cast(cast) => is_constant_shape(&cast.expr),
+        Expr::Field(field) => is_constant_shape(&field.base),
         Expr::Binary(binary) => {
             !is_assignment(&binary.op)
-                && is_invariant(&binary.left, bound)
-                && is_invariant(&binary.right, bound)
+                && is_constant_shape(&binary.left)
+                && is_constant_shape(&binary.right)
         }
-        Expr::Index(index) => is_invariant(&index.expr, bound) && is_invariant(&index.index, bound),
+        Expr::Index(index) => is_constant_shape(&index.expr) && is_constant_shape(&index.index),
         _ => false,
-    };
-    shaped && {
-        let tokens = expr.to_token_stream();
-        bound.iter().all(|name| mentions(tokens.clone(), name) == 0)
     }
 }
 
