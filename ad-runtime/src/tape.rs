@@ -574,7 +574,10 @@ fn run_of(vars: &[Var], tag: u32) -> Option<Option<u32>> {
     (differs == 0).then_some(Some(first.index))
 }
 
-/// Keeps an emptied sum buffer for the next [`PendingSum`].
+/// Keeps an emptied sum buffer for the next [`PendingSum`]. Inlined: a short sum's finish
+/// then calls nothing (measured, callgrind: the call cost gradbench's det 3 % of its gradient's
+/// instructions, its GMM 1.7 %).
+#[inline(always)]
 fn keep_spare(spare: &mut Vec<Vec<Slot>>, mut slots: Vec<Slot>) {
     slots.clear();
     spare.push(slots);
