@@ -68,13 +68,23 @@ fn checked_call(thread: usize, call: usize) -> bool {
 
 #[test]
 fn sixteen_threads_each_make_a_hundred_thousand_checked_calls() {
-    const THREADS: usize = 16;
-    const CALLS: usize = 100_000;
+    threads_make_checked_calls(16, 100_000);
+}
+
+/// The same on four threads, one per function, and fewer calls: what `.ci/run` runs under
+/// valgrind, where the test above takes minutes.
+#[test]
+fn four_threads_each_make_two_thousand_checked_calls() {
+    threads_make_checked_calls(4, 2_000);
+}
+
+/// `threads` threads at once, each making `calls` checked calls; fails naming the wrong ones.
+fn threads_make_checked_calls(threads: usize, calls: usize) {
     let wrong: Vec<Vec<usize>> = std::thread::scope(|scope| {
-        let workers: Vec<_> = (0..THREADS)
+        let workers: Vec<_> = (0..threads)
             .map(|thread| {
                 scope.spawn(move || {
-                    (0..CALLS)
+                    (0..calls)
                         .filter(|&call| !checked_call(thread, call))
                         .collect::<Vec<usize>>()
                 })
