@@ -594,10 +594,7 @@ fn a_fused_record_rejects_a_var_of_another_tape() {
     ] {
         let payload = std::panic::catch_unwind(|| weighted(leaves[0], leaves[1], leaves[2]))
             .expect_err("a foreign leaf must panic");
-        let message = payload
-            .downcast_ref::<String>()
-            .cloned()
-            .unwrap_or_default();
+        let message = common::panic_message(&*payload);
         assert!(
             message.contains("a Var from another tape was used"),
             "{message}"

@@ -11,29 +11,7 @@ mod common;
 
 use ad::{reverse_diff, Tape, Var};
 use approx::assert_relative_eq;
-use common::NodeLimit;
-use std::any::Any;
-use std::panic::{catch_unwind, AssertUnwindSafe};
-
-/// The text of a panic payload (`panic!` with a literal gives `&str`, with arguments `String`).
-fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(text) = payload.downcast_ref::<&str>() {
-        text.to_string()
-    } else if let Some(text) = payload.downcast_ref::<String>() {
-        text.clone()
-    } else {
-        "<non-text panic payload>".to_string()
-    }
-}
-
-/// Runs `f`, expects it to panic, and returns the panic message.
-#[track_caller]
-fn expect_panic<R>(f: impl FnOnce() -> R) -> String {
-    match catch_unwind(AssertUnwindSafe(f)) {
-        Ok(_) => panic!("expected a panic, but the call returned"),
-        Err(payload) => panic_message(&*payload),
-    }
-}
+use common::{expect_panic, panic_message, NodeLimit};
 
 // ---------------------------------------------------------------------------------------------
 // `Var` is Copy and 16 bytes.

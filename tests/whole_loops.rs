@@ -24,7 +24,7 @@
 mod common;
 
 use ad::{reverse_diff, Dual, Tape, Var};
-use common::assert_gradient_matches;
+use common::{assert_gradient_matches, expect_panic};
 use proptest::prelude::*;
 
 /// `Σ (xᵢ − yᵢ)²`.
@@ -1052,25 +1052,8 @@ fn an_element_below_the_first_index_panics_as_the_function_does() {
         let _ = smooth_grad(&u, 1.0, 0);
     };
     for f in [&plain as &dyn Fn(), &grad] {
-        assert!(panic_text(f).contains(BELOW_THE_FIRST));
+        assert!(expect_panic(f).contains(BELOW_THE_FIRST));
     }
-}
-
-/// The message `f` panics with.
-fn panic_text(f: &dyn Fn()) -> String {
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let payload = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_err();
-    std::panic::set_hook(previous);
-    payload
-        .downcast_ref::<String>()
-        .cloned()
-        .unwrap_or_else(|| {
-            payload
-                .downcast_ref::<&str>()
-                .map(|text| text.to_string())
-                .unwrap_or_default()
-        })
 }
 
 #[test]
@@ -1356,7 +1339,7 @@ fn an_offset_that_overflows_panics_where_the_function_does() {
             let _ = offset_overflows_grad(&x, z, 0);
         };
         for f in [&plain as &dyn Fn(), &grad] {
-            let text = panic_text(f);
+            let text = expect_panic(f);
             assert!(text.contains(message), "{text}");
         }
     }

@@ -106,3 +106,23 @@ pub fn check_scalar(f: impl Fn(f64) -> f64, grad: impl Fn(f64) -> (f64, f64), x:
         "at {x}: derivative {derivative}, central difference {expected}"
     );
 }
+
+/// The text of a panic payload (`panic!` with a literal gives `&str`, with arguments `String`).
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    if let Some(text) = payload.downcast_ref::<&str>() {
+        text.to_string()
+    } else if let Some(text) = payload.downcast_ref::<String>() {
+        text.clone()
+    } else {
+        "<non-text panic payload>".to_string()
+    }
+}
+
+/// Runs `f`, expects it to panic, and returns the panic message.
+#[track_caller]
+pub fn expect_panic<R>(f: impl FnOnce() -> R) -> String {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(_) => panic!("expected a panic, but the call returned"),
+        Err(payload) => panic_message(&*payload),
+    }
+}
