@@ -520,8 +520,10 @@ impl Fusion {
 /// value of a fixed scalar (`::ad::Real::value(h)`, [`Analysis`]'s); no other call, which
 /// might return another value each time.
 fn is_invariant(expr: &Expr, bound: &[Ident]) -> bool {
-    let tokens = expr.to_token_stream();
-    is_constant_shape(expr) && bound.iter().all(|name| mentions(tokens.clone(), name) == 0)
+    is_constant_shape(expr) && {
+        let tokens = expr.to_token_stream();
+        bound.iter().all(|name| mentions(tokens.clone(), name) == 0)
+    }
 }
 
 /// Whether `expr` is built of what [`is_invariant`] accepts, whichever names it reads.
