@@ -768,6 +768,121 @@ fn same_partials(x: &[f64], #[no_grad] w: &[f64], #[no_grad] c: f64, s: usize) -
     v
 }
 
+/// A loop sum that advances a scalar after its term: a power series (`power *= t`, `t`
+/// constant data).
+#[reverse_diff]
+fn power_series(c: &[f64], #[no_grad] t: f64) -> f64 {
+    let mut total = 0.0;
+    let mut power = 1.0;
+    for coefficient in c {
+        total += coefficient * power;
+        power *= t;
+    }
+    total + power
+}
+
+/// An element loop whose term reads two scalars it advances, one by the other and a literal,
+/// the other by a constant of the function (`1.0 + t`, a `let` the loop does not change).
+#[reverse_diff]
+fn advanced(c: &[f64], #[no_grad] t: f64) -> f64 {
+    let growth = 1.0 + t;
+    let mut y = vec![0.0; c.len()];
+    let mut scale: f64 = 0.5;
+    let mut shift = 1.0;
+    for i in 0..c.len() {
+        y[i] = c[i] * scale - shift;
+        shift = shift * 0.9 + scale;
+        scale /= growth;
+    }
+    y[0] * y[c.len() - 1] + scale + shift
+}
+
+/// [`power_series`] by hand.
+fn power_series_by_hand(c: &[f64], t: f64) -> f64 {
+    let (mut total, mut power) = (0.0, 1.0);
+    for coefficient in c {
+        total += coefficient * power;
+        power *= t;
+    }
+    total + power
+}
+
+/// [`advanced`] by hand.
+fn advanced_by_hand(c: &[f64], t: f64) -> f64 {
+    let growth = 1.0 + t;
+    let (mut y, mut scale, mut shift) = (vec![0.0; c.len()], 0.5, 1.0);
+    for i in 0..c.len() {
+        y[i] = c[i] * scale - shift;
+        shift = shift * 0.9 + scale;
+        scale /= growth;
+    }
+    y[0] * y[c.len() - 1] + scale + shift
+}
+
+/// llsq's residuals (gradbench): `power` advanced by `t`, a scalar computed from integers
+/// alone, so a constant on the tape.
+#[reverse_diff]
+fn residuals(x: &[f64], n: usize) -> f64 {
+    let mut total = 0.0;
+    for i in 0..n {
+        let t = -1.0 + i as f64 * 2.0 / (n as f64 - 1.0);
+        let mut residual: f64 = t.signum();
+        let mut power: f64 = 1.0;
+        for coefficient in x {
+            residual -= coefficient * power;
+            power *= t;
+        }
+        total += residual * residual;
+    }
+    total / 2.0
+}
+
+/// A power series at a differentiable point, and scalars advanced that the loop cannot take
+/// over `f64`s: by an element (`q *= x[i]`), before the term reads it, in a constant of the
+/// term (`r.abs()`), by the sum itself.
+#[reverse_diff]
+fn advanced_apart(c: &[f64], t: f64) -> f64 {
+    let mut total = 0.0;
+    let mut power = 1.0;
+    for coefficient in c {
+        total += coefficient * power;
+        power *= t;
+    }
+    let mut by_element = 0.0;
+    let mut q = 1.0;
+    for i in 0..c.len() {
+        by_element += c[i] * q;
+        q *= c[i];
+    }
+    let mut before = 0.0;
+    let mut p: f64 = 1.0;
+    for i in 0..c.len() {
+        p *= 0.5;
+        before += c[i] * p;
+    }
+    total + power + by_element + q + before + p
+}
+
+/// [`advanced_apart`] by hand.
+fn advanced_apart_by_hand(c: &[f64], t: f64) -> f64 {
+    let (mut total, mut power) = (0.0, 1.0);
+    for coefficient in c {
+        total += coefficient * power;
+        power *= t;
+    }
+    let (mut by_element, mut q) = (0.0, 1.0);
+    for i in 0..c.len() {
+        by_element += c[i] * q;
+        q *= c[i];
+    }
+    let (mut before, mut p) = (0.0, 1.0);
+    for i in 0..c.len() {
+        p *= 0.5;
+        before += c[i] * p;
+    }
+    total + power + by_element + q + before + p
+}
+
 /// Runs `f` on a tape over `values`, seeded in order (`order` `None`) or in the given order of
 /// their indices, with the indices in `constants` made constants: the value, the gradient, the
 /// nodes recorded and the loops recorded whole.
@@ -889,6 +1004,20 @@ fn check_against(
         );
     }
     assert_gradient_matches(plain, values, &gradient, 1e-6);
+}
+
+/// `x` with the inputs at `constants` made constants (no tangent), as [`on_tape`] seeds them.
+fn held_constant(x: &[Dual<f64>], constants: &[usize]) -> Vec<Dual<f64>> {
+    x.iter()
+        .enumerate()
+        .map(|(i, v)| {
+            if constants.contains(&i) {
+                Dual::new(v.value, 0.0)
+            } else {
+                *v
+            }
+        })
+        .collect()
 }
 
 /// The bits of each number, so that comparisons tell -0.0 from 0.0.
@@ -1802,17 +1931,61 @@ proptest! {
         prop_assert_eq!(value.to_bits(), value_by_term.to_bits());
         prop_assert_eq!(bits(&gradient), bits(&gradient_by_term));
         let dual = by_dual(&values, |x| {
-            let x: Vec<Dual<f64>> = x
-                .iter()
-                .enumerate()
-                .map(|(i, v)| if constants.contains(&i) { Dual::new(v.value, 0.0) } else { *v })
-                .collect();
+            let x = held_constant(x, &constants);
             neighbours(&x, &w, low) + local(&x) + log_sum_exp(&x)
         });
         for (a, b) in gradient.iter().zip(&dual) {
             prop_assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{} against {}", a, b);
         }
     }
+    /// Random lengths (empty, short, long), values, points, seeding orders and constants
+    /// through loops that advance scalars after their term: the value and the gradient are
+    /// those of the loops as written, bit for bit, and of forward mode; the loops are recorded
+    /// whole when seeded in order, and never when the point is differentiable.
+    #[test]
+    fn random_loops_that_advance_scalars_agree_with_the_loops_as_written(
+        values in prop::collection::vec(-1.5f64..1.5, 1..60),
+        t in -1.2f64..1.2,
+        shuffle in any::<bool>(),
+        constant in prop::option::of(0usize..60),
+    ) {
+        let n = values.len();
+        let mut order: Vec<usize> = (0..n).collect();
+        if shuffle {
+            order.swap(0, n - 1);
+        }
+        let constants: Vec<usize> = constant.into_iter().collect();
+        let f = |c: &[Var]| power_series(c, t) + advanced(c, t) + advanced_apart(c, Var::constant(t));
+        let (value, gradient, nodes, loops) = on_tape(&values, Some(&order), &constants, f);
+        if !shuffle && constants.iter().all(|&c| c >= n) {
+            // In order, the loop sums of 8 terms or more are recorded whole, and the element
+            // loop too (its leaves' elements need not be consecutive); `advanced_apart`'s
+            // power series at a constant point too.
+            let long = usize::from(n >= 8);
+            prop_assert_eq!(loops, 3 * long);
+        }
+        let reversed: Vec<usize> = (0..n).rev().collect();
+        for (term_by_term, order) in [(true, None), (false, Some(&reversed[..]))] {
+            let (value_by_term, gradient_by_term, nodes_by_term, _) =
+                on_tape_as(term_by_term, &values, order, &constants, f);
+            prop_assert_eq!(value.to_bits(), value_by_term.to_bits());
+            prop_assert_eq!(nodes, nodes_by_term);
+            prop_assert_eq!(bits(&gradient), bits(&gradient_by_term));
+        }
+        let dual = by_dual(&values, |c| {
+            let c = held_constant(c, &constants);
+            power_series(&c, t) + advanced(&c, t) + advanced_apart(&c, Dual::new(t, 0.0))
+        });
+        for (a, b) in gradient.iter().zip(&dual) {
+            prop_assert!((a - b).abs() <= 1e-9 * b.abs().max(1.0), "{} against {}", a, b);
+        }
+        // At a differentiable point, the power series runs as written.
+        let mut with_point = values.clone();
+        with_point.push(t);
+        let (_, _, _, loops) = on_tape(&with_point, None, &[], |v| advanced_apart(&v[..n], v[n]));
+        prop_assert_eq!(loops, 0);
+    }
+
     /// Random long lengths, values, seeding orders and constants through loop sums long enough
     /// to be kept as runs (overlapping neighbours, a scalar inside or outside the run, a sum
     /// that goes on after its loop): the value and the gradient are those of the same loops
@@ -1924,11 +2097,7 @@ proptest! {
         prop_assert_eq!(nodes, nodes_by_term);
         prop_assert_eq!(bits(&gradient), bits(&gradient_by_term));
         let dual = by_dual(&values, |x| {
-            let x: Vec<Dual<f64>> = x
-                .iter()
-                .enumerate()
-                .map(|(i, v)| if constants.contains(&i) { Dual::new(v.value, 0.0) } else { *v })
-                .collect();
+            let x = held_constant(x, &constants);
             element_loops(&x, low)
         });
         for (a, b) in gradient.iter().zip(&dual) {
@@ -2033,4 +2202,68 @@ fn a_slice_seeded_outside_a_companion_is_checked_element_by_element() {
     let gradient: Vec<f64> = seeded.iter().map(|&x| tape.adjoint(x)).collect();
     let expected: Vec<f64> = seeded.iter().map(|x| 2.0 * x.value()).collect();
     assert_eq!(gradient, expected);
+}
+
+#[test]
+fn loops_that_advance_constant_scalars_are_recorded_whole() {
+    for n in [8, 40] {
+        let values: Vec<f64> = (0..n)
+            .map(|i| 0.3 + 0.05 * (i as f64 * 1.7).sin())
+            .collect();
+        for t in [0.9, -1.25] {
+            check(
+                &values,
+                1,
+                |c| power_series(c, t),
+                |c| power_series(c, t),
+                |c| power_series_by_hand(c, t),
+            );
+            check_elements(
+                &values,
+                1,
+                |c| advanced(c, t),
+                |c| advanced(c, t),
+                |c| advanced_by_hand(c, t),
+            );
+        }
+    }
+}
+
+#[test]
+fn llsq_residuals_are_recorded_whole() {
+    let values: Vec<f64> = (0..12).map(|i| 0.2 - 0.03 * i as f64).collect();
+    let plain = |x: &[f64]| {
+        let n = 9;
+        let mut total = 0.0;
+        for i in 0..n {
+            let t = -1.0 + i as f64 * 2.0 / (n as f64 - 1.0);
+            let fitted = x.iter().rev().fold(0.0, |sum, c| sum * t + c);
+            let residual = t.signum() - fitted;
+            total += residual * residual;
+        }
+        total / 2.0
+    };
+    let (_, gradient, _, loops) = on_tape(&values, None, &[], |x| residuals(x, 9));
+    assert_eq!(loops, 9);
+    assert_gradient_matches(plain, &values, &gradient, 1e-6);
+    check(
+        &values,
+        9,
+        |x| residuals(x, 9),
+        |x| residuals(x, 9),
+        |x| residuals(x, 9),
+    );
+}
+
+#[test]
+fn scalars_advanced_otherwise_run_as_written() {
+    let values: Vec<f64> = (0..13).map(|i| 0.4 + 0.02 * i as f64).collect();
+    let f = |v: &[Var]| advanced_apart(&v[..12], v[12]);
+    check(
+        &values,
+        0,
+        f,
+        |v| advanced_apart(&v[..12], v[12]),
+        |v| advanced_apart_by_hand(&v[..12], v[12]),
+    );
 }

@@ -12,7 +12,7 @@ use syn::fold::{self, Fold};
 use syn::spanned::Spanned;
 use syn::{Expr, Ident, Pat, Stmt};
 
-use super::analysis::{is_pure_index, strip};
+use super::analysis::{is_pure, is_pure_index, strip};
 use super::emit::{compound_operator, Fusion};
 use super::scopes::{mapped_sum, mentions, Kind, Scopes};
 use super::whole::{checked_offset, occurrences, At, Leaf, Target, Walk};
@@ -237,6 +237,15 @@ pub trait Driver: Fold {
             }
             body = before;
         }
+        // Before them, the scalars the body advances after its term (`power *= t`).
+        let mut updates = Vec::new();
+        while let Some((Stmt::Expr(last, _), before)) = body.split_last() {
+            match (before.is_empty(), self.carried_update(last, sum)) {
+                (false, Some(update)) => updates.insert(0, update),
+                _ => break,
+            }
+            body = before;
+        }
         let (Stmt::Expr(last, _), lets) = body.split_last()? else {
             return None;
         };
@@ -284,6 +293,21 @@ pub trait Driver: Fold {
                 name.clone()
             }
         };
+        // A scalar advanced is none of the names the loop writes or binds, and no `let` of the
+        // body binds it again.
+        let carried: Vec<Ident> = updates.iter().map(|(name, _)| name.clone()).collect();
+        let binds_again = |name: &Ident| {
+            name == &excluded
+                || counters.contains(name)
+                || walk.binds(name)
+                || lets.iter().any(|stmt| {
+                    matches!(stmt, Stmt::Local(local)
+                        if idents(local.pat.to_token_stream()).contains(name))
+                })
+        };
+        if carried.iter().any(binds_again) {
+            return None;
+        }
         let place_at = match &target {
             Target::Element { place, .. } => match &**place {
                 Expr::Index(place) => Some(walk.element(place, &excluded, &counters)?),
@@ -342,7 +366,10 @@ pub trait Driver: Fold {
             .filter(|term| !term.reads_any(&names) && (0..names.len()).all(read))
             // Element by element, each term is recorded as the loop as written records it
             // (a loop sum's terms are fused there too).
-            .filter(|term| matches!(target, Target::Sum { .. }) || term.records_as_unfused());
+            .filter(|term| matches!(target, Target::Sum { .. }) || term.records_as_unfused())
+            // A scalar advanced is read as a leaf of its own (its value in the term), not
+            // inside a constant, which the closure computes from the scalar as it was.
+            .filter(|term| !term.constants_read_any(&carried));
         let leaves = term
             .as_ref()
             .and_then(|term| {
@@ -369,6 +396,22 @@ pub trait Driver: Fold {
                     && counters
                         .iter()
                         .all(|counter| ats().any(|at| at.from.as_ref() == Some(counter)))
+            })
+            // A leaf reads a scalar advanced only as the scalar itself.
+            .filter(|leaves| {
+                leaves.iter().all(|leaf| match leaf {
+                    Leaf::Invariant(expr) => {
+                        carried_name(expr, &carried).is_some() || !mentions_any(expr, &carried)
+                    }
+                    Leaf::Element { slice, at } => {
+                        !mentions_any(slice, &carried)
+                            && at
+                                .offset
+                                .as_ref()
+                                .is_none_or(|offset| !mentions_any(offset, &carried))
+                    }
+                    Leaf::Own => true,
+                })
             });
         let span = for_loop.expr.span();
         let index = match &walk {
@@ -403,13 +446,66 @@ pub trait Driver: Fold {
         if let Walk::Items { pat, .. } = &walk {
             bound.extend(idents(pat.to_token_stream()));
         }
-        let closure = match (term, &leaves) {
-            (Some(term), Some(_)) => Some((
-                term.same_partials(&bound),
-                term.expand_loop_term(&index, bindings, advance, |expr, fuse| {
-                    self.translate(expr, fuse)
-                }),
-            )),
+        bound.extend(carried.iter().cloned());
+        // Each scalar advanced, computed over `f64`s after the term from the scalars advanced
+        // and values the loop does not change (`fixed`, taken before it).
+        let mut fixed = Vec::new();
+        let advanced: Option<Vec<TokenStream>> = updates
+            .iter()
+            .map(|(name, update)| {
+                let update = Fusion::term(update, &self.state().scopes, false)?;
+                let values = update
+                    .loop_leaves(|leaf| match walk.leaf(leaf, &excluded, &counters)? {
+                        Leaf::Invariant(expr) => Some(Leaf::Invariant(expr)),
+                        _ => None,
+                    })?
+                    .into_iter()
+                    .map(|leaf| {
+                        let Leaf::Invariant(expr) = leaf else {
+                            unreachable!("only invariant leaves are kept");
+                        };
+                        if let Some(name) = carried_name(&expr, &carried) {
+                            return Some(carried_value(name).into_token_stream());
+                        }
+                        if mentions_any(&expr, &carried) {
+                            return None;
+                        }
+                        fixed.push(expr);
+                        Some(fixed_value(fixed.len() - 1).into_token_stream())
+                    })
+                    .collect::<Option<Vec<_>>>()?;
+                let value = update.expand_value(&values, |expr, fuse| self.translate(expr, fuse));
+                let name = carried_value(name);
+                Some(quote!(#name = #value;))
+            })
+            .collect();
+        let closure = match (term, &leaves, advanced) {
+            (Some(term), Some(leaves), Some(advanced)) => {
+                // The leaves that read a scalar advanced take its value in the term.
+                let positions: Vec<(usize, Ident)> = leaves
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(position, leaf)| match leaf {
+                        Leaf::Invariant(expr) => {
+                            carried_name(expr, &carried).map(|name| (position, carried_value(name)))
+                        }
+                        _ => None,
+                    })
+                    .collect();
+                let values: Vec<Ident> = carried.iter().map(carried_value).collect();
+                Some((
+                    term.same_partials(&bound),
+                    term.expand_loop_term(
+                        &index,
+                        &values,
+                        &positions,
+                        &carried_out(),
+                        bindings,
+                        quote!(#(#advanced)* #advance),
+                        |expr, fuse| self.translate(expr, fuse),
+                    ),
+                ))
+            }
             _ => None,
         };
         self.state_mut().scopes.pop();
@@ -565,11 +661,70 @@ pub trait Driver: Fold {
                 }
             }
         };
+        // With scalars advanced: the path only when they and the values they are advanced by
+        // carry no derivative (`Fuse::untaped`), so that computing them over `f64`s records
+        // nothing, and each left as the loop as written leaves it.
+        let call = if carried.is_empty() {
+            call
+        } else {
+            let values: Vec<Ident> = carried.iter().map(carried_value).collect();
+            let fixed_values = (0..fixed.len()).map(fixed_value);
+            let fixed = fixed
+                .into_iter()
+                .map(|expr| self.fold_keeping_constant(expr));
+            let untaped = quote!(<#scalar as ::ad::__private::Fuse>::untaped);
+            let out = carried_out();
+            quote_spanned! {span=>
+                match (#(#untaped(#carried),)* #(#untaped(#fixed),)*) {
+                    (
+                        #(::core::option::Option::Some(#values),)*
+                        #(::core::option::Option::Some(#fixed_values),)*
+                    ) => {
+                        let mut __ad_after = (#(#values,)*);
+                        let __ad_whole = {
+                            let #out = &mut __ad_after;
+                            #call
+                        };
+                        if __ad_whole {
+                            let (#(#values,)*) = __ad_after;
+                            #(#carried = <#scalar as ::ad::Real>::from_f64(#values);)*
+                        }
+                        __ad_whole
+                    }
+                    _ => false,
+                }
+            }
+        };
         Some(WholeLoop {
             bounds: quote!(#(#bounds)*),
             call,
             looped,
         })
+    }
+
+    /// The scalar `name` and its value after `stmt` when `stmt` advances it, `name op= e` or
+    /// `name = e` (as `name op (e)` or `e`, pure), with `name` a scalar variable other than
+    /// the one the loop accumulates (`sum`).
+    fn carried_update(&self, stmt: &Expr, sum: Option<(&Ident, &Ident)>) -> Option<(Ident, Expr)> {
+        let (place, value): (&Expr, Expr) = match stmt {
+            Expr::Binary(binary) => {
+                let op = compound_operator(&binary.op)?;
+                let (place, right) = (&binary.left, &binary.right);
+                (
+                    place,
+                    syn::parse_quote_spanned!(right.span()=> #place #op (#right)),
+                )
+            }
+            Expr::Assign(assign) => (&assign.left, (*assign.right).clone()),
+            _ => return None,
+        };
+        let Expr::Path(path) = place else {
+            return None;
+        };
+        let name = path.path.get_ident()?;
+        let scalar = self.state().scopes.is_scalar(name) && path.qself.is_none();
+        (scalar && sum.is_none_or(|(total, _)| total != name) && is_pure(&value))
+            .then(|| (name.clone(), value))
     }
 
     /// What the last statement `last` of a loop's body does with its term: with `sum` (the
@@ -910,4 +1065,33 @@ fn accumulated_place(binary: &syn::ExprBinary, sums: &HashMap<String, Ident>) ->
         return None;
     };
     sums.get(&path.path.get_ident()?.to_string()).cloned()
+}
+
+/// The scalar advanced (of `carried`) that `expr` is, if it is one.
+fn carried_name<'a>(expr: &Expr, carried: &'a [Ident]) -> Option<&'a Ident> {
+    let Expr::Path(path) = strip(expr) else {
+        return None;
+    };
+    carried.iter().find(|&name| path.path.is_ident(name))
+}
+
+/// Whether `expr` mentions one of `names`.
+fn mentions_any(expr: &Expr, names: &[Ident]) -> bool {
+    let tokens = expr.to_token_stream();
+    names.iter().any(|name| mentions(tokens.clone(), name) > 0)
+}
+
+/// The `f64` a whole loop keeps a scalar it advances in ([`Driver::whole_loop`]).
+fn carried_value(name: &Ident) -> Ident {
+    format_ident!("__ad_carried_{}", name, span = Span::mixed_site())
+}
+
+/// Where a whole loop's closure leaves the scalars it advances after each term.
+fn carried_out() -> Ident {
+    format_ident!("__ad_carried", span = Span::mixed_site())
+}
+
+/// The `f64` value of the `number`th value a whole loop advances a scalar by.
+fn fixed_value(number: usize) -> Ident {
+    format_ident!("__ad_fixed_{}", number, span = Span::mixed_site())
 }

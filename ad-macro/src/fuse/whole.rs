@@ -145,6 +145,14 @@ impl Walk {
         }
     }
 
+    /// Whether the loop binds `name` in each term (its variable, or a name of its pattern).
+    pub fn binds(&self, name: &Ident) -> bool {
+        match self {
+            Walk::Range { var, .. } => var == name,
+            Walk::Items { names, .. } => names.iter().any(|(bound, _)| bound == name),
+        }
+    }
+
     /// Whether `expr` mentions a name the loop binds or changes: its own, the variables whose
     /// elements it writes through its items, `excluded` (what it accumulates or writes) and its
     /// `counters`.

@@ -45,6 +45,16 @@ pub trait Fuse: Sized {
         Self::fuse::<FORWARD, K>(leaves, derivative)
     }
 
+    /// The value of a scalar that carries no derivative on the tape, `None` otherwise (and
+    /// always for the scalars whose loops run as written, `f64` and `Dual`). A whole loop that
+    /// also advances a scalar (`power *= t` after the term) computes it over `f64`s inside its
+    /// terms, which record nothing, so it takes that path only when the scalar and what it is
+    /// advanced by are such values; otherwise the loop runs as written.
+    #[inline(always)]
+    fn untaped(self) -> Option<f64> {
+        None
+    }
+
     /// Fills a whole loop `for i in range { out[i] = e }` (or `out[i] op= e`) of fused records:
     /// with `(first, offsets) = offsets()`, term `i` writes the element `first + (i -
     /// range.start)` of `out`, and its leaf `k` is the element `offsets[k] + (i - range.start) ·

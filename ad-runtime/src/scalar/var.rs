@@ -132,6 +132,11 @@ impl Fuse for Var {
     }
 
     #[inline(always)]
+    fn untaped(self) -> Option<f64> {
+        self.is_constant().then_some(self.value)
+    }
+
+    #[inline(always)]
     fn fuse_loop<const K: usize>(
         (out, out_known): (&mut [Var], &mut Known),
         range: Range<usize>,
