@@ -380,6 +380,26 @@ fn caught(x: &[f64], at: usize) -> f64 {
     total
 }
 
+/// [`caught`] with a scalar advanced after the term: the panic at `i = at` leaves it advanced
+/// by the terms before it, as the loop as written does.
+#[reverse_diff]
+fn caught_advanced(x: &[f64], at: usize) -> f64 {
+    let n = x.len();
+    let mut y = x.to_vec();
+    let mut p = 1.0;
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        for i in 0..n {
+            y[i] = x[i] * p * (10 / (at - i)) as f64;
+            p *= 0.5;
+        }
+    }));
+    let mut total = p;
+    for i in 0..n {
+        total += y[i] * y[i];
+    }
+    total
+}
+
 /// [`caught`] with a partial the same in every term (`3`), the term panicking at `d[i]` for `i =
 /// d.len()`: the block keeps that one partial when a term before the panic wrote it.
 #[reverse_diff]
@@ -2266,4 +2286,33 @@ fn scalars_advanced_otherwise_run_as_written() {
         |v| advanced_apart(&v[..12], v[12]),
         |v| advanced_apart_by_hand(&v[..12], v[12]),
     );
+}
+
+#[test]
+fn a_scalar_advanced_is_left_where_a_caught_panic_leaves_it() {
+    for (len, at) in [(10, 5), (100, 40)] {
+        let values: Vec<f64> = (0..len).map(|i| 0.2 * i as f64 - 0.7).collect();
+        let plain = |x: &[f64]| {
+            let mut y = x.to_vec();
+            let mut p = 1.0;
+            for i in 0..at {
+                y[i] = x[i] * p * (10 / (at - i)) as f64;
+                p *= 0.5;
+            }
+            y.iter().fold(p, |total, y| total + y * y)
+        };
+        let f = |x: &[Var]| caught_advanced(x, at);
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(|_| {}));
+        let (value, gradient, _, loops) = on_tape(&values, None, &[], f);
+        let (value_by_term, gradient_by_term, _, _) = on_tape_as(true, &values, None, &[], f);
+        let value_of_f64 = caught_advanced(&values, at);
+        std::panic::set_hook(previous);
+        assert_eq!(loops, 1);
+        assert_eq!(value.to_bits(), plain(&values).to_bits());
+        assert_eq!(value.to_bits(), value_by_term.to_bits());
+        assert_eq!(value.to_bits(), value_of_f64.to_bits());
+        assert_eq!(bits(&gradient), bits(&gradient_by_term));
+        assert_gradient_matches(plain, &values, &gradient, 1e-6);
+    }
 }

@@ -23,6 +23,39 @@ pub use num_traits::Float;
 pub use crate::array::Array;
 pub use crate::tape::Known;
 
+/// The scalars a whole loop advances after its term (`power *= t`), kept over `f64`s while
+/// the loop runs (`ad-macro/src/fuse/driver.rs`): dropped, when the loop's call returns or a
+/// term panics, it writes each back where the loop as written leaves it after the terms that
+/// ran (before the loop, when none did). Each was a value with no derivative, so a constant
+/// of the same value is the same scalar.
+pub struct Advanced<'a, S: Real, const C: usize> {
+    places: [&'a mut S; C],
+    values: [f64; C],
+}
+
+impl<'a, S: Real, const C: usize> Advanced<'a, S, C> {
+    /// The scalars at `places`, of the values `values`.
+    #[inline(always)]
+    pub fn new(places: [&'a mut S; C], values: [f64; C]) -> Advanced<'a, S, C> {
+        Advanced { places, values }
+    }
+
+    /// Their values, which the loop's terms write after each term.
+    #[inline(always)]
+    pub fn values_mut(&mut self) -> &mut [f64; C] {
+        &mut self.values
+    }
+}
+
+impl<S: Real, const C: usize> Drop for Advanced<'_, S, C> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        for (place, &value) in self.places.iter_mut().zip(&self.values) {
+            **place = S::from_f64(value);
+        }
+    }
+}
+
 /// The tape's adjoints, which a `_grad` reads its gradient from.
 pub use crate::tape::Adjoints;
 

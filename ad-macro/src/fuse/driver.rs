@@ -453,7 +453,8 @@ pub trait Driver: Fold {
         let advanced: Option<Vec<TokenStream>> = updates
             .iter()
             .map(|(name, update)| {
-                let update = Fusion::term(update, &self.state().scopes, false)?;
+                let update = Fusion::term(update, &self.state().scopes, false)
+                    .filter(|update| !update.constants_read_any(&carried))?;
                 let values = update
                     .loop_leaves(|leaf| match walk.leaf(leaf, &excluded, &counters)? {
                         Leaf::Invariant(expr) => Some(Leaf::Invariant(expr)),
@@ -608,6 +609,11 @@ pub trait Driver: Fold {
                     let slice = quote!(::core::convert::AsRef::<[#scalar]>::as_ref(&#slice));
                     (slice, at(self, *place), 1usize, false)
                 }
+                // A scalar advanced: a constant the closure reads its value over.
+                Leaf::Invariant(scalar) if carried_name(&scalar, &carried).is_some() => {
+                    let leaf = carried_name(&scalar, &carried).map(carried_leaf);
+                    (quote!(::core::slice::from_ref(&#leaf)), quote!(0), 0, false)
+                }
                 Leaf::Invariant(scalar) => {
                     let scalar = self.fold_keeping_constant(scalar);
                     (
@@ -663,11 +669,14 @@ pub trait Driver: Fold {
         };
         // With scalars advanced: the path only when they and the values they are advanced by
         // carry no derivative (`Fuse::untaped`), so that computing them over `f64`s records
-        // nothing, and each left as the loop as written leaves it.
+        // nothing; `Advanced` leaves each where the loop as written would, also should a term
+        // panic. The term reads them as constants of their own, over which the closure puts
+        // their values in the term.
         let call = if carried.is_empty() {
             call
         } else {
             let values: Vec<Ident> = carried.iter().map(carried_value).collect();
+            let leaves = carried.iter().map(carried_leaf);
             let fixed_values = (0..fixed.len()).map(fixed_value);
             let fixed = fixed
                 .into_iter()
@@ -680,16 +689,13 @@ pub trait Driver: Fold {
                         #(::core::option::Option::Some(#values),)*
                         #(::core::option::Option::Some(#fixed_values),)*
                     ) => {
-                        let mut __ad_after = (#(#values,)*);
-                        let __ad_whole = {
-                            let #out = &mut __ad_after;
-                            #call
-                        };
-                        if __ad_whole {
-                            let (#(#values,)*) = __ad_after;
-                            #(#carried = <#scalar as ::ad::Real>::from_f64(#values);)*
-                        }
-                        __ad_whole
+                        #(let #leaves = <#scalar as ::ad::Real>::from_f64(#values);)*
+                        let mut __ad_advanced = ::ad::__private::Advanced::new(
+                            [#(&mut #carried),*],
+                            [#(#values),*],
+                        );
+                        let #out = ::ad::__private::Advanced::values_mut(&mut __ad_advanced);
+                        #call
                     }
                     _ => false,
                 }
@@ -1084,6 +1090,11 @@ fn mentions_any(expr: &Expr, names: &[Ident]) -> bool {
 /// The `f64` a whole loop keeps a scalar it advances in ([`Driver::whole_loop`]).
 fn carried_value(name: &Ident) -> Ident {
     format_ident!("__ad_carried_{}", name, span = Span::mixed_site())
+}
+
+/// The constant a whole loop reads as the leaf of a scalar it advances.
+fn carried_leaf(name: &Ident) -> Ident {
+    format_ident!("__ad_leaf_{}", name, span = Span::mixed_site())
 }
 
 /// Where a whole loop's closure leaves the scalars it advances after each term.

@@ -239,7 +239,7 @@ impl Fusion {
     /// holding its value before the loop: the closure keeps them by value, in registers,
     /// `after` advancing them (where the body's statements name them); the leaves at the
     /// positions `leaves` names take their values in the term instead of the loop's; and
-    /// after each term the closure writes them through `out` (a `&mut` of a tuple of them).
+    /// after each term the closure writes them through `out` (a `&mut [f64; _]`).
     #[allow(clippy::too_many_arguments)]
     pub fn expand_loop_term(
         self,
@@ -270,7 +270,7 @@ impl Fusion {
             .iter()
             .map(|(position, name)| (*position, name))
             .unzip();
-        let f64s = carried.iter().map(|_| quote!(f64));
+        let count = carried.len();
         // A closure from the values before the term to those after, inside one that owns
         // them: captured by reference instead, each went through memory in every term, a
         // store and a load in the chain of its updates (llsq's gradient at n = 512 took
@@ -279,16 +279,16 @@ impl Fusion {
             let mut __ad_step = |
                 #[allow(unused_variables)] #index: usize,
                 #[allow(unused_mut)] mut __ad_values: [f64; #slots],
-                (#(mut #carried,)*): (#(#f64s,)*),
+                [#(mut #carried),*]: [f64; #count],
             | {
                 #(__ad_values[#positions] = #names;)*
                 #bindings
                 #(#constants)*
                 let #value = (#derivative)(__ad_values);
                 #after
-                (#value, (#(#carried,)*))
+                (#value, [#(#carried),*])
             };
-            let mut __ad_state = (#(#carried,)*);
+            let mut __ad_state = [#(#carried),*];
             move |#index: usize, __ad_values: [f64; #slots]| {
                 let (__ad_term, __ad_next) = __ad_step(#index, __ad_values, __ad_state);
                 __ad_state = __ad_next;
