@@ -788,17 +788,20 @@ fn same_partials(x: &[f64], #[no_grad] w: &[f64], #[no_grad] c: f64, s: usize) -
     v
 }
 
-/// A loop sum that advances a scalar after its term: a power series (`power *= t`, `t`
-/// constant data).
+/// A loop sum that advances scalars after its term: a power series (`power *= t`, `t`
+/// constant data), and a weight advanced twice.
 #[reverse_diff]
 fn power_series(c: &[f64], #[no_grad] t: f64) -> f64 {
     let mut total = 0.0;
     let mut power = 1.0;
+    let mut weight = 1.0;
     for coefficient in c {
-        total += coefficient * power;
+        total += coefficient * power * weight;
         power *= t;
+        weight *= 0.5;
+        weight += 0.25;
     }
-    total + power
+    total + power + weight
 }
 
 /// An element loop whose term reads two scalars it advances, one by the other and a literal,
@@ -819,12 +822,13 @@ fn advanced(c: &[f64], #[no_grad] t: f64) -> f64 {
 
 /// [`power_series`] by hand.
 fn power_series_by_hand(c: &[f64], t: f64) -> f64 {
-    let (mut total, mut power) = (0.0, 1.0);
+    let (mut total, mut power, mut weight) = (0.0, 1.0, 1.0);
     for coefficient in c {
-        total += coefficient * power;
+        total += coefficient * power * weight;
         power *= t;
+        weight = weight * 0.5 + 0.25;
     }
-    total + power
+    total + power + weight
 }
 
 /// [`advanced`] by hand.
@@ -858,8 +862,8 @@ fn residuals(x: &[f64], n: usize) -> f64 {
 }
 
 /// A power series at a differentiable point, and scalars advanced that the loop cannot take
-/// over `f64`s: by an element (`q *= x[i]`), before the term reads it, in a constant of the
-/// term (`r.abs()`), by the sum itself.
+/// over `f64`s: by an element (`q *= c[i]`), before the term reads it (`p`), by a `let` of the
+/// body (`r`).
 #[reverse_diff]
 fn advanced_apart(c: &[f64], t: f64) -> f64 {
     let mut total = 0.0;
@@ -880,7 +884,14 @@ fn advanced_apart(c: &[f64], t: f64) -> f64 {
         p *= 0.5;
         before += c[i] * p;
     }
-    total + power + by_element + q + before + p
+    let mut by_let = 0.0;
+    let mut r = 1.0;
+    for i in 0..c.len() {
+        let s = 0.5 * c[i];
+        by_let += s * r;
+        r *= s;
+    }
+    total + power + by_element + q + before + p + by_let + r
 }
 
 /// [`advanced_apart`] by hand.
@@ -900,7 +911,13 @@ fn advanced_apart_by_hand(c: &[f64], t: f64) -> f64 {
         p *= 0.5;
         before += c[i] * p;
     }
-    total + power + by_element + q + before + p
+    let (mut by_let, mut r) = (0.0, 1.0);
+    for i in 0..c.len() {
+        let s = 0.5 * c[i];
+        by_let += s * r;
+        r *= s;
+    }
+    total + power + by_element + q + before + p + by_let + r
 }
 
 /// Runs `f` on a tape over `values`, seeded in order (`order` `None`) or in the given order of

@@ -293,9 +293,14 @@ pub trait Driver: Fold {
                 name.clone()
             }
         };
-        // A scalar advanced is none of the names the loop writes or binds, and no `let` of the
-        // body binds it again.
-        let carried: Vec<Ident> = updates.iter().map(|(name, _)| name.clone()).collect();
+        // A scalar advanced (once or more) is none of the names the loop writes or binds, and
+        // no `let` of the body binds it again.
+        let mut carried: Vec<Ident> = Vec::new();
+        for (name, _) in &updates {
+            if !carried.contains(name) {
+                carried.push(name.clone());
+            }
+        }
         let binds_again = |name: &Ident| {
             name == &excluded
                 || counters.contains(name)
@@ -453,8 +458,11 @@ pub trait Driver: Fold {
         let advanced: Option<Vec<TokenStream>> = updates
             .iter()
             .map(|(name, update)| {
-                let update = Fusion::term(update, &self.state().scopes, false)
-                    .filter(|update| !update.constants_read_any(&carried))?;
+                // Not from a `let` of the body, which its values before the loop do not see.
+                let update =
+                    Fusion::term(update, &self.state().scopes, false).filter(|update| {
+                        !update.constants_read_any(&carried) && !update.reads_any(&names)
+                    })?;
                 let values = update
                     .loop_leaves(|leaf| match walk.leaf(leaf, &excluded, &counters)? {
                         Leaf::Invariant(expr) => Some(Leaf::Invariant(expr)),
