@@ -41,6 +41,27 @@ fn energy(xs: &[f64], weight: f64, #[no_grad] data: &[f64]) -> f64 {
     total + xs.windows(2).map(|w| (w[0] * w[1]).exp()).sum::<f64>()
 }
 
+/// `energy`'s Hessian, from its rows, times `direction` (the slice's entries, then the
+/// weight's). H is symmetric, so row i is column i.
+fn energy_rows_times(rows: &[(Vec<f64>, f64)], direction: &[f64]) -> Vec<f64> {
+    rows.iter()
+        .map(|(dxs, dw)| {
+            dxs.iter()
+                .chain([dw])
+                .zip(direction)
+                .map(|(h, d)| h * d)
+                .sum()
+        })
+        .collect()
+}
+
+/// Linear in `y`, absent in `_z`: the output's tangent reads `y`'s tangent directly and
+/// `_z`'s not at all.
+#[reverse_diff]
+fn partly_linear(xs: &[f64], y: f64, _z: f64) -> f64 {
+    xs[0] * xs[1] + 2.0 * y + 0.0 * xs[0]
+}
+
 #[test]
 fn hessian_of_the_radius() {
     let (value, gradient, rows) = radius_hessian(4.0, 3.0);
@@ -112,18 +133,7 @@ fn hvp_is_the_hessian_times_the_direction() {
     let (hessian_value, hessian_gradient, rows) = energy_hessian(&xs, 1.7, &data);
     assert_eq!(value, hessian_value);
     assert_eq!(gradient, hessian_gradient);
-    // H·u from the rows (H is symmetric, so row i is column i).
-    let direction = [u[0], u[1], u[2], u_weight];
-    let product: Vec<f64> = (0..4)
-        .map(|i| {
-            let (dxs, dw) = &rows[i];
-            dxs.iter()
-                .chain([dw])
-                .zip(&direction)
-                .map(|(h, d)| h * d)
-                .sum()
-        })
-        .collect();
+    let product = energy_rows_times(&rows, &[u[0], u[1], u[2], u_weight]);
     for i in 0..3 {
         assert_relative_eq!(hu[i], product[i], epsilon = 1e-12);
     }
@@ -164,5 +174,44 @@ fn forward_over_forward_hessian_matches_the_analytic_one_and_the_tape() {
         let by_hand: f64 = (0..4).map(|j| expected[i][j] * u[j]).sum();
         assert_relative_eq!(product[i], by_hand, epsilon = 1e-12);
         assert_relative_eq!(product[i], tape_product[i], epsilon = 1e-12);
+    }
+}
+
+/// `f_hvp` along a direction with no zero entry records its tangents and takes the gradient
+/// from the sweep that gives the product (`ad::__private::Gradient::FromTangents`); with a zero
+/// entry, from a sweep of its own. Both give `f_grad`'s gradient and the Hessian's rows times
+/// the direction.
+#[test]
+fn hvp_takes_the_gradient_from_either_sweep() {
+    let xs = [0.3, -0.5, 0.8, 1.1];
+    let data = [1.0, 0.0, -1.0, 0.5];
+    let (_, (gradient_xs, gradient_weight)) = energy_grad(&xs, 1.7, &data);
+    let (_, _, rows) = energy_hessian(&xs, 1.7, &data);
+    let dense = [0.2, -1.0, 0.5, 0.7];
+    let zero_in_xs = [0.2, 0.0, 0.5, 0.7];
+    for (u, u_weight) in [(dense, 0.3), (zero_in_xs, 0.3), (dense, 0.0)] {
+        let (_, (gx, gw), (hu, hu_weight)) = energy_hvp(&xs, 1.7, &data, &u, u_weight);
+        for (a, b) in gx.iter().zip(&gradient_xs) {
+            assert_relative_eq!(a, b, max_relative = 1e-14);
+        }
+        assert_relative_eq!(gw, gradient_weight, max_relative = 1e-14);
+        let product = energy_rows_times(&rows, &[u[0], u[1], u[2], u[3], u_weight]);
+        for (h, p) in hu.iter().zip(&product) {
+            assert_relative_eq!(h, p, epsilon = 1e-12);
+        }
+        assert_relative_eq!(hu_weight, product[4], epsilon = 1e-12);
+    }
+}
+
+/// The gradient from the tangents' adjoints where the output is linear in an input (`y`) or
+/// does not depend on it (`z`), along a dense direction and one with a zero.
+#[test]
+fn hvp_gradient_of_linear_and_absent_inputs() {
+    for direction in [[1.0, 1.0], [1.0, 0.0]] {
+        let (value, (gx, gy, gz), (hx, hy, hz)) =
+            partly_linear_hvp(&[1.5, -2.0], 0.7, 3.0, &direction, 1.0, 1.0);
+        assert_eq!(value, 1.5 * -2.0 + 2.0 * 0.7);
+        assert_eq!((gx, gy, gz), (vec![-2.0, 1.5], 2.0, 0.0));
+        assert_eq!((hx, hy, hz), (vec![direction[1], direction[0]], 0.0, 0.0));
     }
 }

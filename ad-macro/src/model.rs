@@ -124,6 +124,13 @@ impl Fallible {
 }
 
 impl Function {
+    /// The differentiable parameters, in order.
+    pub fn differentiable(&self) -> impl Iterator<Item = &Param> {
+        self.params
+            .iter()
+            .filter(|param| matches!(param.role, Role::Differentiable))
+    }
+
     /// Builds the model; never fails (the checks live in `validate`).
     pub fn new(mut item: ItemFn, in_impl: bool) -> Function {
         let function_type_params = function_type_params(&item.sig.generics);
@@ -188,9 +195,7 @@ impl Function {
     /// Before: `fn f(q: [f64; 4], v: &[f64; 3], n: usize)`. After: `Some(7)`.
     /// Before: `fn f(xs: &[f64])` (or a `Vec`, a user type, a length `N`). After: `None`.
     pub fn input_scalars(&self) -> Option<usize> {
-        self.params
-            .iter()
-            .filter(|param| matches!(param.role, Role::Differentiable))
+        self.differentiable()
             .map(|param| scalar_count(&param.shape))
             .sum()
     }

@@ -7,7 +7,7 @@ use syn::{Ident, Type};
 use super::reverse::{nests, result_bound};
 use super::seeds::{reference_to, seeded_inputs, SeededInputs};
 use super::signature::{companion, local};
-use crate::model::{Function, Param, Role};
+use crate::model::{Function, Param};
 use crate::names::{replace_f64, scalar_type};
 
 /// One extra parameter per differentiable parameter, with its type over `scalar`:
@@ -18,9 +18,7 @@ pub fn per_parameter(
     scalar: &Type,
 ) -> Vec<(Ident, TokenStream)> {
     function
-        .params
-        .iter()
-        .filter(|param| matches!(param.role, Role::Differentiable))
+        .differentiable()
         .map(|param| {
             let name = format_ident!("{}_{}", param.name, suffix, span = Span::mixed_site());
             let ty = replace_f64(&param.ty, scalar);
@@ -37,9 +35,7 @@ pub fn extra_source(
     param: &Param,
 ) -> TokenStream {
     let position = function
-        .params
-        .iter()
-        .filter(|p| matches!(p.role, Role::Differentiable))
+        .differentiable()
         .position(|p| p.name == param.name)
         .expect("a differentiable parameter");
     reference_to(param, &extras[position].0)

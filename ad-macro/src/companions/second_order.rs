@@ -43,13 +43,17 @@ fn forward_second_order_run(
     (run, gradient_type)
 }
 
-/// The seeds and the two sweeps of reverse over forward, shared by `f_hvp` and `f_hessian`:
-/// `seed(param, source)` builds a `Dual<Var>` input.
+/// The seeds and the sweeps of reverse over forward, shared by `f_hvp` and `f_hessian`:
+/// `seed(param, source)` builds a `Dual<Var>` input, and `gradient` (an
+/// `ad::__private::Gradient`) says where the gradient comes from. The run gives the value, the
+/// gradient as an `Option`, and the product.
 fn second_order_run(
     function: &Function,
     seed: impl FnMut(&Param, TokenStream) -> TokenStream,
+    gradient: TokenStream,
 ) -> (TokenStream, TokenStream) {
     let (tape, adjoints, output) = (local("__tape"), local("__adjoints"), local("__output"));
+    let tangents = local("__tangents");
     let SeededInputs {
         seeds,
         call,
@@ -59,13 +63,13 @@ fn second_order_run(
     } = seeded_inputs(
         function,
         seed,
-        |shape, seeded| quote!(::ad::__private::read_dual_gradient::<#shape>(&#seeded, #adjoints)),
+        |shape, seeded| quote!(::ad::__private::read_dual_gradient::<#shape>(&#seeded, #adjoints, #tangents)),
     );
     let run = quote! {
         let #tape = ::ad::Tape::new();
         #(#seeds)*
         let #output: ::ad::Dual<::ad::Var> = #call;
-        ::ad::__private::second_order(&#tape, #output, |#adjoints| #reads)
+        ::ad::__private::second_order(&#tape, #output, #gradient, |#adjoints, #tangents| #reads)
     };
     (run, gradient_type)
 }
@@ -82,12 +86,38 @@ pub fn hvp(function: &Function) -> TokenStream {
             quote!(::ad::__private::second_lanes_input::<#shape, #lanes>(
                 #source, #direction, #first))
         }),
-        None => second_order_run(function, |param, source| {
-            let shape = &param.shape;
-            let direction = extra_source(function, &directions, param);
-            let tape = local("__tape");
-            quote!(::ad::__private::direction_input::<#shape>(&#tape, #source, #direction))
-        }),
+        None => {
+            // Dense directions record their tangents, and one sweep gives both results.
+            let dense = local("__dense");
+            let each_dense = function.differentiable().map(|param| {
+                let shape = &param.shape;
+                let direction = extra_source(function, &directions, param);
+                quote!(::ad::__private::dense_direction::<#shape>(#direction))
+            });
+            let gradient = quote! {
+                if #dense {
+                    ::ad::__private::Gradient::FromTangents
+                } else {
+                    ::ad::__private::Gradient::FromValues
+                }
+            };
+            let (run, gradient_type) = second_order_run(
+                function,
+                |param, source| {
+                    let shape = &param.shape;
+                    let direction = extra_source(function, &directions, param);
+                    let tape = local("__tape");
+                    quote!(::ad::__private::direction_input::<#shape>(
+                        &#tape, #source, #direction, #dense))
+                },
+                gradient,
+            );
+            let run = quote! {
+                let #dense = true #(&& #each_dense)*;
+                ::ad::__private::swept_gradient({ #run })
+            };
+            (run, gradient_type)
+        }
     };
     let extra: Vec<TokenStream> = directions.into_iter().map(|(_, decl)| decl).collect();
     companion(
@@ -116,14 +146,30 @@ pub fn hessian(function: &Function) -> TokenStream {
                     quote!(::ad::__private::unit_lanes_input::<#shape, #lanes>(
                         #source, #first, #unit))
                 });
-            let body = quote!(::ad::__private::hessian(|#unit| ({ #run }, #lanes)));
+            let body = quote!(::ad::__private::hessian(|#unit| {
+                let (__value, __gradient, __row) = { #run };
+                ((__value, ::core::option::Option::Some(__gradient), __row), #lanes)
+            }));
             (body, gradient_type)
         }
         None => {
-            let (run, gradient_type) = second_order_run(function, |param, source| {
-                let shape = &param.shape;
-                quote!(::ad::__private::unit_input::<#shape>(&#tape, #source, &mut #index, #unit))
-            });
+            // The gradient from the first row's run alone.
+            let gradient = quote! {
+                if #unit == 0 {
+                    ::ad::__private::Gradient::FromValues
+                } else {
+                    ::ad::__private::Gradient::Skipped
+                }
+            };
+            let (run, gradient_type) = second_order_run(
+                function,
+                |param, source| {
+                    let shape = &param.shape;
+                    quote!(::ad::__private::unit_input::<#shape>(
+                        &#tape, #source, &mut #index, #unit))
+                },
+                gradient,
+            );
             let body = quote! {
                 ::ad::__private::hessian(|#unit| {
                     let mut #index = 0usize;

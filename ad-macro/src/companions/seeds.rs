@@ -143,11 +143,7 @@ pub fn over_scalar(
     result: &Type,
     cotangent: Option<&Ident>,
 ) -> TokenStream {
-    let differentiable: Vec<&Param> = function
-        .params
-        .iter()
-        .filter(|param| matches!(param.role, Role::Differentiable))
-        .collect();
+    let differentiable: Vec<&Param> = function.differentiable().collect();
     let mut casts: Vec<TokenStream> = differentiable
         .iter()
         .map(|param| {
