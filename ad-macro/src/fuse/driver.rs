@@ -14,7 +14,7 @@ use syn::{Expr, Ident, Pat, Stmt};
 
 use super::analysis::{is_pure, is_pure_index, strip};
 use super::emit::{compound_operator, Fusion};
-use super::scopes::{mapped_sum, mentions, Kind, Scopes};
+use super::scopes::{mapped_sum, mentions, mentions_any, Kind, Scopes};
 use super::whole::{checked_offset, occurrences, At, Leaf, Target, Walk};
 
 /// The fusion's state while one body is rewritten.
@@ -1087,12 +1087,6 @@ fn carried_name<'a>(expr: &Expr, carried: &'a [Ident]) -> Option<&'a Ident> {
         return None;
     };
     carried.iter().find(|&name| path.path.is_ident(name))
-}
-
-/// Whether `expr` mentions one of `names`.
-fn mentions_any(expr: &Expr, names: &[Ident]) -> bool {
-    let tokens = expr.to_token_stream();
-    names.iter().any(|name| mentions(tokens.clone(), name) > 0)
 }
 
 /// The `f64` a whole loop keeps a scalar it advances in ([`Driver::whole_loop`]).

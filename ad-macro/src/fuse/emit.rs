@@ -9,7 +9,7 @@ use syn::{BinOp, Expr, Ident, UnOp};
 use super::analysis::{
     is_assignment, is_pure, is_pure_index, Analysis, Operand, Operation, Role, Temp,
 };
-use super::scopes::{mentions, Kind, Scopes};
+use super::scopes::{mentions, mentions_any, Kind, Scopes};
 use super::whole::Leaf;
 use crate::names::is_cheap_rule;
 
@@ -214,20 +214,17 @@ impl Fusion {
 
     /// Whether a temporary (a leaf, or a constant the record takes) mentions one of `names`.
     pub fn reads_any(&self, names: &[Ident]) -> bool {
-        self.temps.iter().any(|temp| {
-            let tokens = temp.expr.to_token_stream();
-            names.iter().any(|name| mentions(tokens.clone(), name) > 0)
-        })
+        self.temps
+            .iter()
+            .any(|temp| mentions_any(&temp.expr, names))
     }
 
     /// Whether a constant the record takes (a temporary that is not a scalar leaf) mentions
     /// one of `names`.
     pub fn constants_read_any(&self, names: &[Ident]) -> bool {
-        self.temps.iter().any(|temp| {
-            let tokens = temp.expr.to_token_stream();
-            !matches!(temp.role, Role::Scalar(_))
-                && names.iter().any(|name| mentions(tokens.clone(), name) > 0)
-        })
+        self.temps
+            .iter()
+            .any(|temp| !matches!(temp.role, Role::Scalar(_)) && mentions_any(&temp.expr, names))
     }
 
     /// The closure from `index` and the values of the scalar leaves to the value and partials

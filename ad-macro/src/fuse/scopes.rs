@@ -421,6 +421,12 @@ impl Scopes {
     }
 }
 
+/// Whether `expr` mentions one of `names` ([`mentions`]).
+pub fn mentions_any(expr: &impl ToTokens, names: &[Ident]) -> bool {
+    let tokens = expr.to_token_stream();
+    names.iter().any(|name| mentions(tokens.clone(), name) > 0)
+}
+
 /// How often the identifier `name` appears in `tokens`, macro arguments included, and string
 /// literals that contain it (`println!("{name}")` reads `name`); `r#name` is `name`.
 pub fn mentions(tokens: TokenStream, name: &Ident) -> usize {
