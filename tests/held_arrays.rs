@@ -142,7 +142,8 @@ fn mentions(x: &[f64], c: f64) -> Vec<f64> {
         v[0] += head(&v[1..]);
     }
     let at = |i: usize| v[i] * 2.0;
-    let last = at(x.len() - 1);
+    // Ascribed, so the macro knows `last` is a scalar and the loop below is recorded whole.
+    let last: f64 = at(x.len() - 1);
     for i in 0..x.len() {
         v[i] -= last;
     }
@@ -301,9 +302,12 @@ fn every_mention_of_a_held_array() {
     let weights: Vec<f64> = (0..x.len()).map(|i| (i % 5) as f64 - 2.0).collect();
     let mut inputs = x.clone();
     inputs.push(c);
-    let (_, gradient, _) = on_tape(false, &inputs, &weights, |v| {
+    let (_, gradient, known) = on_tape(false, &inputs, &weights, |v| {
         mentions::<Var>(&v[..v.len() - 1], v[v.len() - 1])
     });
+    // `v[0] += …` forgets the run the first loop wrote, so the last loop, recorded whole,
+    // reads its own leaf instead of taking that run.
+    assert_eq!(known, 0);
     let weighted = |inputs: &[f64]| {
         let (x, c) = inputs.split_at(inputs.len() - 1);
         let y = by_hand(x, c[0]);
