@@ -464,14 +464,12 @@ pub trait Driver: Fold {
                         !update.constants_read_any(&carried) && !update.reads_any(&names)
                     })?;
                 let values = update
-                    .loop_leaves(|leaf| match walk.leaf(leaf, &excluded, &counters)? {
-                        Leaf::Invariant(expr) => Some(Leaf::Invariant(expr)),
-                        _ => None,
-                    })?
+                    .loop_leaves(|leaf| walk.leaf(leaf, &excluded, &counters))?
                     .into_iter()
                     .map(|leaf| {
+                        // Only scalars the loop advances or does not change.
                         let Leaf::Invariant(expr) = leaf else {
-                            unreachable!("only invariant leaves are kept");
+                            return None;
                         };
                         if let Some(name) = carried_name(&expr, &carried) {
                             return Some(carried_value(name).into_token_stream());
@@ -617,13 +615,12 @@ pub trait Driver: Fold {
                     let slice = quote!(::core::convert::AsRef::<[#scalar]>::as_ref(&#slice));
                     (slice, at(self, *place), 1usize, false)
                 }
-                // A scalar advanced: a constant the closure reads its value over.
-                Leaf::Invariant(scalar) if carried_name(&scalar, &carried).is_some() => {
-                    let leaf = carried_name(&scalar, &carried).map(carried_leaf);
-                    (quote!(::core::slice::from_ref(&#leaf)), quote!(0), 0, false)
-                }
                 Leaf::Invariant(scalar) => {
-                    let scalar = self.fold_keeping_constant(scalar);
+                    // A scalar advanced: a constant the closure reads its value over.
+                    let scalar = match carried_name(&scalar, &carried) {
+                        Some(name) => carried_leaf(name).into_token_stream(),
+                        None => self.fold_keeping_constant(scalar).into_token_stream(),
+                    };
                     (
                         quote!(::core::slice::from_ref(&#scalar)),
                         quote!(0),

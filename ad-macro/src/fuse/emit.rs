@@ -252,13 +252,16 @@ impl Fusion {
         let derivative = self.derivative();
         let slots = self.slots;
         let value = Ident::new("__ad_term", Span::mixed_site());
+        let term = quote_spanned! {self.span=>
+            #bindings
+            #(#constants)*
+            let #value = (#derivative)(__ad_values);
+            #after
+        };
         if carried.is_empty() {
             return quote_spanned! {self.span=>
                 |#[allow(unused_variables)] #index: usize, __ad_values: [f64; #slots]| {
-                    #bindings
-                    #(#constants)*
-                    let #value = (#derivative)(__ad_values);
-                    #after
+                    #term
                     #value
                 }
             };
@@ -279,10 +282,7 @@ impl Fusion {
                 [#(mut #carried),*]: [f64; #count],
             | {
                 #(__ad_values[#positions] = #names;)*
-                #bindings
-                #(#constants)*
-                let #value = (#derivative)(__ad_values);
-                #after
+                #term
                 (#value, [#(#carried),*])
             };
             let mut __ad_state = [#(#carried),*];
