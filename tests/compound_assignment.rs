@@ -3,6 +3,11 @@
 //! scalar type the operator is a trait call whose mutable borrow of the element would be live
 //! while the right side reads the container; the macro evaluates the right side first, as `f64`
 //! does. Gradients are checked against analytic values and central differences.
+//!
+//! Constant data written with constants: `p *= 0.5` with `#[no_grad] mut p: f64`, or `acc +=
+//! 1.0` with `let mut acc = data[0];`, stays `f64` arithmetic (the literal is not made the
+//! scalar, which would not go into an `f64`); a fixed value (`let h = 1.0 / n as f64;`) goes in
+//! as its value. Writing a differentiable value there is rejected (`tests/ui`).
 
 mod common;
 
@@ -67,4 +72,57 @@ fn running_sum_reads_the_previous_element() {
     let xs = [0.5, -1.0, 2.0, 0.25];
     // Central differences (tolerance 1e-6), and the value bit for bit.
     check(running_sums, running_sums_grad, &xs);
+}
+
+/// `Σ_i p·2^(-i)·x_i²`: the weight, `#[no_grad]`, halves after each term.
+#[reverse_diff]
+fn halving_weights(xs: &[f64], #[no_grad] mut p: f64) -> f64 {
+    let mut total = 0.0;
+    for x in xs {
+        total += p * x * x;
+        p *= 0.5;
+    }
+    total
+}
+
+/// `x·s` with the `#[no_grad]` `s` changed by constants first: `s ← 2(2s + 1) - 5.5 + h` with
+/// `h = 1/n` fixed.
+#[reverse_diff]
+fn shifted_scale(x: f64, #[no_grad] mut s: f64, n: usize) -> f64 {
+    let h = 1.0 / n as f64;
+    s *= 2.0;
+    s += 1.0;
+    s = 2.0 * s - 5.5;
+    s += h;
+    x * s
+}
+
+/// `x·a` with `a` a `let` of constant data, changed by constants: `a = (d₀ + 1)·d₁ / 2 + len`.
+#[reverse_diff]
+fn data_changed_by_constants(x: f64, #[no_grad] data: &[f64]) -> f64 {
+    let mut a = data[0];
+    a += 1.0;
+    a *= data[1];
+    a = a / 2.0 + data.len() as f64;
+    x * a
+}
+
+#[test]
+fn constant_data_changes_by_constants() {
+    let xs = [1.0, 2.0, 3.0];
+    let (value, gradient) = halving_weights_grad(&xs, 1.0);
+    // 1 + 4/2 + 9/4, and 2·2^(-i)·x_i.
+    assert_eq!(value, 5.25);
+    assert_eq!(gradient, vec![2.0, 2.0, 1.5]);
+    assert_eq!(halving_weights(&xs, 1.0), value);
+
+    // s = 2(2·2 + 1) - 5.5 + 1/4 = 4.75.
+    assert_eq!(shifted_scale_grad(3.0, 2.0, 4), (14.25, 4.75));
+    assert_eq!(shifted_scale(3.0, 2.0, 4), 14.25);
+
+    // a = (1 + 1)·3 / 2 + 2 = 5.
+    assert_eq!(
+        data_changed_by_constants_grad(2.0, &[1.0, 3.0]),
+        (10.0, 5.0)
+    );
 }

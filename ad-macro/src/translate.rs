@@ -31,6 +31,7 @@ use crate::names::{
     is_f64, is_other_number, real_method, real_method_entry, takes_real_arguments,
     takes_receiver_by_value, Owner,
 };
+use crate::validate;
 
 /// Standard macros whose arguments are comma-separated expressions.
 const EXPRESSION_MACROS: &[&str] = &[
@@ -148,6 +149,56 @@ impl Translator {
     }
 
     /// `<S as ::ad::Real>::from_f64(expr)`, spanned at the user's expression.
+    /// What `place = value` (or `place op= value`) writes into a place holding constant data
+    /// (a `#[no_grad]` `f64`, or a `let` of one), when the macro knows: `None` when the place
+    /// is not constant data or the value is unknown.
+    fn constant_write(&self, place: &Expr, value: &Expr) -> Option<ConstantWrite> {
+        let scopes = &self.fusion.scopes;
+        if scopes.kind_of(place) != Some(Kind::Constant) {
+            return None;
+        }
+        match scopes.constant_value(value) {
+            Some(true) => Some(ConstantWrite::AsWritten),
+            Some(false) => Some(ConstantWrite::Value),
+            None => (scopes.kind_of(value) == Some(Kind::Scalar)).then_some(ConstantWrite::Scalar),
+        }
+    }
+
+    /// `place = value` or `place op= value` (`write`), with `place` constant data and `value`
+    /// known ([`Translator::constant_write`]).
+    ///
+    /// Before: `p *= 0.5`, `p = p - c`. After: the same, an `f64` into an `f64`, no
+    /// derivative, as on `f64` (the literal made a scalar would not go into `p`).
+    ///
+    /// Before: `p += h` with `h` fixed ([`Scopes::fix`]). After: `p += Real::value(h)`, exact:
+    /// `h` has no derivative.
+    ///
+    /// A value that carries a derivative is rejected, saying how to make `p` a scalar.
+    fn fold_constant_write(&mut self, place: &Expr, value: &Expr, write: Expr) -> Expr {
+        match self.constant_write(place, value) {
+            Some(ConstantWrite::Scalar) => {
+                Expr::Verbatim(validate::scalar_into_constant(place, value).into_compile_error())
+            }
+            Some(ConstantWrite::Value) => {
+                let folded = self.fold_expr(value.clone());
+                let value: Expr = syn::parse_quote_spanned!(value.span()=>
+                    ::ad::Real::value(#folded));
+                match write {
+                    Expr::Binary(mut binary) => {
+                        *binary.right = value;
+                        Expr::Binary(binary)
+                    }
+                    Expr::Assign(mut assign) => {
+                        *assign.right = value;
+                        Expr::Assign(assign)
+                    }
+                    other => other,
+                }
+            }
+            _ => write,
+        }
+    }
+
     fn constant(&self, span: Span, value: TokenStream) -> Expr {
         let scalar = &self.scalar;
         syn::parse_quote_spanned!(span=> <#scalar as ::ad::Real>::from_f64(#value))
@@ -491,6 +542,17 @@ fn convert_scalar_params(mut closure: syn::ExprClosure) -> syn::ExprClosure {
     closure
 }
 
+/// What an assignment writes into a place holding constant data
+/// ([`Translator::constant_write`]).
+enum ConstantWrite {
+    /// Plain `f64` arithmetic over constants and literals: left as written.
+    AsWritten,
+    /// Arithmetic with no derivative that reads a fixed scalar: its value is written.
+    Value,
+    /// A value that carries a derivative: rejected.
+    Scalar,
+}
+
 /// Whether `name` is spelled like a constant: capitals, digits and underscores, with a capital.
 fn is_constant_name(name: &str) -> bool {
     name.chars().any(|c| c.is_ascii_uppercase())
@@ -668,6 +730,15 @@ impl Fold for Translator {
             }
             Expr::Call(call) if is_real_method_path(&call.func, is_value_method) => {
                 self.fold_value_method_call(call)
+            }
+            Expr::Binary(binary)
+                if is_compound_assignment(&binary.op)
+                    && self.constant_write(&binary.left, &binary.right).is_some() =>
+            {
+                self.fold_constant_write(&binary.left, &binary.right, Expr::Binary(binary.clone()))
+            }
+            Expr::Assign(assign) if self.constant_write(&assign.left, &assign.right).is_some() => {
+                self.fold_constant_write(&assign.left, &assign.right, Expr::Assign(assign.clone()))
             }
             Expr::Binary(binary) if is_compound_assignment(&binary.op) => {
                 self.fold_compound(binary, inline)

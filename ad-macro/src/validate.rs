@@ -454,6 +454,24 @@ pub fn block_arguments(first: impl ToTokens, block: &str) -> Error {
     )
 }
 
+// Rejections found while translating the body (`translate.rs`).
+
+/// A differentiable value written into a place holding constant data (`p *= x` with
+/// `#[no_grad] mut p: f64`, or `let mut p = data[0];`): the place is a plain `f64`.
+pub fn scalar_into_constant(place: &syn::Expr, value: &syn::Expr) -> Error {
+    let (name, written) = (place.to_token_stream(), value.to_token_stream());
+    let (place, value) = (name.to_string(), written.to_string());
+    Error::new_spanned(
+        written,
+        format!(
+            "`{place}` holds constant data (a plain `f64`, from `#[no_grad]` or a `let` of such \
+             data), which cannot take `{value}`: it carries a derivative. To let `{place}` \
+             carry one, bind it as a differentiable `f64` before it changes: `let mut {place}: \
+             f64 = {place};`, or write the type in its `let` (`let mut {place}: f64 = ..;`)"
+        ),
+    )
+}
+
 // Rejections of `#[derive(Differentiable)]` (`derive.rs`).
 
 /// A union.

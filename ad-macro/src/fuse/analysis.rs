@@ -113,7 +113,10 @@ pub(super) struct Analysis<'a> {
     pub(super) seen: HashMap<String, usize>,
     pub(super) operations: Vec<Operation>,
     pub(super) scalar_leaves: usize,
+    /// Whether a float literal, a number cast to `f64` or a fixed scalar is among the leaves.
     pub(super) literal: bool,
+    /// Whether a fixed scalar ([`Scopes::fix`]) is among the leaves.
+    pub(super) fixed: bool,
     /// Whether offered `let`s may be inlined (the expression is a statement's whole value).
     pub(super) inline: bool,
     /// The offers inlined, one entry per occurrence, and the operand each computes.
@@ -134,6 +137,7 @@ impl<'a> Analysis<'a> {
             operations: Vec::new(),
             scalar_leaves: 0,
             literal: false,
+            fixed: false,
             inline: false,
             inlined: Vec::new(),
             shared: HashMap::new(),
@@ -394,6 +398,7 @@ impl<'a> Analysis<'a> {
             if path.path.get_ident().is_some_and(|name| self.scopes.is_fixed(name)));
         if fixed {
             self.literal = true;
+            self.fixed = true;
             let value = syn::parse_quote_spanned!(expr.span()=> ::ad::Real::value(#expr));
             return Some(self.pure_leaf(&value, Kind::Constant));
         }
@@ -502,6 +507,14 @@ impl Scopes {
     pub(super) fn is_scalar_typed(&self, expr: &Expr) -> bool {
         let mut analysis = Analysis::new(self);
         analysis.tree(expr).is_some() && (analysis.scalar_leaves > 0 || analysis.literal)
+    }
+
+    /// Whether `expr` has no derivative: arithmetic over constants, float literals, numbers
+    /// cast to `f64` and fixed scalars ([`Scopes::fix`]), `None` if not or unknown. `true`
+    /// when it reads no fixed scalar, so that, left as written, it is an `f64`.
+    pub fn constant_value(&self, expr: &Expr) -> Option<bool> {
+        let mut analysis = Analysis::new(self);
+        (analysis.tree(expr).is_some() && analysis.scalar_leaves == 0).then_some(!analysis.fixed)
     }
 
     /// Whether `expr` is plain `f64` arithmetic over constants.

@@ -1,0 +1,21 @@
+//! A differentiable value written into constant data: a `#[no_grad]` `f64`, or a `let` of
+//! constant data, is a plain `f64`, which cannot carry the derivative. The macro says how to
+//! make it differentiable (`let mut p: f64 = p;`); constants written there compile
+//! (`tests/compound_assignment.rs`).
+
+use ad::reverse_diff;
+
+#[reverse_diff]
+fn weighted(x: f64, #[no_grad] mut p: f64) -> f64 {
+    p *= x;
+    x * p
+}
+
+#[reverse_diff]
+fn accumulated(x: f64, #[no_grad] data: &[f64]) -> f64 {
+    let mut acc = data[0];
+    acc = acc + x * 2.0;
+    x * acc
+}
+
+fn main() {}
