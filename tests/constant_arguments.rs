@@ -1,6 +1,7 @@
 //! Constant data passed where a differentiable `f64` is expected: to a closure whose parameter
 //! is typed `f64` (quadrature over constant nodes), and to a method of the same annotated
-//! `impl` block (`self.predict(p, t)` with `t` from `#[no_grad]` data or a named constant).
+//! `impl` block (`self.predict(p, t)` with `t` from `#[no_grad]` data or a named constant);
+//! and a method of two reals called on constant data (`c.max(1e-9)`, `c.max(x)`).
 //! Gradients are checked against central differences (tolerance 1e-6), values bit for bit.
 
 mod common;
@@ -154,4 +155,35 @@ fn a_sibling_method_takes_constant_data_for_its_scalar() {
     assert_gradient_matches(|p| model.predict(p, 0.4), &p, &dp, 1e-6);
     let expected = central_derivative(|t| model.predict(&p, t), 0.4, STEP);
     assert!((dt - expected).abs() <= 1e-6, "{dt} vs {expected}");
+}
+
+/// Methods of two reals on constant data: `f64`'s own when the arguments have no derivative
+/// (`c.max(1e-9)`, `data[0].clamp(0.0, 1.0)`, `c.min(h)` with `h` fixed), the scalar's when one
+/// is differentiable (`c.max(x)`, `c.powf(x)`).
+#[reverse_diff]
+fn methods_on_constant_data(x: f64, #[no_grad] c: f64, #[no_grad] data: &[f64], n: usize) -> f64 {
+    let h = 1.0 / n as f64;
+    let constant = c.max(1e-9) * data[0].clamp(0.0, 1.0) + c.min(h) + data[1].powf(2.0);
+    let mixed = c.max(x) + data[0].min(x * 2.0) + c.powf(x) + c.atan2(x) + c.hypot(x);
+    constant * x + mixed + c.mul_add(x, 1.0)
+}
+
+/// The same formula, written apart over `f64`.
+fn methods_on_constant_data_by_hand(x: f64, c: f64, data: &[f64], n: usize) -> f64 {
+    let constant =
+        c.max(1e-9) * data[0].clamp(0.0, 1.0) + c.min(1.0 / n as f64) + data[1] * data[1];
+    let mixed = c.max(x) + data[0].min(2.0 * x) + c.powf(x) + c.atan2(x) + c.hypot(x);
+    constant * x + mixed + (c * x + 1.0)
+}
+
+#[test]
+fn methods_of_two_reals_take_constant_data_either_way_round() {
+    let (c, data, n) = (1.3, [0.4, 3.0], 4);
+    // Away from the kinks of `c.max(x)` (x = 1.3) and `data[0].min(2x)` (x = 0.2).
+    for x in [0.1, 0.7, 2.5] {
+        let f = |x| methods_on_constant_data(x, c, &data, n);
+        check_scalar(f, |x| methods_on_constant_data_grad(x, c, &data, n), x);
+        let by_hand = methods_on_constant_data_by_hand(x, c, &data, n);
+        assert!((f(x) - by_hand).abs() < 1e-12, "{} vs {by_hand}", f(x));
+    }
 }

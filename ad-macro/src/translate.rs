@@ -148,57 +148,59 @@ impl Translator {
         closure
     }
 
-    /// `<S as ::ad::Real>::from_f64(expr)`, spanned at the user's expression.
-    /// What `place = value` (or `place op= value`) writes into a place holding constant data
-    /// (a `#[no_grad]` `f64`, or a `let` of one), when the macro knows: `None` when the place
-    /// is not constant data or the value is unknown.
-    fn constant_write(&self, place: &Expr, value: &Expr) -> Option<ConstantWrite> {
+    /// Whether `place = value` (or `place op= value`) writes into a place holding constant
+    /// data (a `#[no_grad]` `f64`, or a `let` of one) a value the macro knows: one with no
+    /// derivative ([`Scopes::constant_value`]) or a scalar.
+    fn writes_constant(&self, place: &Expr, value: &Expr) -> bool {
         let scopes = &self.fusion.scopes;
-        if scopes.kind_of(place) != Some(Kind::Constant) {
-            return None;
-        }
-        match scopes.constant_value(value) {
-            Some(true) => Some(ConstantWrite::AsWritten),
-            Some(false) => Some(ConstantWrite::Value),
-            None => (scopes.kind_of(value) == Some(Kind::Scalar)).then_some(ConstantWrite::Scalar),
-        }
+        scopes.kind_of(place) == Some(Kind::Constant)
+            && (scopes.constant_value(value).is_some()
+                || scopes.kind_of(value) == Some(Kind::Scalar))
     }
 
     /// `place = value` or `place op= value` (`write`), with `place` constant data and `value`
-    /// known ([`Translator::constant_write`]).
+    /// known ([`Translator::writes_constant`]).
     ///
-    /// Before: `p *= 0.5`, `p = p - c`. After: the same, an `f64` into an `f64`, no
-    /// derivative, as on `f64` (the literal made a scalar would not go into `p`).
-    ///
-    /// Before: `p += h` with `h` fixed ([`Scopes::fix`]). After: `p += Real::value(h)`, exact:
-    /// `h` has no derivative.
+    /// Before: `p *= 0.5`, `p = p - c`, `p += h` with `h` fixed. After: `p *= 0.5`, `p = p -
+    /// c`, `p += Real::value(h)`: an `f64` into an `f64`, no derivative, as on `f64` (the
+    /// literal made a scalar would not go into `p`; [`Translator::fold_as_f64`]).
     ///
     /// A value that carries a derivative is rejected, saying how to make `p` a scalar.
     fn fold_constant_write(&mut self, place: &Expr, value: &Expr, write: Expr) -> Expr {
-        match self.constant_write(place, value) {
-            Some(ConstantWrite::Scalar) => {
-                Expr::Verbatim(validate::scalar_into_constant(place, value).into_compile_error())
+        let Some(value) = self.fold_as_f64(value) else {
+            return Expr::Verbatim(
+                validate::scalar_into_constant(place, value).into_compile_error(),
+            );
+        };
+        match write {
+            Expr::Binary(mut binary) => {
+                *binary.right = value;
+                Expr::Binary(binary)
             }
-            Some(ConstantWrite::Value) => {
-                let folded = self.fold_expr(value.clone());
-                let value: Expr = syn::parse_quote_spanned!(value.span()=>
-                    ::ad::Real::value(#folded));
-                match write {
-                    Expr::Binary(mut binary) => {
-                        *binary.right = value;
-                        Expr::Binary(binary)
-                    }
-                    Expr::Assign(mut assign) => {
-                        *assign.right = value;
-                        Expr::Assign(assign)
-                    }
-                    other => other,
-                }
+            Expr::Assign(mut assign) => {
+                *assign.right = value;
+                Expr::Assign(assign)
             }
-            _ => write,
+            other => other,
         }
     }
 
+    /// `expr` as an `f64` when it has no derivative ([`Scopes::constant_value`]), `None` when
+    /// it may carry one or is unknown.
+    ///
+    /// Before: `0.5 * c` (`c` constant data). After: the same, plain `f64` arithmetic.
+    ///
+    /// Before: `h` fixed ([`Scopes::fix`]: a scalar computed from numbers). After:
+    /// `Real::value(h)`, exact: `h` has no derivative.
+    fn fold_as_f64(&mut self, expr: &Expr) -> Option<Expr> {
+        if self.fusion.scopes.constant_value(expr)? {
+            return Some(expr.clone());
+        }
+        let folded = self.fold_expr(expr.clone());
+        Some(syn::parse_quote_spanned!(expr.span()=> ::ad::Real::value(#folded)))
+    }
+
+    /// `<S as ::ad::Real>::from_f64(expr)`, spanned at the user's expression.
     fn constant(&self, span: Span, value: TokenStream) -> Expr {
         let scalar = &self.scalar;
         syn::parse_quote_spanned!(span=> <#scalar as ::ad::Real>::from_f64(#value))
@@ -342,7 +344,31 @@ impl Translator {
     /// `S`, and any type into itself: `i.max(j)` on integers is unchanged). Only variables,
     /// fields and elements are converted; a literal is already `S` and any other expression is
     /// inferred as the method's parameter.
-    fn fold_real_argument_call(&mut self, call: syn::ExprMethodCall) -> Expr {
+    ///
+    /// On constant data (`c` a `#[no_grad]` `f64`, or `data[i]`), the call is `f64`'s own when
+    /// its arguments have no derivative, and the scalar's when one is a scalar. Before:
+    /// `c.max(1e-9)`, `c.clamp(0.0, h)` (`h` fixed). After: `c.max(1e-9)`, `c.clamp(0.0,
+    /// Real::value(h))` ([`Translator::fold_as_f64`]). Before: `c.max(x)`. After:
+    /// `IntoReal::<S>::into_real(c).max(x)`, whose derivative flows through `x`.
+    fn fold_real_argument_call(&mut self, mut call: syn::ExprMethodCall) -> Expr {
+        let scopes = &self.fusion.scopes;
+        let on_constant = scopes.kind_of(&call.receiver) == Some(Kind::Constant);
+        if on_constant
+            && call
+                .args
+                .iter()
+                .all(|arg| scopes.constant_value(arg).is_some())
+        {
+            for arg in call.args.iter_mut() {
+                *arg = self.fold_as_f64(arg).expect("checked: no derivative");
+            }
+            return Expr::MethodCall(call);
+        }
+        let lift = on_constant
+            && call
+                .args
+                .iter()
+                .any(|arg| scopes.kind_of(arg) == Some(Kind::Scalar));
         let wrap: Vec<bool> = call.args.iter().map(is_constant_data).collect();
         let mut call = match fold::fold_expr(self, Expr::MethodCall(call)) {
             Expr::MethodCall(call) => call,
@@ -353,6 +379,11 @@ impl Translator {
                 let span = arg.span();
                 *arg = syn::parse_quote_spanned!(span=> ::core::convert::Into::into(#arg));
             }
+        }
+        if lift {
+            let (receiver, scalar) = (&call.receiver, &self.scalar);
+            *call.receiver = syn::parse_quote_spanned!(receiver.span()=>
+                ::ad::__private::IntoReal::<#scalar>::into_real(#receiver));
         }
         Expr::MethodCall(call)
     }
@@ -542,17 +573,6 @@ fn convert_scalar_params(mut closure: syn::ExprClosure) -> syn::ExprClosure {
     closure
 }
 
-/// What an assignment writes into a place holding constant data
-/// ([`Translator::constant_write`]).
-enum ConstantWrite {
-    /// Plain `f64` arithmetic over constants and literals: left as written.
-    AsWritten,
-    /// Arithmetic with no derivative that reads a fixed scalar: its value is written.
-    Value,
-    /// A value that carries a derivative: rejected.
-    Scalar,
-}
-
 /// Whether `name` is spelled like a constant: capitals, digits and underscores, with a capital.
 fn is_constant_name(name: &str) -> bool {
     name.chars().any(|c| c.is_ascii_uppercase())
@@ -733,11 +753,11 @@ impl Fold for Translator {
             }
             Expr::Binary(binary)
                 if is_compound_assignment(&binary.op)
-                    && self.constant_write(&binary.left, &binary.right).is_some() =>
+                    && self.writes_constant(&binary.left, &binary.right) =>
             {
                 self.fold_constant_write(&binary.left, &binary.right, Expr::Binary(binary.clone()))
             }
-            Expr::Assign(assign) if self.constant_write(&assign.left, &assign.right).is_some() => {
+            Expr::Assign(assign) if self.writes_constant(&assign.left, &assign.right) => {
                 self.fold_constant_write(&assign.left, &assign.right, Expr::Assign(assign.clone()))
             }
             Expr::Binary(binary) if is_compound_assignment(&binary.op) => {
