@@ -1,7 +1,9 @@
 //! Constant data passed where a differentiable `f64` is expected: to a closure whose parameter
 //! is typed `f64` (quadrature over constant nodes), and to a method of the same annotated
 //! `impl` block (`self.predict(p, t)` with `t` from `#[no_grad]` data or a named constant);
-//! and a method of two reals called on constant data (`c.max(1e-9)`, `c.max(x)`).
+//! a method of two reals called on constant data (`c.max(1e-9)`, `c.max(x)`, chained or with
+//! `f64::EPSILON`); and constant data as one branch of an `if` or `match`, or one element of
+//! an array, whose other branches or elements are differentiable.
 //! Gradients are checked against central differences (tolerance 1e-6), values bit for bit.
 
 mod common;
@@ -185,5 +187,97 @@ fn methods_of_two_reals_take_constant_data_either_way_round() {
         check_scalar(f, |x| methods_on_constant_data_grad(x, c, &data, n), x);
         let by_hand = methods_on_constant_data_by_hand(x, c, &data, n);
         assert!((f(x) - by_hand).abs() < 1e-12, "{} vs {by_hand}", f(x));
+    }
+}
+
+/// Calls on constant data chained, bound by a `let`, and given `f64`'s constants.
+#[reverse_diff]
+fn chained_calls_on_constant_data(x: f64, #[no_grad] data: &[f64]) -> f64 {
+    let d = data[0];
+    let floor = d.max(0.1);
+    let mut total = x * d.powf(2.0).max(0.1) + x * floor.min(2.0) + x * d.hypot(1.0).max(0.1);
+    for &e in data {
+        total += x / e.abs().max(f64::EPSILON) + x * e.powf(2.0).clamp(0.1, 3.0);
+    }
+    total + (x + f64::EPSILON).ln() * std::f64::consts::PI
+}
+
+/// The same formula, written apart over `f64`.
+fn chained_calls_on_constant_data_by_hand(x: f64, data: &[f64]) -> f64 {
+    let d = data[0];
+    let mut total = x * (d * d).max(0.1) + x * d.clamp(0.1, 2.0) + x * d.hypot(1.0);
+    for &e in data {
+        total += x / e.abs() + x * (e * e).clamp(0.1, 3.0);
+    }
+    total + (x + f64::EPSILON).ln() * std::f64::consts::PI
+}
+
+#[test]
+fn calls_on_constant_data_chain_and_take_f64_constants() {
+    let data = [1.5, -2.0, 0.3];
+    for x in [0.7, 1.8] {
+        let f = |x| chained_calls_on_constant_data(x, &data);
+        check_scalar(f, |x| chained_calls_on_constant_data_grad(x, &data), x);
+        let by_hand = chained_calls_on_constant_data_by_hand(x, &data);
+        assert!((f(x) - by_hand).abs() < 1e-12, "{} vs {by_hand}", f(x));
+    }
+}
+
+/// Constant data as a branch or an element beside differentiable ones (`vec!` as written).
+#[allow(clippy::useless_vec)]
+#[reverse_diff]
+fn constant_branches_and_elements(
+    x: f64,
+    #[no_grad] c: f64,
+    #[no_grad] data: &[f64],
+    n: usize,
+) -> f64 {
+    let first = if data.is_empty() { 0.0 } else { data[0] };
+    let y = if c > x { c } else { x * x };
+    let w = match n {
+        0 => c,
+        1 => x,
+        _ => {
+            if c > 0.0 {
+                2.0 * x
+            } else {
+                data[1]
+            }
+        }
+    };
+    let mapped: f64 = data.iter().map(|&d| if d > 0.0 { d * x } else { d }).sum();
+    let array = [x, data[0], x * data[1]];
+    let list = vec![x, c, 2.0];
+    first * x + y + w * x + mapped + array[0] * array[1] + array[2] + list[0] * list[1] * list[2]
+}
+
+/// The same formula, written apart over `f64`.
+fn constant_branches_and_elements_by_hand(x: f64, c: f64, data: &[f64], n: usize) -> f64 {
+    let y = if c > x { c } else { x * x };
+    let w = match n {
+        0 => c,
+        1 => x,
+        _ if c > 0.0 => 2.0 * x,
+        _ => data[1],
+    };
+    let mapped: f64 = data.iter().map(|&d| if d > 0.0 { d * x } else { d }).sum();
+    data[0] * x + y + w * x + mapped + x * data[0] + x * data[1] + 2.0 * x * c
+}
+
+#[test]
+fn constant_data_shares_a_type_with_differentiable_branches_and_elements() {
+    let data = [1.5, -2.0, 0.3];
+    for (c, n) in [(1.3, 0), (0.3, 1), (0.3, 2), (-1.0, 2)] {
+        // Away from the kink of `if c > x` (x = c).
+        for x in [0.7, 1.8] {
+            let f = |x| constant_branches_and_elements(x, c, &data, n);
+            check_scalar(
+                f,
+                |x| constant_branches_and_elements_grad(x, c, &data, n),
+                x,
+            );
+            let by_hand = constant_branches_and_elements_by_hand(x, c, &data, n);
+            assert!((f(x) - by_hand).abs() < 1e-12, "{} vs {by_hand}", f(x));
+        }
     }
 }

@@ -48,6 +48,29 @@ pub fn is_f64(ty: &Type) -> bool {
     }
 }
 
+/// Whether `name` is spelled like a constant: capitals, digits and underscores, with a capital.
+pub fn is_constant_name(name: &str) -> bool {
+    name.chars().any(|c| c.is_ascii_uppercase())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
+}
+
+/// Whether `path` names a constant of `f64`: `f64::EPSILON`, `std::f64::consts::PI` (or
+/// `core::`).
+pub fn is_f64_constant(path: &syn::Path) -> bool {
+    let names: Vec<String> = path
+        .segments
+        .iter()
+        .map(|segment| segment.ident.to_string())
+        .collect();
+    let names: Vec<&str> = names.iter().map(String::as_str).collect();
+    match names.as_slice() {
+        ["f64", .., last] | ["std" | "core", "f64", .., last] => is_constant_name(last),
+        _ => false,
+    }
+}
+
 /// `ty` with every `f64` replaced by `by`.
 ///
 /// Before: `&[f64]`, `Vec3<f64>`. After (`by` = `S`): `&[S]`, `Vec3<S>`.

@@ -28,8 +28,8 @@ use syn::{Expr, ExprCast, ExprLit, ExprPath, Ident, Lit, Macro, Pat, Stmt, Token
 
 use crate::fuse::{mapped_sum, Driver, Fusion, FusionState, Kind, RepeatArgs, Scopes};
 use crate::names::{
-    is_f64, is_other_number, real_method, real_method_entry, takes_real_arguments,
-    takes_receiver_by_value, Owner,
+    is_constant_name, is_f64, is_other_number, real_method, real_method_entry,
+    takes_real_arguments, takes_receiver_by_value, Owner,
 };
 use crate::validate;
 
@@ -182,6 +182,29 @@ impl Translator {
                 Expr::Assign(assign)
             }
             other => other,
+        }
+    }
+
+    /// Values that must share one type, each made a constant of the scalar where it is
+    /// constant data the macro knows and another is a scalar (a literal is one): rustc needs
+    /// one type for all. `into_real` of a scalar is the scalar itself, so a value it took for
+    /// constant data stays right.
+    ///
+    /// Before: `if data.is_empty() { 0.0 } else { data[0] }`, `[x, data[0]]` (`data` constant
+    /// data). After: `if .. { 0.0 } else { IntoReal::<S>::into_real(data[0]) }`, `[x,
+    /// IntoReal::<S>::into_real(data[0])]`.
+    fn lift_constants(&self, values: Vec<&mut Expr>) {
+        let scopes = &self.fusion.scopes;
+        let kinds: Vec<Option<Kind>> = values.iter().map(|value| scopes.kind_of(value)).collect();
+        if !kinds.contains(&Some(Kind::Scalar)) {
+            return;
+        }
+        let scalar = &self.scalar;
+        for (value, kind) in values.into_iter().zip(kinds) {
+            if kind == Some(Kind::Constant) {
+                *value = syn::parse_quote_spanned!(value.span()=>
+                    ::ad::__private::IntoReal::<#scalar>::into_real(#value));
+            }
         }
     }
 
@@ -493,7 +516,11 @@ impl Translator {
         // Before: `println!("{}", x * 2.0)`. After: `println!("{}", x * <S as Real>::from_f64(2.0))`.
         let parser = Punctuated::<Expr, Token![,]>::parse_terminated;
         match parser.parse2(mac.tokens.clone()) {
-            Ok(args) => {
+            Ok(mut args) => {
+                // Before: `vec![x, data[0]]`. After: `vec![x, IntoReal::<S>::into_real(data[0])]`.
+                if mac.path.is_ident("vec") {
+                    self.lift_constants(args.iter_mut().collect());
+                }
                 let args: Punctuated<Expr, Token![,]> =
                     args.into_iter().map(|arg| self.fold_expr(arg)).collect();
                 Macro {
@@ -573,14 +600,6 @@ fn convert_scalar_params(mut closure: syn::ExprClosure) -> syn::ExprClosure {
     closure
 }
 
-/// Whether `name` is spelled like a constant: capitals, digits and underscores, with a capital.
-fn is_constant_name(name: &str) -> bool {
-    name.chars().any(|c| c.is_ascii_uppercase())
-        && name
-            .chars()
-            .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
-}
-
 /// Whether `expr` is a literal (`2`, `-1`), perhaps in parentheses: its type comes from the
 /// cast itself.
 fn is_literal(expr: &Expr) -> bool {
@@ -625,6 +644,66 @@ fn is_constant_data(expr: &Expr) -> bool {
         Expr::Unary(unary) => is_constant_data(&unary.expr),
         _ => false,
     }
+}
+
+/// The values of the branches of an `if`-`else` chain or a `match` (`expr`), and of those
+/// nested as a branch's value, that the macro can tell: a block's last expression when the
+/// block binds no name of its own, a `match` arm's when its pattern binds none. Nothing for an
+/// `if` without `else` (its value is `()`).
+fn branch_values<'a>(expr: &'a mut Expr, values: &mut Vec<&'a mut Expr>) {
+    /// A block's value, when it binds no name (a `let` or an item could hide an outer one).
+    fn block_value<'a>(block: &'a mut syn::Block, values: &mut Vec<&'a mut Expr>) {
+        let binds = block
+            .stmts
+            .iter()
+            .any(|stmt| matches!(stmt, Stmt::Local(_) | Stmt::Item(_)));
+        if let (false, Some(Stmt::Expr(value, None))) = (binds, block.stmts.last_mut()) {
+            nested_value(value, values);
+        }
+    }
+    fn nested_value<'a>(value: &'a mut Expr, values: &mut Vec<&'a mut Expr>) {
+        if matches!(value, Expr::If(_) | Expr::Match(_)) {
+            branch_values(value, values);
+        } else if matches!(value, Expr::Block(block) if block.label.is_none()) {
+            if let Expr::Block(block) = value {
+                block_value(&mut block.block, values);
+            }
+        } else {
+            values.push(value);
+        }
+    }
+    match expr {
+        Expr::If(chain) if chain.else_branch.is_some() => {
+            if !matches!(*chain.cond, Expr::Let(_)) {
+                block_value(&mut chain.then_branch, values);
+            }
+            if let Some((_, otherwise)) = &mut chain.else_branch {
+                nested_value(otherwise, values);
+            }
+        }
+        Expr::Match(choice) => {
+            for arm in &mut choice.arms {
+                if !binds_a_name(&arm.pat) {
+                    nested_value(&mut arm.body, values);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Whether a pattern may bind a name (any identifier in it, a unit variant's or constant's
+/// included: the macro cannot tell them apart).
+fn binds_a_name(pat: &Pat) -> bool {
+    struct Finder(bool);
+    impl syn::visit::Visit<'_> for Finder {
+        fn visit_pat_ident(&mut self, _: &syn::PatIdent) {
+            self.0 = true;
+        }
+    }
+    let mut finder = Finder(false);
+    syn::visit::Visit::visit_pat(&mut finder, pat);
+    finder.0
 }
 
 /// Whether an expression's type is fixed by the expression itself (a variable, an element, a
@@ -764,6 +843,18 @@ impl Fold for Translator {
                 self.fold_compound(binary, inline)
             }
             Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => self.fold_loop(expr),
+            // The branches' values ([`branch_values`]) and an array's elements share one type.
+            Expr::If(_) | Expr::Match(_) => {
+                let mut expr = expr;
+                let mut values = Vec::new();
+                branch_values(&mut expr, &mut values);
+                self.lift_constants(values);
+                fold::fold_expr(self, expr)
+            }
+            Expr::Array(mut array) => {
+                self.lift_constants(array.elems.iter_mut().collect());
+                fold::fold_expr(self, Expr::Array(array))
+            }
             // `place = e`: `e` is the statement's value (it runs before the place is found).
             Expr::Assign(mut assign) if inline => {
                 *assign.left = self.fold_keeping_constant(*assign.left);

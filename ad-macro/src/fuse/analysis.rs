@@ -8,7 +8,7 @@ use syn::spanned::Spanned;
 use syn::{BinOp, Expr, Ident, Lit, Pat, UnOp};
 
 use super::scopes::{mapped_sum, Kind, Scopes};
-use crate::names::{is_f64, real_method, Method};
+use crate::names::{is_f64, is_f64_constant, real_method, takes_real_arguments, Method};
 
 /// Whether `expr` reads values and computes, with no call, macro or assignment that could
 /// change a variable: `x`, `xs[i + 1]`, `a * b.sin()`, `i as f64`.
@@ -268,6 +268,11 @@ impl<'a> Analysis<'a> {
                 let name = path.path.get_ident().expect("checked: one identifier");
                 self.offered_let(expr, name)
             }
+            // `f64::EPSILON`, `std::f64::consts::PI`: a number, as a literal is.
+            Expr::Path(path) if path.qself.is_none() && is_f64_constant(&path.path) => {
+                self.literal = true;
+                Some((Operand::Value(expr.to_token_stream()), expr.clone()))
+            }
             Expr::Path(_) => self.variable(expr),
             Expr::Unary(unary) if matches!(unary.op, UnOp::Deref(_)) => {
                 let kind = self.scopes.path_kind(&unary.expr)?.deref()?;
@@ -346,6 +351,16 @@ impl<'a> Analysis<'a> {
             ))
         } else if kind == Some(Method::Scalar) && self.scopes.is_scalar_typed(&call.receiver) {
             Some(self.computed_leaf(expr))
+        } else if takes_real_arguments(&method)
+            && self.scopes.kind_of(&call.receiver) == Some(Kind::Constant)
+            && call
+                .args
+                .iter()
+                .all(|arg| self.scopes.constant_value(arg) == Some(true))
+        {
+            // `c.max(1e-9)` on constant data with constant arguments: `f64`'s own method, a
+            // constant (the translator leaves it as written).
+            Some(self.pure_leaf(expr, Kind::Constant))
         } else if method == "value"
             && call.args.is_empty()
             && self.scopes.is_scalar_typed(&call.receiver)
