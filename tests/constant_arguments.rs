@@ -2,8 +2,10 @@
 //! is typed `f64` (quadrature over constant nodes), and to a method of the same annotated
 //! `impl` block (`self.predict(p, t)` with `t` from `#[no_grad]` data or a named constant);
 //! a method of two reals called on constant data (`c.max(1e-9)`, `c.max(x)`, chained or with
-//! `f64::EPSILON`); and constant data as one branch of an `if` or `match`, or one element of
-//! an array, whose other branches or elements are differentiable.
+//! `f64::EPSILON`, or computed from it as an argument, `x.max(d.abs())`); constant data as
+//! one branch of an `if` or `match`, or one element of an array, whose other branches or
+//! elements are differentiable; constant data assigned to a scalar (`best = data[i]`) or
+//! returned (`return lo;`).
 //! Gradients are checked against central differences (tolerance 1e-6), values bit for bit.
 
 mod common;
@@ -280,4 +282,68 @@ fn constant_data_shares_a_type_with_differentiable_branches_and_elements() {
             assert!((f(x) - by_hand).abs() < 1e-12, "{} vs {by_hand}", f(x));
         }
     }
+}
+
+/// Constant data computed as an argument, and assigned to scalars (a local, an element).
+#[allow(clippy::needless_range_loop)]
+#[reverse_diff]
+fn constant_data_assigned_and_computed(x: f64, #[no_grad] data: &[f64]) -> f64 {
+    let mut v = vec![0.0; data.len()];
+    for i in 0..data.len() {
+        v[i] = data[i];
+    }
+    let mut best = 0.0;
+    for &d in data {
+        if d > best {
+            best = d;
+        }
+    }
+    v[0] += x;
+    let d = data[0];
+    v[0] * best * x + x.max(d.abs()) + x.powf(d.abs())
+}
+
+#[test]
+fn constant_data_is_assigned_to_scalars_and_computed_as_arguments() {
+    let data = [1.5, -2.0, 2.5];
+    for x in [0.7, 1.8] {
+        let f = |x| constant_data_assigned_and_computed(x, &data);
+        check_scalar(f, |x| constant_data_assigned_and_computed_grad(x, &data), x);
+        // (d₀ + x)·max(d)·x + max(x, |d₀|) + x^|d₀|, by hand.
+        let by_hand = (1.5 + x) * 2.5 * x + x.max(1.5) + x.powf(1.5);
+        assert!((f(x) - by_hand).abs() < 1e-12, "{} vs {by_hand}", f(x));
+    }
+}
+
+/// Clamped from below by a constant returned early; a closure's own `return` stays its own.
+#[reverse_diff]
+fn returns_constant_data(x: f64, #[no_grad] lo: f64, #[no_grad] data: &[f64]) -> f64 {
+    if x < lo {
+        return lo;
+    }
+    if x > 10.0 {
+        return data[0];
+    }
+    let square = |t: f64| -> f64 {
+        if t > 0.0 {
+            return t * t;
+        }
+        t
+    };
+    square(x) + data[1]
+}
+
+#[test]
+fn constant_data_is_returned_as_the_scalar() {
+    let data = [1.5, -2.0];
+    assert_eq!(returns_constant_data_grad(0.2, 0.5, &data), (0.5, 0.0));
+    assert_eq!(returns_constant_data_grad(11.0, 0.5, &data), (1.5, 0.0));
+    // x² - 2 at 1.8.
+    let (value, derivative) = returns_constant_data_grad(1.8, 0.5, &data);
+    assert!((value - (1.8 * 1.8 - 2.0)).abs() < 1e-12 && (derivative - 3.6).abs() < 1e-12);
+    check_scalar(
+        |x| returns_constant_data(x, 0.5, &data),
+        |x| returns_constant_data_grad(x, 0.5, &data),
+        1.8,
+    );
 }

@@ -299,6 +299,7 @@ fn generic_function(function: &Function, siblings: Siblings) -> ItemFn {
             }
         }
     }
+    translator.bind_output(&item.sig.output);
     if let ReturnType::Type(_, ty) = &mut item.sig.output {
         **ty = translator.fold_type((**ty).clone());
     }

@@ -24,7 +24,9 @@ use syn::fold::{self, Fold};
 use syn::parse::{Parse, ParseStream, Parser};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
-use syn::{Expr, ExprCast, ExprLit, ExprPath, Ident, Lit, Macro, Pat, Stmt, Token, Type};
+use syn::{
+    Expr, ExprCast, ExprLit, ExprPath, Ident, Lit, Macro, Pat, ReturnType, Stmt, Token, Type,
+};
 
 use crate::fuse::{mapped_sum, Driver, Fusion, FusionState, Kind, RepeatArgs, Scopes};
 use crate::names::{
@@ -73,6 +75,9 @@ pub struct Translator {
     /// Set while the expression about to be folded keeps a named constant as written (see
     /// [`Driver::fold_keeping_constant`]).
     keep_constant: bool,
+    /// Whether a `return` here returns the scalar: the function returns `f64`, and the
+    /// expression being folded is not inside a closure.
+    returns_scalar: bool,
 }
 
 impl Translator {
@@ -82,7 +87,13 @@ impl Translator {
             siblings,
             fusion: FusionState::new(),
             keep_constant: false,
+            returns_scalar: false,
         }
+    }
+
+    /// Declares the function's result type, `output` (before translation).
+    pub fn bind_output(&mut self, output: &ReturnType) {
+        self.returns_scalar = matches!(output, ReturnType::Type(_, ty) if is_f64(ty));
     }
 
     /// Declares a parameter of the function (`constant`: it is `#[no_grad]` data).
@@ -139,12 +150,15 @@ impl Translator {
         mut bind: impl FnMut(&mut Scopes, &Pat),
     ) -> syn::ExprClosure {
         let closure = convert_scalar_params(closure);
+        // A `return` in the closure returns from it.
+        let returns_scalar = std::mem::take(&mut self.returns_scalar);
         self.fusion.scopes.push();
         for input in &closure.inputs {
             bind(&mut self.fusion.scopes, input);
         }
         let closure = fold::fold_expr_closure(self, closure);
         self.fusion.scopes.pop();
+        self.returns_scalar = returns_scalar;
         closure
     }
 
@@ -156,6 +170,13 @@ impl Translator {
         scopes.kind_of(place) == Some(Kind::Constant)
             && (scopes.constant_value(value).is_some()
                 || scopes.kind_of(value) == Some(Kind::Scalar))
+    }
+
+    /// Whether `place = value` writes constant data the macro knows into a scalar place.
+    fn writes_constant_to_scalar(&self, assign: &syn::ExprAssign) -> bool {
+        let scopes = &self.fusion.scopes;
+        scopes.kind_of(&assign.left) == Some(Kind::Scalar)
+            && scopes.kind_of(&assign.right) == Some(Kind::Constant)
     }
 
     /// `place = value` or `place op= value` (`write`), with `place` constant data and `value`
@@ -199,11 +220,9 @@ impl Translator {
         if !kinds.contains(&Some(Kind::Scalar)) {
             return;
         }
-        let scalar = &self.scalar;
         for (value, kind) in values.into_iter().zip(kinds) {
             if kind == Some(Kind::Constant) {
-                *value = syn::parse_quote_spanned!(value.span()=>
-                    ::ad::__private::IntoReal::<#scalar>::into_real(#value));
+                *value = self.lifted(value);
             }
         }
     }
@@ -221,6 +240,14 @@ impl Translator {
         }
         let folded = self.fold_expr(expr.clone());
         Some(syn::parse_quote_spanned!(expr.span()=> ::ad::Real::value(#folded)))
+    }
+
+    /// `IntoReal::<S>::into_real(expr)`, spanned at `expr`: a number made a constant of the
+    /// scalar, a real itself.
+    fn lifted(&self, expr: &Expr) -> Expr {
+        let scalar = &self.scalar;
+        syn::parse_quote_spanned!(expr.span()=>
+            ::ad::__private::IntoReal::<#scalar>::into_real(#expr))
     }
 
     /// `<S as ::ad::Real>::from_f64(expr)`, spanned at the user's expression.
@@ -335,13 +362,7 @@ impl Translator {
         for (index, arg) in args.into_iter().enumerate() {
             let wrap = ((index == 0 && by_value) || all_real) && has_own_type(&arg);
             let arg = self.fold_expr(arg);
-            call.args.push(if wrap {
-                let scalar = &self.scalar;
-                syn::parse_quote_spanned!(arg.span()=>
-                    ::ad::__private::IntoReal::<#scalar>::into_real(#arg))
-            } else {
-                arg
-            });
+            call.args.push(if wrap { self.lifted(&arg) } else { arg });
         }
         Expr::Call(call)
     }
@@ -361,12 +382,12 @@ impl Translator {
         Expr::Call(call)
     }
 
-    /// Before: `x.max(c)`, `x.powf(self.p)` with `c`, `self.p` constant data. After:
-    /// `x.max(::core::convert::Into::into(c))`: `Float`'s methods take `Self`, and the receiver
-    /// is not known here, so the argument converts to whatever the method takes (`f64` into
-    /// `S`, and any type into itself: `i.max(j)` on integers is unchanged). Only variables,
-    /// fields and elements are converted; a literal is already `S` and any other expression is
-    /// inferred as the method's parameter.
+    /// Before: `x.max(c)`, `x.powf(self.p)`, `x.max(d.abs())` with `c`, `self.p`, `d` constant
+    /// data. After: `x.max(::core::convert::Into::into(c))`: `Float`'s methods take `Self`, and
+    /// the receiver is not known here, so the argument converts to whatever the method takes
+    /// (`f64` into `S`, and any type into itself: `i.max(j)` on integers is unchanged). Only
+    /// variables, fields, elements and what the macro knows is constant data are converted; a
+    /// literal is already `S` and any other expression is inferred as the method's parameter.
     ///
     /// On constant data (`c` a `#[no_grad]` `f64`, or `data[i]`), the call is `f64`'s own when
     /// its arguments have no derivative, and the scalar's when one is a scalar. Before:
@@ -392,7 +413,11 @@ impl Translator {
                 .args
                 .iter()
                 .any(|arg| scopes.kind_of(arg) == Some(Kind::Scalar));
-        let wrap: Vec<bool> = call.args.iter().map(is_constant_data).collect();
+        let wrap: Vec<bool> = call
+            .args
+            .iter()
+            .map(|arg| is_constant_data(arg) || scopes.kind_of(arg) == Some(Kind::Constant))
+            .collect();
         let mut call = match fold::fold_expr(self, Expr::MethodCall(call)) {
             Expr::MethodCall(call) => call,
             other => return other,
@@ -404,9 +429,7 @@ impl Translator {
             }
         }
         if lift {
-            let (receiver, scalar) = (&call.receiver, &self.scalar);
-            *call.receiver = syn::parse_quote_spanned!(receiver.span()=>
-                ::ad::__private::IntoReal::<#scalar>::into_real(#receiver));
+            *call.receiver = self.lifted(&call.receiver);
         }
         Expr::MethodCall(call)
     }
@@ -436,9 +459,7 @@ impl Translator {
                 let convert = scalars.get(index) == Some(&true) && has_own_type(&arg);
                 let arg = self.fold_keeping_constant(arg);
                 if convert {
-                    let scalar = &self.scalar;
-                    syn::parse_quote_spanned!(arg.span()=>
-                        ::ad::__private::IntoReal::<#scalar>::into_real(#arg))
+                    self.lifted(&arg)
                 } else {
                     arg
                 }
@@ -836,6 +857,14 @@ impl Fold for Translator {
             {
                 self.fold_constant_write(&binary.left, &binary.right, Expr::Binary(binary.clone()))
             }
+            // Before: `best = data[i]`, `v[i] = c` with `best`, `v[i]` scalars and `data[i]`,
+            // `c` constant data. After: `best = IntoReal::<S>::into_real(data[i])`, the
+            // constant made a constant of the scalar ([`Translator::lift_constants`]).
+            Expr::Assign(mut assign) if self.writes_constant_to_scalar(&assign) => {
+                self.lift_constants(vec![&mut *assign.left, &mut *assign.right]);
+                self.fusion.inline = inline;
+                self.fold_expr(Expr::Assign(assign))
+            }
             Expr::Assign(assign) if self.writes_constant(&assign.left, &assign.right) => {
                 self.fold_constant_write(&assign.left, &assign.right, Expr::Assign(assign.clone()))
             }
@@ -850,6 +879,18 @@ impl Fold for Translator {
                 branch_values(&mut expr, &mut values);
                 self.lift_constants(values);
                 fold::fold_expr(self, expr)
+            }
+            // Before: `return c;` with `c` constant data, in a function returning `f64`.
+            // After: `return IntoReal::<S>::into_real(c);`.
+            Expr::Return(mut exit)
+                if self.returns_scalar
+                    && exit.expr.as_deref().is_some_and(|value| {
+                        self.fusion.scopes.kind_of(value) == Some(Kind::Constant)
+                    }) =>
+            {
+                let value = exit.expr.as_deref_mut().expect("checked: a value");
+                *value = self.lifted(value);
+                fold::fold_expr(self, Expr::Return(exit))
             }
             Expr::Array(mut array) => {
                 self.lift_constants(array.elems.iter_mut().collect());
@@ -1103,10 +1144,7 @@ impl Fold for Translator {
                     ::ad::__private::Array::new(#expr));
             }
             if ascribes_f64 && init.diverge.is_none() && has_own_type(&init.expr) {
-                let expr = &init.expr;
-                let scalar = &self.scalar;
-                *init.expr = syn::parse_quote_spanned!(expr.span()=>
-                    ::ad::__private::IntoReal::<#scalar>::into_real(#expr));
+                *init.expr = self.lifted(&init.expr);
             }
         }
         local
