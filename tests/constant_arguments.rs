@@ -180,16 +180,36 @@ fn methods_on_constant_data_by_hand(x: f64, c: f64, data: &[f64], n: usize) -> f
     constant * x + mixed + (c * x + 1.0)
 }
 
+/// Checks `grad` at each of `xs` ([`check_scalar`]), and `f` against the same formula written
+/// apart over `f64`, `by_hand` (to 1e-12).
+#[track_caller]
+fn check_by_hand(
+    f: impl Fn(f64) -> f64,
+    grad: impl Fn(f64) -> (f64, f64),
+    by_hand: impl Fn(f64) -> f64,
+    xs: &[f64],
+) {
+    for &x in xs {
+        check_scalar(&f, &grad, x);
+        assert!(
+            (f(x) - by_hand(x)).abs() < 1e-12,
+            "at {x}: {} vs {}",
+            f(x),
+            by_hand(x)
+        );
+    }
+}
+
 #[test]
 fn methods_of_two_reals_take_constant_data_either_way_round() {
     let (c, data, n) = (1.3, [0.4, 3.0], 4);
     // Away from the kinks of `c.max(x)` (x = 1.3) and `data[0].min(2x)` (x = 0.2).
-    for x in [0.1, 0.7, 2.5] {
-        let f = |x| methods_on_constant_data(x, c, &data, n);
-        check_scalar(f, |x| methods_on_constant_data_grad(x, c, &data, n), x);
-        let by_hand = methods_on_constant_data_by_hand(x, c, &data, n);
-        assert!((f(x) - by_hand).abs() < 1e-12, "{} vs {by_hand}", f(x));
-    }
+    check_by_hand(
+        |x| methods_on_constant_data(x, c, &data, n),
+        |x| methods_on_constant_data_grad(x, c, &data, n),
+        |x| methods_on_constant_data_by_hand(x, c, &data, n),
+        &[0.1, 0.7, 2.5],
+    );
 }
 
 /// Calls on constant data chained, bound by a `let`, and given `f64`'s constants.
@@ -217,12 +237,12 @@ fn chained_calls_on_constant_data_by_hand(x: f64, data: &[f64]) -> f64 {
 #[test]
 fn calls_on_constant_data_chain_and_take_f64_constants() {
     let data = [1.5, -2.0, 0.3];
-    for x in [0.7, 1.8] {
-        let f = |x| chained_calls_on_constant_data(x, &data);
-        check_scalar(f, |x| chained_calls_on_constant_data_grad(x, &data), x);
-        let by_hand = chained_calls_on_constant_data_by_hand(x, &data);
-        assert!((f(x) - by_hand).abs() < 1e-12, "{} vs {by_hand}", f(x));
-    }
+    check_by_hand(
+        |x| chained_calls_on_constant_data(x, &data),
+        |x| chained_calls_on_constant_data_grad(x, &data),
+        |x| chained_calls_on_constant_data_by_hand(x, &data),
+        &[0.7, 1.8],
+    );
 }
 
 /// Constant data as a branch or an element beside differentiable ones (`vec!` as written).
@@ -271,16 +291,12 @@ fn constant_data_shares_a_type_with_differentiable_branches_and_elements() {
     let data = [1.5, -2.0, 0.3];
     for (c, n) in [(1.3, 0), (0.3, 1), (0.3, 2), (-1.0, 2)] {
         // Away from the kink of `if c > x` (x = c).
-        for x in [0.7, 1.8] {
-            let f = |x| constant_branches_and_elements(x, c, &data, n);
-            check_scalar(
-                f,
-                |x| constant_branches_and_elements_grad(x, c, &data, n),
-                x,
-            );
-            let by_hand = constant_branches_and_elements_by_hand(x, c, &data, n);
-            assert!((f(x) - by_hand).abs() < 1e-12, "{} vs {by_hand}", f(x));
-        }
+        check_by_hand(
+            |x| constant_branches_and_elements(x, c, &data, n),
+            |x| constant_branches_and_elements_grad(x, c, &data, n),
+            |x| constant_branches_and_elements_by_hand(x, c, &data, n),
+            &[0.7, 1.8],
+        );
     }
 }
 
@@ -306,13 +322,13 @@ fn constant_data_assigned_and_computed(x: f64, #[no_grad] data: &[f64]) -> f64 {
 #[test]
 fn constant_data_is_assigned_to_scalars_and_computed_as_arguments() {
     let data = [1.5, -2.0, 2.5];
-    for x in [0.7, 1.8] {
-        let f = |x| constant_data_assigned_and_computed(x, &data);
-        check_scalar(f, |x| constant_data_assigned_and_computed_grad(x, &data), x);
-        // (d₀ + x)·max(d)·x + max(x, |d₀|) + x^|d₀|, by hand.
-        let by_hand = (1.5 + x) * 2.5 * x + x.max(1.5) + x.powf(1.5);
-        assert!((f(x) - by_hand).abs() < 1e-12, "{} vs {by_hand}", f(x));
-    }
+    check_by_hand(
+        |x| constant_data_assigned_and_computed(x, &data),
+        |x| constant_data_assigned_and_computed_grad(x, &data),
+        // (d₀ + x)·max(d)·x + max(x, |d₀|) + x^|d₀|.
+        |x: f64| (1.5 + x) * 2.5 * x + x.max(1.5) + x.powf(1.5),
+        &[0.7, 1.8],
+    );
 }
 
 /// Clamped from below by a constant returned early; a closure's own `return` stays its own.
