@@ -5,7 +5,7 @@
 //! `f64::EPSILON`, or computed from it as an argument, `x.max(d.abs())`); constant data as
 //! one branch of an `if` or `match`, or one element of an array, whose other branches or
 //! elements are differentiable; constant data assigned to a scalar (`best = data[i]`) or
-//! returned (`return lo;`).
+//! returned (`return lo;`); and `f64`'s methods as values (`map(f64::abs)`) over either.
 //! Gradients are checked against central differences (tolerance 1e-6), values bit for bit.
 
 mod common;
@@ -362,4 +362,30 @@ fn constant_data_is_returned_as_the_scalar() {
         |x| returns_constant_data_grad(x, 0.5, &data),
         1.8,
     );
+}
+
+/// `f64`'s methods as values over constant data and over scalars.
+#[reverse_diff]
+fn method_values(xs: &[f64], #[no_grad] data: &[f64]) -> f64 {
+    let constants: f64 = data.iter().copied().map(f64::abs).sum();
+    let largest = data
+        .iter()
+        .copied()
+        .max_by(f64::total_cmp)
+        .unwrap_or_default();
+    let scalars: f64 = xs.iter().copied().map(f64::sin).sum();
+    constants * scalars + largest * xs[0]
+}
+
+#[test]
+fn methods_as_values_take_constant_data_and_scalars() {
+    let (xs, data) = ([0.3, -1.2], [1.5, -2.0, 0.25]);
+    let (value, gradient) = method_values_grad(&xs, &data);
+    // Σ|d| = 3.75, max d = 1.5: 3.75 (sin x₀ + sin x₁) + 1.5 x₀.
+    let expected = 3.75 * (0.3f64.sin() + (-1.2f64).sin()) + 1.5 * 0.3;
+    assert!((value - expected).abs() < 1e-12, "{value} vs {expected}");
+    let by_hand = [3.75 * 0.3f64.cos() + 1.5, 3.75 * (-1.2f64).cos()];
+    for (got, want) in gradient.iter().zip(by_hand) {
+        assert!((got - want).abs() < 1e-12, "{gradient:?} vs {by_hand:?}");
+    }
 }

@@ -324,8 +324,13 @@ impl Translator {
                     ::ad::__private::IntoReal::<#scalar>::into_real(#params)
                 ),*))
             }
-            // Before: `f64::sin`. After: `<S as ::ad::__private::Float>::sin`.
-            [method] if is_trait_method(method) && path.qself.is_none() => self.float_method(&path),
+            // Before: `f64::sin` as a value (`xs.iter().copied().map(f64::sin)`). After:
+            // `::ad::__private::Float::sin`, its `Self` inferred from what it is given: the
+            // scalar's method on scalars, `f64`'s on constant data.
+            [method] if is_trait_method(method) && path.qself.is_none() => {
+                let (owner, method) = (method_owner(&path), method_name(&path));
+                syn::parse_quote_spanned!(span=> #owner::#method)
+            }
             _ => Expr::Path(path),
         }
     }
@@ -333,16 +338,9 @@ impl Translator {
     /// Before: `f64::sin` (or `std::f64::sin`). After: `<S as ::ad::__private::Float>::sin`,
     /// or `<S as ::ad::Real>::rem_euclid` for the methods `Float` lacks.
     fn float_method(&self, path: &ExprPath) -> Expr {
-        let scalar = &self.scalar;
-        let method = &path.path.segments.last().expect("one segment").ident;
-        match real_method_entry(&method.to_string()).map(|entry| entry.owner) {
-            Some(Owner::Real) => {
-                syn::parse_quote_spanned!(path.span()=> <#scalar as ::ad::Real>::#method)
-            }
-            _ => {
-                syn::parse_quote_spanned!(path.span()=> <#scalar as ::ad::__private::Float>::#method)
-            }
-        }
+        let (scalar, method) = (&self.scalar, method_name(path));
+        let owner = method_owner(path);
+        syn::parse_quote_spanned!(path.span()=> <#scalar as #owner>::#method)
     }
 
     /// Before: `f64::max(c, x)` with `c` constant data. After:
@@ -619,6 +617,20 @@ fn convert_scalar_params(mut closure: syn::ExprClosure) -> syn::ExprClosure {
     let body = &closure.body;
     *closure.body = syn::parse_quote_spanned!(body.span()=> { #(#lets)* #body });
     closure
+}
+
+/// The method a path `f64::m` names, `m`.
+fn method_name(path: &ExprPath) -> &Ident {
+    &path.path.segments.last().expect("one segment").ident
+}
+
+/// The trait the scalar has `f64`'s method `path` from: `::ad::Real` for the methods
+/// `num_traits::Float` lacks, `::ad::__private::Float` for the others.
+fn method_owner(path: &ExprPath) -> TokenStream {
+    match real_method_entry(&method_name(path).to_string()).map(|entry| entry.owner) {
+        Some(Owner::Real) => quote!(::ad::Real),
+        _ => quote!(::ad::__private::Float),
+    }
 }
 
 /// Whether `expr` is a literal (`2`, `-1`), perhaps in parentheses: its type comes from the
