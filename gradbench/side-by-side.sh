@@ -7,21 +7,36 @@
 #
 #   gradbench/side-by-side.sh             every eval but ht (the peers have no ht here)
 #   gradbench/side-by-side.sh lse det     only these
+#   gradbench/side-by-side.sh --native    also `ad-native`: `ad-gradbench` built with `-C
+#                                         target-cpu=native` (in target/native), as the kit
+#                                         builds the C++ tools (`-O3 -march=native` at each
+#                                         eval's `define`)
 #   gradbench/side-by-side.sh --report    the table again from the last logs (target/side-by-side)
 set -uo pipefail
 
 report_only=0
-if [ "${1:-}" = --report ]; then
-    report_only=1
+native=0
+while [ $# -gt 0 ]; do
+    case "$1" in
+        --report) report_only=1 ;;
+        --native) native=1 ;;
+        *) break ;;
+    esac
     shift
-fi
+done
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 GRADBENCH="${GRADBENCH:-$REPO/../shared/gradbench}"
 OUT="$REPO/target/side-by-side"
+tools=(ad manual codipack)
+[ $native = 1 ] && tools=(ad ad-native manual codipack)
 mkdir -p "$OUT"
 if [ $report_only = 0 ]; then
     (cd "$REPO" && cargo build --release -q -p ad-gradbench) || exit 1
+    if [ $native = 1 ]; then
+        (cd "$REPO" && RUSTFLAGS="-C target-cpu=native" CARGO_TARGET_DIR="$REPO/target/native" \
+            cargo build --release -q -p ad-gradbench) || exit 1
+    fi
     "$GRADBENCH/setup" --peers >"$OUT/setup.log" 2>&1 || { echo "setup --peers failed"; exit 1; }
 fi
 
@@ -30,24 +45,24 @@ evals=("$@")
 failed=0
 for eval in "${evals[@]}"; do
     [ $report_only = 1 ] && break
-    for tool in ad manual codipack; do
-        if [ "$tool" = ad ]; then
-            command=("$REPO/target/release/ad-gradbench")
-        else
-            command=(python3 python/gradbench/gradbench/cpp.py "$tool")
-        fi
+    for tool in "${tools[@]}"; do
+        case "$tool" in
+            ad) command=("$REPO/target/release/ad-gradbench") ;;
+            ad-native) command=("$REPO/target/native/release/ad-gradbench") ;;
+            *) command=(python3 python/gradbench/gradbench/cpp.py "$tool") ;;
+        esac
         "$GRADBENCH/run" "$eval" -q --eval-args "--min-runs 3 --min-seconds 0.2" \
             --log "$OUT/$eval-$tool.jsonl" -- "${command[@]}" >"$OUT/$eval-$tool.txt" 2>&1 \
             || failed=1
     done
 done
 
-echo "| eval | sizes | ad | manual | codipack |"
-echo "| --- | ---: | ---: | ---: | ---: |"
+echo "| eval | sizes |$(printf ' %s |' "${tools[@]}")"
+echo "| --- | ---: |$(printf ' ---: |%.0s' "${tools[@]}")"
 for eval in "${evals[@]}"; do
     row="| $eval |"
     sizes=""
-    for tool in ad manual codipack; do
+    for tool in "${tools[@]}"; do
         # The ratio table `run` prints: `module description functions ratio` rows.
         read -r count mean < <(awk '
             /^== derivative\/primal ratio/ { table = 1; next }
