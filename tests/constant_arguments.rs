@@ -389,3 +389,29 @@ fn methods_as_values_take_constant_data_and_scalars() {
         assert!((got - want).abs() < 1e-12, "{gradient:?} vs {by_hand:?}");
     }
 }
+
+/// The same calls on constant data reached through references (`data.iter()`).
+#[reverse_diff]
+fn calls_on_borrowed_constant_data(x: f64, #[no_grad] data: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for d in data.iter() {
+        total += d.max(x) * d.min(1.0);
+    }
+    total + data.iter().map(|d| d.max(0.0) + d.hypot(x)).sum::<f64>()
+}
+
+#[test]
+fn calls_on_borrowed_constant_data_take_either_kind_of_argument() {
+    let data = [1.5, -2.0, 0.3];
+    check_by_hand(
+        |x| calls_on_borrowed_constant_data(x, &data),
+        |x| calls_on_borrowed_constant_data_grad(x, &data),
+        |x: f64| {
+            data.iter()
+                .map(|d| d.max(x) * d.min(1.0) + d.max(0.0) + d.hypot(x))
+                .sum::<f64>()
+        },
+        // Away from the kinks of `d.max(x)` (x = d).
+        &[0.7, 1.8],
+    );
+}

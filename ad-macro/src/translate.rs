@@ -387,14 +387,15 @@ impl Translator {
     /// variables, fields, elements and what the macro knows is constant data are converted; a
     /// literal is already `S` and any other expression is inferred as the method's parameter.
     ///
-    /// On constant data (`c` a `#[no_grad]` `f64`, or `data[i]`), the call is `f64`'s own when
+    /// On constant data (`c` a `#[no_grad]` `f64`, `data[i]`, or `d` in `data.iter()`), the call is `f64`'s own when
     /// its arguments have no derivative, and the scalar's when one is a scalar. Before:
     /// `c.max(1e-9)`, `c.clamp(0.0, h)` (`h` fixed). After: `c.max(1e-9)`, `c.clamp(0.0,
     /// Real::value(h))` ([`Translator::fold_as_f64`]). Before: `c.max(x)`. After:
     /// `IntoReal::<S>::into_real(c).max(x)`, whose derivative flows through `x`.
     fn fold_real_argument_call(&mut self, mut call: syn::ExprMethodCall) -> Expr {
         let scopes = &self.fusion.scopes;
-        let on_constant = scopes.kind_of(&call.receiver) == Some(Kind::Constant);
+        let receiver = scopes.kind_of(&call.receiver);
+        let on_constant = matches!(receiver, Some(Kind::Constant | Kind::ConstantRef));
         if on_constant
             && call
                 .args
@@ -427,7 +428,12 @@ impl Translator {
             }
         }
         if lift {
-            *call.receiver = self.lifted(&call.receiver);
+            let value = &call.receiver;
+            *call.receiver = self.lifted(&match receiver {
+                // `d` with `d: &f64`: `into_real(*d)`.
+                Some(Kind::ConstantRef) => syn::parse_quote_spanned!(value.span()=> *#value),
+                _ => (**value).clone(),
+            });
         }
         Expr::MethodCall(call)
     }

@@ -352,7 +352,10 @@ impl<'a> Analysis<'a> {
         } else if kind == Some(Method::Scalar) && self.scopes.is_scalar_typed(&call.receiver) {
             Some(self.computed_leaf(expr))
         } else if takes_real_arguments(&method)
-            && self.scopes.kind_of(&call.receiver) == Some(Kind::Constant)
+            && matches!(
+                self.scopes.kind_of(&call.receiver),
+                Some(Kind::Constant | Kind::ConstantRef)
+            )
             && call
                 .args
                 .iter()
