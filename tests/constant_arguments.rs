@@ -5,7 +5,8 @@
 //! `f64::EPSILON`, or computed from it as an argument, `x.max(d.abs())`); constant data as
 //! one branch of an `if` or `match`, or one element of an array, whose other branches or
 //! elements are differentiable; constant data assigned to a scalar (`best = data[i]`) or
-//! returned (`return lo;`); and `f64`'s methods as values (`map(f64::abs)`) over either.
+//! returned (`return lo;`) or bound with an ascription (`let a: [f64; 2] = [data[0], x];`);
+//! and `f64`'s methods as values (`map(f64::abs)`) over either.
 //! Gradients are checked against central differences (tolerance 1e-6), values bit for bit.
 
 mod common;
@@ -413,5 +414,24 @@ fn calls_on_borrowed_constant_data_take_either_kind_of_argument() {
         },
         // Away from the kinks of `d.max(x)` (x = d).
         &[0.7, 1.8],
+    );
+}
+
+/// Constant data bound where an ascription says `f64`: an array's elements, a tuple's.
+#[reverse_diff]
+fn ascribed_constant_data(x: f64, #[no_grad] data: &[f64]) -> f64 {
+    let a: [f64; 3] = [data[0], x, data[1]];
+    let (c, y): (f64, f64) = (data[0], x * 2.0);
+    let (n, z): (usize, f64) = (data.len(), data[1]);
+    a[0] * a[1] + a[2] * x + c * y + n as f64 * z * x
+}
+
+#[test]
+fn constant_data_takes_an_ascribed_f64() {
+    // 1.5x - 2x + 1.5·2x + 2·(-2)x = -1.5x.
+    assert_eq!(ascribed_constant_data_grad(2.0, &[1.5, -2.0]), (-3.0, -1.5));
+    assert_eq!(
+        ascribed_constant_data_grad(-0.5, &[1.5, -2.0]),
+        (0.75, -1.5)
     );
 }

@@ -216,15 +216,45 @@ impl Translator {
     /// IntoReal::<S>::into_real(data[0])]`.
     fn lift_constants(&self, values: Vec<&mut Expr>) {
         let scopes = &self.fusion.scopes;
-        let kinds: Vec<Option<Kind>> = values.iter().map(|value| scopes.kind_of(value)).collect();
-        if !kinds.contains(&Some(Kind::Scalar)) {
-            return;
+        if values
+            .iter()
+            .any(|value| scopes.kind_of(value) == Some(Kind::Scalar))
+        {
+            self.lift_constant_data(values);
         }
-        for (value, kind) in values.into_iter().zip(kinds) {
-            if kind == Some(Kind::Constant) {
+    }
+
+    /// Each of `values` that is constant data the macro knows made a constant of the scalar.
+    fn lift_constant_data(&self, values: Vec<&mut Expr>) {
+        for value in values {
+            if self.fusion.scopes.kind_of(value) == Some(Kind::Constant) {
                 *value = self.lifted(value);
             }
         }
+    }
+
+    /// Before: `let a: [f64; 2] = [data[0], x];`, `let (c, y): (f64, f64) = (data[0], x);`
+    /// (`data` constant data). After: each element of constant data where the ascription says
+    /// `f64` made a constant of the scalar, `IntoReal::<S>::into_real(data[0])`.
+    fn lift_ascribed(&self, ty: &Type, init: &mut Expr) {
+        let values: Vec<&mut Expr> = match (ty, init) {
+            (Type::Array(array), Expr::Array(values)) if is_f64(&array.elem) => {
+                values.elems.iter_mut().collect()
+            }
+            (Type::Tuple(types), Expr::Tuple(values))
+                if types.elems.len() == values.elems.len() =>
+            {
+                types
+                    .elems
+                    .iter()
+                    .zip(values.elems.iter_mut())
+                    .filter(|(ty, _)| is_f64(ty))
+                    .map(|(_, value)| value)
+                    .collect()
+            }
+            _ => return,
+        };
+        self.lift_constant_data(values);
     }
 
     /// `expr` as an `f64` when it has no derivative ([`Scopes::constant_value`]), `None` when
@@ -1118,7 +1148,12 @@ impl Fold for Translator {
     // `let k: S = IntoReal::<S>::into_real(data[0]);`, so `k` can later take reals (`k += x`).
     // Only initialisers whose type does not depend on the ascription are wrapped: `let s: f64 =
     // xs.iter().sum();` needs the ascription to infer the sum and is left as it is.
-    fn fold_local(&mut self, local: syn::Local) -> syn::Local {
+    fn fold_local(&mut self, mut local: syn::Local) -> syn::Local {
+        if let (Pat::Type(typed), Some(init)) = (&local.pat, &mut local.init) {
+            if init.diverge.is_none() {
+                self.lift_ascribed(&typed.ty, &mut init.expr);
+            }
+        }
         let ascribes_f64 = matches!(&local.pat, Pat::Type(typed) if is_f64(&typed.ty));
         // The names bind after the initialiser, which still sees the outer ones (`let x = x * 2.0`).
         let init = local.init.as_ref().map(|init| &*init.expr);
