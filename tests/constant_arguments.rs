@@ -435,3 +435,31 @@ fn constant_data_takes_an_ascribed_f64() {
         (0.75, -1.5)
     );
 }
+
+/// `f64`'s float constants bound by a `let` (fixed scalars), its integer constants, a method
+/// path bound and not called, and constant data as the function's value.
+#[reverse_diff]
+fn named_f64_constants(x: f64, #[no_grad] c: f64) -> f64 {
+    let tiny = f64::EPSILON;
+    let floor = f64::MIN_POSITIVE;
+    let digits = f64::MANTISSA_DIGITS as f64;
+    let _unused = f64::abs;
+    let mut m = c;
+    m += tiny;
+    m = m.max(tiny);
+    let pair = [floor, c];
+    if x > 0.0 {
+        return x * (m + c.max(floor) + pair[1] + digits);
+    }
+    c
+}
+
+#[test]
+fn f64_constants_bound_by_lets_and_constant_data_as_the_value() {
+    let c = 0.25;
+    // m = c + ε, and 53 mantissa digits.
+    let slope = c + f64::EPSILON + c + c + 53.0;
+    let (value, derivative) = named_f64_constants_grad(2.0, c);
+    assert!((value - 2.0 * slope).abs() < 1e-12 && (derivative - slope).abs() < 1e-12);
+    assert_eq!(named_f64_constants_grad(-1.0, c), (c, 0.0));
+}

@@ -56,8 +56,23 @@ pub fn is_constant_name(name: &str) -> bool {
             .all(|c| c.is_ascii_uppercase() || c == '_' || c.is_ascii_digit())
 }
 
-/// Whether `path` names a constant of `f64`: `f64::EPSILON`, `std::f64::consts::PI` (or
-/// `core::`).
+/// Whether `name`, after `f64::` (or `std::f64::consts::`), names a float constant: spelled as
+/// a constant, and not one of `f64`'s integer constants (`f64::MANTISSA_DIGITS` is a `u32`).
+pub fn is_float_constant(name: &str) -> bool {
+    const INTEGERS: &[&str] = &[
+        "RADIX",
+        "MANTISSA_DIGITS",
+        "DIGITS",
+        "MIN_EXP",
+        "MAX_EXP",
+        "MIN_10_EXP",
+        "MAX_10_EXP",
+    ];
+    is_constant_name(name) && !INTEGERS.contains(&name)
+}
+
+/// Whether `path` names a float constant of `f64` ([`is_float_constant`]): `f64::EPSILON`,
+/// `std::f64::consts::PI` (or `core::`).
 pub fn is_f64_constant(path: &syn::Path) -> bool {
     let names: Vec<String> = path
         .segments
@@ -66,7 +81,7 @@ pub fn is_f64_constant(path: &syn::Path) -> bool {
         .collect();
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     match names.as_slice() {
-        ["f64", .., last] | ["std" | "core", "f64", .., last] => is_constant_name(last),
+        ["f64", .., last] | ["std" | "core", "f64", .., last] => is_float_constant(last),
         _ => false,
     }
 }

@@ -30,7 +30,7 @@ use syn::{
 
 use crate::fuse::{mapped_sum, Driver, Fusion, FusionState, Kind, RepeatArgs, Scopes};
 use crate::names::{
-    is_constant_name, is_f64, is_other_number, real_method, real_method_entry,
+    is_constant_name, is_f64, is_float_constant, is_other_number, real_method, real_method_entry,
     takes_real_arguments, takes_receiver_by_value, Owner,
 };
 use crate::validate;
@@ -106,8 +106,20 @@ impl Translator {
     /// A function's body with the locals `arrays` held as arrays that know their elements
     /// ([`crate::fuse::held_arrays`]). Before: `..; k` (`k` one of them). After: `..;
     /// ::ad::__private::Array::into_vec(k)`, the function's value as written.
-    pub fn fold_block_holding(&mut self, block: syn::Block, arrays: HashSet<String>) -> syn::Block {
+    pub fn fold_block_holding(
+        &mut self,
+        mut block: syn::Block,
+        arrays: HashSet<String>,
+    ) -> syn::Block {
         self.fusion.arrays = arrays;
+        // Before: `.. c` (constant data) as the value of a function returning `f64`. After:
+        // `.. IntoReal::<S>::into_real(c)`, as `return c;` is ([`Translator::fold_expr`]). A
+        // name the body binds again is a scalar or constant data too, which this leaves right.
+        if let Some(Stmt::Expr(value, None)) = block.stmts.last_mut() {
+            if self.returns_scalar && self.fusion.scopes.kind_of(value) == Some(Kind::Constant) {
+                *value = self.lifted(value);
+            }
+        }
         let mut block = self.fold_block(block);
         if let Some(Stmt::Expr(Expr::Path(path), None)) = block.stmts.last_mut() {
             if path
@@ -164,12 +176,12 @@ impl Translator {
 
     /// Whether `place = value` (or `place op= value`) writes into a place holding constant
     /// data (a `#[no_grad]` `f64`, or a `let` of one) a value the macro knows: one with no
-    /// derivative ([`Scopes::constant_value`]) or a scalar.
+    /// derivative ([`Scopes::constant_value`]) or one that reads a scalar
+    /// ([`Scopes::reads_scalar`]).
     fn writes_constant(&self, place: &Expr, value: &Expr) -> bool {
         let scopes = &self.fusion.scopes;
         scopes.kind_of(place) == Some(Kind::Constant)
-            && (scopes.constant_value(value).is_some()
-                || scopes.kind_of(value) == Some(Kind::Scalar))
+            && (scopes.constant_value(value).is_some() || scopes.reads_scalar(value))
     }
 
     /// Whether `place = value` writes constant data the macro knows into a scalar place.
@@ -333,7 +345,7 @@ impl Translator {
         let span = path.span();
         match after_f64 {
             // Before: `f64::EPSILON`, `std::f64::consts::PI`. After: `<S as Real>::from_f64(...)`.
-            [.., last] if is_constant_name(last) => self.constant(span, path.into_token_stream()),
+            [.., last] if is_float_constant(last) => self.constant(span, path.into_token_stream()),
             // Before: `f64::max` as a value (`fold(f64::NEG_INFINITY, f64::max)` over plain
             // `f64` items). After: `|a, b| <S as Float>::max(into_real(a), into_real(b))`, which
             // takes `S` or `f64` operands as the path form of a call does.
@@ -354,13 +366,9 @@ impl Translator {
                     ::ad::__private::IntoReal::<#scalar>::into_real(#params)
                 ),*))
             }
-            // Before: `f64::sin` as a value (`xs.iter().copied().map(f64::sin)`). After:
-            // `::ad::__private::Float::sin`, its `Self` inferred from what it is given: the
-            // scalar's method on scalars, `f64`'s on constant data.
-            [method] if is_trait_method(method) && path.qself.is_none() => {
-                let (owner, method) = (method_owner(&path), method_name(&path));
-                syn::parse_quote_spanned!(span=> #owner::#method)
-            }
+            // Before: `f64::sin`. After: `<S as ::ad::__private::Float>::sin` (given to a
+            // method, see [`Translator::fold_expr_method_call`]).
+            [method] if is_trait_method(method) && path.qself.is_none() => self.float_method(&path),
             _ => Expr::Path(path),
         }
     }
@@ -653,6 +661,19 @@ fn convert_scalar_params(mut closure: syn::ExprClosure) -> syn::ExprClosure {
     let body = &closure.body;
     *closure.body = syn::parse_quote_spanned!(body.span()=> { #(#lets)* #body });
     closure
+}
+
+/// A path `f64::m` to a method of one real the scalar has through a trait, as the trait's
+/// method with `Self` inferred from what it is given (`::ad::__private::Float::abs`): `f64`'s
+/// own on constant data, the scalar's on scalars. Only where something calls it: unused, its
+/// `Self` could not be inferred. Methods of two reals as values have their own form
+/// ([`Translator::fold_f64_path`]).
+fn inferred_method(path: &ExprPath) -> Option<Expr> {
+    let expr = Expr::Path(path.clone());
+    let one_real = is_real_method_path(&expr, is_trait_method)
+        && !is_real_method_path(&expr, takes_real_arguments);
+    let (owner, method) = (method_owner(path), method_name(path));
+    one_real.then(|| syn::parse_quote_spanned!(path.span()=> #owner::#method))
 }
 
 /// The method a path `f64::m` names, `m`.
@@ -1010,6 +1031,11 @@ impl Fold for Translator {
                         Expr::Closure(self.fold_closure_binding(closure, |scopes, input| {
                             scopes.bind_loop(input, &iter)
                         }))
+                    }
+                    // Before: `data.iter().copied().map(f64::abs)`. After:
+                    // `..map(::ad::__private::Float::abs)` ([`inferred_method`]).
+                    Expr::Path(path) if inferred_method(&path).is_some() => {
+                        inferred_method(&path).expect("checked: a method")
                     }
                     other => self.fold_keeping_constant(other),
                 })

@@ -117,6 +117,8 @@ pub(super) struct Analysis<'a> {
     pub(super) literal: bool,
     /// Whether a fixed scalar ([`Scopes::fix`]) is among the leaves.
     pub(super) fixed: bool,
+    /// How many of the scalar leaves are computed ([`Analysis::computed_leaf`]).
+    pub(super) computed: usize,
     /// Whether offered `let`s may be inlined (the expression is a statement's whole value).
     pub(super) inline: bool,
     /// The offers inlined, one entry per occurrence, and the operand each computes.
@@ -138,6 +140,7 @@ impl<'a> Analysis<'a> {
             scalar_leaves: 0,
             literal: false,
             fixed: false,
+            computed: 0,
             inline: false,
             inlined: Vec::new(),
             shared: HashMap::new(),
@@ -202,6 +205,7 @@ impl<'a> Analysis<'a> {
     pub(super) fn computed_leaf(&mut self, expr: &Expr) -> (Operand, Expr) {
         self.impure |= !is_pure(expr);
         self.scalar_leaves += 1;
+        self.computed += 1;
         let name = self.temp(expr, Role::Scalar(self.scalar_leaves - 1));
         (
             Operand::Slot(self.scalar_leaves - 1),
@@ -500,6 +504,10 @@ impl Scopes {
                 let parsed: Expr = syn::parse2(quote!([#tokens])).ok()?;
                 self.kind_of(&parsed)
             }
+            // `f64::EPSILON`: a constant of the scalar.
+            Expr::Path(path) if path.qself.is_none() && is_f64_constant(&path.path) => {
+                Some(Kind::Scalar)
+            }
             Expr::Path(_) => self.path_kind(expr),
             other if self.is_integer(other) => Some(Kind::Integer),
             // `xs.iter().map(|x| x * x).sum::<f64>()`, its items scalars.
@@ -533,6 +541,13 @@ impl Scopes {
     pub fn constant_value(&self, expr: &Expr) -> Option<bool> {
         let mut analysis = Analysis::new(self);
         (analysis.tree(expr).is_some() && analysis.scalar_leaves == 0).then_some(!analysis.fixed)
+    }
+
+    /// Whether `expr` reads a scalar variable or element, which carries a derivative (not
+    /// only values it computes, such as `k as f64` with `k` of a type the macro cannot see).
+    pub fn reads_scalar(&self, expr: &Expr) -> bool {
+        let mut analysis = Analysis::new(self);
+        analysis.tree(expr).is_some() && analysis.scalar_leaves > analysis.computed
     }
 
     /// Whether `expr` is plain `f64` arithmetic over constants.
