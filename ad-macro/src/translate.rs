@@ -116,9 +116,7 @@ impl Translator {
         // `.. IntoReal::<S>::into_real(c)`, as `return c;` is ([`Translator::fold_expr`]). A
         // name the body binds again is a scalar or constant data too, which this leaves right.
         if let Some(Stmt::Expr(value, None)) = block.stmts.last_mut() {
-            if self.returns_scalar && self.fusion.scopes.kind_of(value) == Some(Kind::Constant) {
-                *value = self.lifted(value);
-            }
+            self.lift_returned(value);
         }
         let mut block = self.fold_block(block);
         if let Some(Stmt::Expr(Expr::Path(path), None)) = block.stmts.last_mut() {
@@ -199,23 +197,20 @@ impl Translator {
     /// literal made a scalar would not go into `p`; [`Translator::fold_as_f64`]).
     ///
     /// A value that carries a derivative is rejected, saying how to make `p` a scalar.
-    fn fold_constant_write(&mut self, place: &Expr, value: &Expr, write: Expr) -> Expr {
-        let Some(value) = self.fold_as_f64(value) else {
-            return Expr::Verbatim(
-                validate::scalar_into_constant(place, value).into_compile_error(),
-            );
+    fn fold_constant_write(&mut self, mut write: Expr) -> Expr {
+        let (place, value) = match &mut write {
+            Expr::Binary(binary) => (&*binary.left, &mut *binary.right),
+            Expr::Assign(assign) => (&*assign.left, &mut *assign.right),
+            _ => return write,
         };
-        match write {
-            Expr::Binary(mut binary) => {
-                *binary.right = value;
-                Expr::Binary(binary)
+        match self.fold_as_f64(value) {
+            Some(folded) => *value = folded,
+            None => {
+                let rejected = validate::scalar_into_constant(place, value);
+                return Expr::Verbatim(rejected.into_compile_error());
             }
-            Expr::Assign(mut assign) => {
-                *assign.right = value;
-                Expr::Assign(assign)
-            }
-            other => other,
         }
+        write
     }
 
     /// Values that must share one type, each made a constant of the scalar where it is
@@ -233,6 +228,14 @@ impl Translator {
             .any(|value| scopes.kind_of(value) == Some(Kind::Scalar))
         {
             self.lift_constant_data(values);
+        }
+    }
+
+    /// A value the function returns (`return value;`, or the body's last expression), made a
+    /// constant of the scalar when it is constant data and the function returns `f64`.
+    fn lift_returned(&self, value: &mut Expr) {
+        if self.returns_scalar {
+            self.lift_constant_data(vec![value]);
         }
     }
 
@@ -924,7 +927,7 @@ impl Fold for Translator {
                 if is_compound_assignment(&binary.op)
                     && self.writes_constant(&binary.left, &binary.right) =>
             {
-                self.fold_constant_write(&binary.left, &binary.right, Expr::Binary(binary.clone()))
+                self.fold_constant_write(Expr::Binary(binary))
             }
             // Before: `best = data[i]`, `v[i] = c` with `best`, `v[i]` scalars and `data[i]`,
             // `c` constant data. After: `best = IntoReal::<S>::into_real(data[i])`, the
@@ -935,7 +938,7 @@ impl Fold for Translator {
                 self.fold_expr(Expr::Assign(assign))
             }
             Expr::Assign(assign) if self.writes_constant(&assign.left, &assign.right) => {
-                self.fold_constant_write(&assign.left, &assign.right, Expr::Assign(assign.clone()))
+                self.fold_constant_write(Expr::Assign(assign))
             }
             Expr::Binary(binary) if is_compound_assignment(&binary.op) => {
                 self.fold_compound(binary, inline)
@@ -951,14 +954,10 @@ impl Fold for Translator {
             }
             // Before: `return c;` with `c` constant data, in a function returning `f64`.
             // After: `return IntoReal::<S>::into_real(c);`.
-            Expr::Return(mut exit)
-                if self.returns_scalar
-                    && exit.expr.as_deref().is_some_and(|value| {
-                        self.fusion.scopes.kind_of(value) == Some(Kind::Constant)
-                    }) =>
-            {
-                let value = exit.expr.as_deref_mut().expect("checked: a value");
-                *value = self.lifted(value);
+            Expr::Return(mut exit) => {
+                if let Some(value) = exit.expr.as_deref_mut() {
+                    self.lift_returned(value);
+                }
                 fold::fold_expr(self, Expr::Return(exit))
             }
             Expr::Array(mut array) => {
@@ -1034,9 +1033,8 @@ impl Fold for Translator {
                     }
                     // Before: `data.iter().copied().map(f64::abs)`. After:
                     // `..map(::ad::__private::Float::abs)` ([`inferred_method`]).
-                    Expr::Path(path) if inferred_method(&path).is_some() => {
-                        inferred_method(&path).expect("checked: a method")
-                    }
+                    Expr::Path(path) => inferred_method(&path)
+                        .unwrap_or_else(|| self.fold_keeping_constant(Expr::Path(path))),
                     other => self.fold_keeping_constant(other),
                 })
                 .collect()
