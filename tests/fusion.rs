@@ -5,7 +5,7 @@
 
 mod common;
 
-use ad::{reverse_diff, Real, Tape, Var};
+use ad::{reverse_diff, Dual, Real, Tape, Var};
 use approx::assert_relative_eq;
 use common::{assert_gradient_matches, check, records};
 
@@ -90,6 +90,69 @@ fn each_expression_is_one_record_with_the_gradient_of_its_operations() {
             }
             // And both against central differences.
             assert_gradient_matches(|p| primal(p[0], p[1]), &[x, y], &gradient, 1e-6);
+        }
+    }
+}
+
+/// `f(x, y)` on `Dual<Var>` along `direction`, recorded by `record` on a fresh tape: the value,
+/// the tangent, and the tangent's gradient by `(x, y)` (the Hessian times the direction) and by
+/// the tangents (the gradient), with the number of nodes. With `recorded_tangents`, the
+/// direction's entries are themselves recorded (as the tangent of a value computed inside a
+/// function is), else constants (as `f_hvp` seeds them).
+fn recorded_second(
+    record: impl Fn(Dual<Var>, Dual<Var>) -> Dual<Var>,
+    (x, y): (f64, f64),
+    direction: [f64; 2],
+    recorded_tangents: bool,
+) -> (f64, f64, [f64; 4], usize) {
+    let tape = Tape::new();
+    let (vx, vy) = (tape.var(x), tape.var(y));
+    let tangent = |t: f64| {
+        if recorded_tangents {
+            tape.var(t)
+        } else {
+            Var::constant(t)
+        }
+    };
+    let (tx, ty) = (tangent(direction[0]), tangent(direction[1]));
+    let inputs = tape.len();
+    let out = record(Dual::new(vx, tx), Dual::new(vy, ty));
+    let records = tape.len() - inputs;
+    tape.backward(out.tangent);
+    let adjoints = [vx, vy, tx, ty].map(|v| tape.adjoint(v));
+    (out.value.value(), out.tangent.value(), adjoints, records)
+}
+
+/// Under `f_hvp` and `f_hessian` (`Dual<Var>`) each expression is two records, its value and
+/// its tangent, whose partials its second closure gives over dual numbers; as written it
+/// records a node for each operation of the value and several for its tangent. Both ways give
+/// the same value, tangent, Hessian times the direction and gradient, directions constant or
+/// recorded.
+#[test]
+fn under_reverse_over_forward_each_expression_is_two_records() {
+    type Second = fn(Dual<Var>, Dual<Var>) -> Dual<Var>;
+    let pairs: [(Second, Second); 3] = [
+        (exponentials, exponentials_unfused),
+        (trigonometry, trigonometry_unfused),
+        (the_rest, the_rest_unfused),
+    ];
+    for (fused, unfused) in pairs {
+        for point in [(0.35, 1.4), (0.71, 1.05), (0.05, 1.9)] {
+            for direction in [[1.0, 0.0], [0.3, -1.7]] {
+                for recorded_tangents in [false, true] {
+                    let at = |f| recorded_second(f, point, direction, recorded_tangents);
+                    let (value, tangent, adjoints, records) = at(fused);
+                    let (unfused_value, unfused_tangent, unfused_adjoints, unfused_records) =
+                        at(unfused);
+                    assert_eq!(records, 2, "the value's record and the tangent's");
+                    assert!(unfused_records > 20, "{unfused_records} records unfused");
+                    assert_eq!(value.to_bits(), unfused_value.to_bits());
+                    assert_relative_eq!(tangent, unfused_tangent, max_relative = 1e-13);
+                    for (fused, unfused) in adjoints.iter().zip(unfused_adjoints) {
+                        assert_relative_eq!(*fused, unfused, max_relative = 1e-12);
+                    }
+                }
+            }
         }
     }
 }

@@ -62,6 +62,28 @@ fn partly_linear(xs: &[f64], y: f64, _z: f64) -> f64 {
     xs[0] * xs[1] + 2.0 * y + 0.0 * xs[0]
 }
 
+/// Terms added and subtracted in a loop, over an element and over a scalar computed before
+/// them (whose tangent is itself recorded under `f_hessian`).
+#[reverse_diff]
+fn loop_terms(xs: &[f64], #[no_grad] data: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..xs.len() {
+        let y = xs[i] * xs[(i + 1) % xs.len()];
+        total += (xs[i] - data[i]) * (xs[i] - data[i]) + (y.sin() + 2.0) / (1.0 + xs[i] * xs[i]);
+        total -= y.exp() / 3.0 - data[i].powi(2);
+    }
+    total
+}
+
+/// Kmeans' shape: a sum of squared distances to constant data.
+#[reverse_diff]
+fn squared_distances(xs: &[f64], #[no_grad] data: &[f64]) -> f64 {
+    xs.iter()
+        .zip(data)
+        .map(|(x, d)| (x - d) * (x - d))
+        .sum::<f64>()
+}
+
 #[test]
 fn hessian_of_the_radius() {
     let (value, gradient, rows) = radius_hessian(4.0, 3.0);
@@ -213,5 +235,55 @@ fn hvp_gradient_of_linear_and_absent_inputs() {
         assert_eq!(value, 1.5 * -2.0 + 2.0 * 0.7);
         assert_eq!((gx, gy, gz), (vec![-2.0, 1.5], 2.0, 0.0));
         assert_eq!((hx, hy, hz), (vec![direction[1], direction[0]], 0.0, 0.0));
+    }
+}
+
+/// A loop sum's fused terms under `f_hessian`: the Hessian matches central differences of
+/// `f_grad` (h = 1e-5, tolerance 1e-6), and its gradient is `f_grad`'s.
+#[test]
+fn hessian_of_fused_terms_in_a_loop_matches_differences_of_the_gradient() {
+    let xs = [0.3, -0.5, 0.8, 1.1, -0.2];
+    let data = [1.0, 0.0, -1.0, 0.5, 0.25];
+    let (value, gradient, rows) = loop_terms_hessian(&xs, &data);
+    let (grad_value, grad) = loop_terms_grad(&xs, &data);
+    assert_eq!(value, grad_value);
+    for (a, b) in gradient.iter().zip(&grad) {
+        assert_relative_eq!(a, b, max_relative = 1e-14);
+    }
+    for (j, row) in rows.iter().enumerate() {
+        for (i, entry) in row.iter().enumerate() {
+            let gradient_entry = |p: &[f64]| loop_terms_grad(p, &data).1[i];
+            let expected = central_gradient(gradient_entry, &xs, 1e-5)[j];
+            assert_relative_eq!(*entry, expected, epsilon = 1e-6, max_relative = 1e-6);
+        }
+    }
+}
+
+/// Under `Dual<Var>` a loop sum of fused terms is two records, its value's and its tangent's,
+/// each term adding its leaves to both (it was four records a term, and eight as written); the
+/// Hessian is `2 I`, the gradient `2 (x - d)`.
+#[test]
+fn a_loop_sum_of_fused_terms_is_two_records_under_reverse_over_forward() {
+    let xs: Vec<f64> = (0..40).map(|i| 0.1 * i as f64).collect();
+    let data: Vec<f64> = (0..40).map(|i| (i as f64).sin()).collect();
+    let tape = ad::Tape::new();
+    let duals: Vec<ad::Dual<ad::Var>> = xs
+        .iter()
+        .map(|&x| ad::Dual::new(tape.var(x), ad::Var::constant(1.0)))
+        .collect();
+    let inputs = tape.len();
+    let out = squared_distances(&duals, &data);
+    assert_eq!(tape.len() - inputs, 2);
+    assert_eq!(out.value.value(), squared_distances(&xs, &data));
+    // The tangent's gradient: the Hessian times the ones.
+    tape.backward(out.tangent);
+    for dual in &duals {
+        assert_eq!(tape.adjoint(dual.value), 2.0);
+    }
+    let ones = vec![1.0; xs.len()];
+    let (_, gradient, diagonal) = squared_distances_hvp(&xs, &data, &ones);
+    for i in 0..xs.len() {
+        assert_eq!(gradient[i], 2.0 * (xs[i] - data[i]));
+        assert_eq!(diagonal[i], 2.0);
     }
 }

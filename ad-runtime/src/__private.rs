@@ -5,14 +5,16 @@
 //! constants, `f32`). The one exception, `set_node_limit`, says so. Not part of the public API:
 //! names and signatures here change without notice.
 
-/// The partials of each primitive in `f64`: a fused record calls `rules::name` for each
-/// operation and `rules::pass` for each adjoint (`ad-macro/src/fuse/emit.rs`).
+/// The partials of each primitive: a fused record calls `rules::name` for each operation,
+/// `rules::pass` for each adjoint and `rules::lift` for each constant, over `f64` and over
+/// `Second` (`ad-macro/src/fuse/emit.rs`).
 pub use crate::scalar::rules;
 
 /// `Real`'s hidden supertraits, which generated code calls by name: `Fuse` for a fused
 /// expression, `Accumulate` for a loop sum, `Primitive` for a user primitive or a fused
-/// callee, `IntoReal` for `e as f64`.
-pub use crate::real::{Accumulate, Fuse, IntoReal, Primitive};
+/// callee, `IntoReal` for `e as f64`; `Second`, what a fused record's second closure computes
+/// over.
+pub use crate::real::{Accumulate, Fuse, IntoReal, Primitive, Second};
 
 /// `Float::sin(x)` and the other path forms of `f64`'s methods, which the macro rewrites to
 /// `Float`'s over the scalar type.

@@ -147,6 +147,8 @@ impl<F: Real> Tangent<F> for Node<F> {
             scale.map_or_else(|| F::from_f64(partial), |scale| scale * partial)
         })
     }
+
+    crate::scalar::dual::tangent_sums_itself!();
 }
 
 /// The scalar an inner reverse pass runs on over the caller's scalar `F`.

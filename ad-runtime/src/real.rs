@@ -11,7 +11,9 @@ use std::ops::{
     Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Rem, RemAssign, Sub, SubAssign,
 };
 pub(crate) use supertraits::{accumulate_term_by_term, checked_partials};
-pub use supertraits::{Accumulate, Arrays, Checkpoint, Fuse, IntoReal, Matrices, Primitive};
+pub use supertraits::{
+    Accumulate, Arrays, Checkpoint, Fuse, IntoReal, Matrices, Primitive, Second,
+};
 
 /// `+ - * / %` with right operand `Rhs`, giving `Out`.
 pub trait ArithOps<Rhs, Out>:

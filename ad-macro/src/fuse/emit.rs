@@ -147,12 +147,12 @@ impl Fusion {
     /// body is (`fuse: false` for the unfused form, which must not fuse again).
     pub fn expand(self, scalar: &Ident, translate: impl FnMut(Expr, bool) -> Expr) -> Expr {
         let forward = self.saves_tangent_operations();
-        self.generate(scalar, translate, |leaves, derivative, unfused| {
+        self.generate(scalar, translate, |leaves, derivatives, unfused| {
             // The count written out: `_` for a const argument needs Rust 1.89.
             let count = leaves.len();
             quote! {
                 match <#scalar as ::ad::__private::Fuse>::fuse::<#forward, #count>(
-                    [#(#leaves),*], #derivative)
+                    [#(#leaves),*], #derivatives)
                 {
                     ::core::option::Option::Some(__ad_fused) => __ad_fused,
                     ::core::option::Option::None => #unfused,
@@ -171,11 +171,11 @@ impl Fusion {
         translate: impl FnMut(Expr, bool) -> Expr,
     ) -> Expr {
         let forward = self.saves_tangent_operations();
-        self.generate(scalar, translate, |leaves, derivative, unfused| {
+        self.generate(scalar, translate, |leaves, derivatives, unfused| {
             let count = leaves.len();
             quote! {
                 match <#scalar as ::ad::__private::Fuse>::fuse_let::<#untaped, #forward, #count>(
-                    [#(#leaves),*], #derivative)
+                    [#(#leaves),*], #derivatives)
                 {
                     ::core::option::Option::Some(__ad_fused) => __ad_fused,
                     ::core::option::Option::None => #unfused,
@@ -193,11 +193,11 @@ impl Fusion {
         translate: impl FnMut(Expr, bool) -> Expr,
     ) -> Expr {
         let forward = self.saves_tangent_operations();
-        self.generate(scalar, translate, |leaves, derivative, unfused| {
+        self.generate(scalar, translate, |leaves, derivatives, unfused| {
             let count = leaves.len();
             quote! {
                 <#scalar as ::ad::__private::Accumulate>::add::<#forward, #count>(
-                    &mut #sum, #subtract, [#(#leaves),*], #derivative, || #unfused)
+                    &mut #sum, #subtract, [#(#leaves),*], #derivatives, || #unfused)
             }
         })
     }
@@ -249,7 +249,7 @@ impl Fusion {
         mut translate: impl FnMut(Expr, bool) -> Expr,
     ) -> TokenStream {
         let constants = self.constant_lets(&mut translate);
-        let derivative = self.derivative();
+        let derivative = self.derivative(quote!(f64));
         let slots = self.slots;
         let value = Ident::new("__ad_term", Span::mixed_site());
         let term = quote_spanned! {self.span=>
@@ -304,7 +304,7 @@ impl Fusion {
         mut translate: impl FnMut(Expr, bool) -> Expr,
     ) -> TokenStream {
         let constants = self.constant_lets(&mut translate);
-        let derivative = self.derivative();
+        let derivative = self.derivative(quote!(f64));
         quote_spanned! {self.span=> {
             #(#constants)*
             (#derivative)([#(#leaves),*]).0
@@ -327,9 +327,10 @@ impl Fusion {
             .collect()
     }
 
-    /// The temporaries, in source order, then `tail(leaves, derivative, unfused)`: the
-    /// scalar leaves' temporaries in slot order, the closure from their values to the value and
-    /// the partials, and the expression as written over the temporaries.
+    /// The temporaries, in source order, then `tail(leaves, derivatives, unfused)`: the
+    /// scalar leaves' temporaries in slot order, the closures from their values to the value
+    /// and the partials (over `f64`, then over `Second` for their tangents too: the `derivative`
+    /// and `second` of `Fuse::fuse`), and the expression as written over the temporaries.
     fn generate(
         self,
         scalar: &Ident,
@@ -349,9 +350,14 @@ impl Fusion {
             };
             lets.push(self.temp_let(temp, ty, &mut translate));
         }
-        let derivative = self.derivative();
+        let first = self.derivative(quote!(f64));
+        let second = self.derivative(quote!(::ad::__private::Second));
         let span = self.span;
-        let tail = tail(&leaves, derivative, translate(self.rewritten, false));
+        let tail = tail(
+            &leaves,
+            quote!(#first, #second),
+            translate(self.rewritten, false),
+        );
         syn::parse_quote_spanned!(span=> {
             #(#lets)*
             #tail
@@ -482,14 +488,16 @@ impl Fusion {
         as_written + 1 >= 3 * self.slots
     }
 
-    /// The closure from the leaves' values to the value and the partials: the operations
-    /// forward by their rules, then reverse accumulation over the expression (an operation's
-    /// adjoint is the product passed back by its one user, or a sum when an inlined `let` gives
-    /// it several).
-    fn derivative(&self) -> TokenStream {
+    /// The closure from the leaves' values, of type `number`, to the value and the partials:
+    /// the operations forward by their rules, then reverse accumulation over the expression
+    /// (an operation's adjoint is the product passed back by its one user, or a sum when an
+    /// inlined `let` gives it several). The rules are generic and every constant goes through
+    /// `rules::lift`, so the one body serves `f64` and `Second`.
+    fn derivative(&self, number: TokenStream) -> TokenStream {
+        let lift = quote!(::ad::__private::rules::lift);
         let value = |operand: &Operand| match operand {
             Operand::Slot(slot) => format_ident!("__ad_v{}", slot).to_token_stream(),
-            Operand::Value(tokens) => tokens.clone(),
+            Operand::Value(tokens) => quote!(#lift(#tokens)),
             Operand::Operation(index) => format_ident!("__ad_n{}", index).to_token_stream(),
         };
         let varies = self.varies();
@@ -534,11 +542,11 @@ impl Fusion {
         match &self.root {
             Operand::Operation(root) if varies[*root] => {
                 let root_adjoint = format_ident!("__ad_g{}", root);
-                backward.push(quote!(let #root_adjoint = 1.0f64;));
+                backward.push(quote!(let #root_adjoint = #lift(1.0);));
             }
             Operand::Slot(slot) => {
                 bound[*slot] = true;
-                backward.push(quote!(__ad_p[#slot] = 1.0f64;));
+                backward.push(quote!(__ad_p[#slot] = #lift(1.0);));
             }
             _ => {}
         }
@@ -574,10 +582,10 @@ impl Fusion {
         let root_value = value(&self.root);
         let mutable = (slots > 0).then(|| quote!(mut));
         quote! {
-            move |__ad_values: [f64; #slots]| {
+            move |__ad_values: [#number; #slots]| {
                 let [#(#values),*] = __ad_values;
                 #(#forward)*
-                let #mutable __ad_p = [0.0f64; #slots];
+                let #mutable __ad_p = [#lift(0.0); #slots];
                 #(#backward)*
                 (#root_value, __ad_p)
             }

@@ -19,9 +19,12 @@
 //! ```text
 //! total = {
 //!     let __ad_t0: S = total; let __ad_t1: S = d; let __ad_t2: S = e;
-//!     match <S as Fuse>::fuse::<true, 3>([__ad_t0, __ad_t1, __ad_t2], move |[v0, v1, v2]| {
-//!         /* the value by `rules`, then its partials by reverse accumulation */
-//!     }) {
+//!     match <S as Fuse>::fuse::<true, 3>([__ad_t0, __ad_t1, __ad_t2],
+//!         move |[v0, v1, v2]: [f64; 3]| {
+//!             /* the value by `rules`, then its partials by reverse accumulation */
+//!         },
+//!         move |[v0, v1, v2]: [Second; 3]| { /* the same body */ },
+//!     ) {
 //!         Some(fused) => fused,               // Var: one record; Dual<f64, _>: its tangent
 //!         None => __ad_t0 + (100.0 * (__ad_t1 * __ad_t1) + __ad_t2 * __ad_t2), // f64
 //!     }
@@ -29,7 +32,9 @@
 //! ```
 //!
 //! The `true` says forward mode gains by the record too (fewer operations on the tangent:
-//! `Fusion::saves_tangent_operations`); with `false`, `Dual` evaluates the expression as written.
+//! `Fusion::saves_tangent_operations`); with `false`, `Dual<f64, _>` evaluates the expression
+//! as written. The second closure computes over dual numbers, so that its partials carry their
+//! tangents: `Dual<Var>` records the value and the tangent one record each from it.
 //!
 //! A leaf whose type the macro cannot tell makes the expression go unfused (its parts may
 //! still fuse): a guess could only fail to compile, never differentiate wrongly, since the

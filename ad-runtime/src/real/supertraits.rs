@@ -7,14 +7,21 @@
 //! `ad::__private`.
 
 use crate::checkpoint::Schedule;
+use crate::Dual;
 use std::borrow::Cow;
 use std::ops::{AddAssign, Range, SubAssign};
 use std::panic::{RefUnwindSafe, UnwindSafe};
 
+/// The number a fused record's `second` closure computes over: a value and its tangent, so
+/// that the partials it returns carry their own tangents ([`Fuse::fuse_tangent`]).
+pub type Second = Dual<f64>;
+
 /// How each scalar type evaluates an expression `#[reverse_diff]` fused into one record (Krawiec et
 /// al., POPL 2022, §8.7 applied to expressions): the macro differentiates the expression
 /// symbolically, and `derivative` gives its value and its partial derivative with respect to each
-/// of its `K` scalar leaves, from the leaves' values. A supertrait of [`Real`](crate::Real).
+/// of its `K` scalar leaves, from the leaves' values; `second`, the same closure over
+/// [`Second`], also gives their tangents along the leaves' tangents (reverse over forward,
+/// `Dual<Var>`). A supertrait of [`Real`](crate::Real).
 pub trait Fuse: Sized {
     /// What an array of the scalar that the body holds (`ad::__private::Array`) knows of its
     /// elements without reading them, which [`Fuse::fuse_loop`] takes and updates: for `Var`,
@@ -25,13 +32,32 @@ pub trait Fuse: Sized {
 
     /// `Some` of one record of the expression over `leaves` (for `Var`; for a first-order
     /// `Dual` when `FORWARD`: the macro found that the leaves' tangents times the partials take
-    /// fewer tangent operations than the expression's own), or `None` when the scalar
-    /// evaluates the expression as written (`f64`; `Dual` otherwise, and always over a part
-    /// type that carries a derivative, whose partials `derivative` cannot differentiate).
+    /// fewer tangent operations than the expression's own; for `Dual<Var>`, one record of the
+    /// value and one of the tangent, by [`Fuse::fuse_tangent`]), or `None` when the scalar
+    /// evaluates the expression as written (`f64`; `Dual` otherwise).
     fn fuse<const FORWARD: bool, const K: usize>(
         leaves: [Self; K],
         derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+        second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
     ) -> Option<Self>;
+
+    /// For a `Dual` whose value and tangent are of this type: `Some` of the records of a fused
+    /// expression's value and tangent, from the values and tangents of its leaves, or `None`
+    /// when the expression runs as written (every part type but `Var`).
+    ///
+    /// With `(f, p) = second(values + ε·tangents)` (dual numbers), the tangent `ḟ = Σₖ pₖ ṫₖ`
+    /// has the partial `p.value[k]` by the tangent of leaf `k` and `p.tangent[k]` by its value:
+    /// `∂ḟ/∂xⱼ = Σₖ ṫₖ ∂²f/∂xₖ∂xⱼ`, the tangent of `pⱼ`, the Hessian being symmetric. So the
+    /// tangent costs one record of up to `2K` operands, where the expression as written records
+    /// several operations for each of its own.
+    #[inline(always)]
+    fn fuse_tangent<const K: usize>(
+        _values: [Self; K],
+        _tangents: [Self; K],
+        _second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
+    ) -> Option<(Self, Self)> {
+        None
+    }
 
     /// [`Fuse::fuse`] for the initialiser of a `let` whose every use the statements after it
     /// compute inside their own records: then (`UNTAPED`) `Var` records nothing and the `let`
@@ -41,8 +67,9 @@ pub trait Fuse: Sized {
     fn fuse_let<const UNTAPED: bool, const FORWARD: bool, const K: usize>(
         leaves: [Self; K],
         derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+        second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
     ) -> Option<Self> {
-        Self::fuse::<FORWARD, K>(leaves, derivative)
+        Self::fuse::<FORWARD, K>(leaves, derivative, second)
     }
 
     /// The value of a scalar that carries no derivative on the tape, `None` otherwise (and
@@ -107,18 +134,36 @@ pub trait Accumulate: Fuse {
     fn start(start: Self) -> Self::Sum;
 
     /// Adds (`subtract`: subtracts) a term over `K` scalar leaves: its value and partials by
-    /// `derivative` (for `Var`, and a first-order `Dual` when `FORWARD`, as in
-    /// [`Fuse::fuse`]), or `unfused`, the term as written.
+    /// `derivative` or `second` (for `Var`, and `Dual` where [`Fuse::fuse`] takes them), or
+    /// `unfused`, the term as written.
     fn add<const FORWARD: bool, const K: usize>(
         sum: &mut Self::Sum,
         subtract: bool,
         leaves: [Self; K],
         derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+        second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
         unfused: impl FnOnce() -> Self,
     );
 
     /// The sum's value.
     fn finish(sum: Self::Sum) -> Self;
+
+    /// For a loop sum of `Dual`s whose value and tangent are of this type, kept in `value` and
+    /// `tangent`: adds (`subtract`: subtracts) a fused term's value and tangent, from the values
+    /// and tangents of its leaves by `second` (as [`Fuse::fuse_tangent`] records them), and
+    /// says `true`; or `false`, having done nothing, when the term must run as written (every
+    /// part type but `Var`).
+    #[inline(always)]
+    fn add_tangent<const K: usize>(
+        _value: &mut Self::Sum,
+        _tangent: &mut Self::Sum,
+        _subtract: bool,
+        _values: [Self; K],
+        _tangents: [Self; K],
+        _second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
+    ) -> bool {
+        false
+    }
 
     /// Adds (`subtract`: subtracts) the terms of a whole loop `for i in range { total += e }`
     /// whose every scalar leaf `k` is the element `offsets()[k] + (i - range.start) ·
@@ -163,9 +208,10 @@ macro_rules! accumulate_term_by_term {
                 subtract: bool,
                 leaves: [$S; K],
                 derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+                second: impl FnOnce([$crate::real::Second; K]) -> ($crate::real::Second, [$crate::real::Second; K]),
                 unfused: impl FnOnce() -> $S,
             ) {
-                let term = <$S as $crate::real::Fuse>::fuse::<FORWARD, K>(leaves, derivative)
+                let term = <$S as $crate::real::Fuse>::fuse::<FORWARD, K>(leaves, derivative, second)
                     .unwrap_or_else(unfused);
                 if subtract {
                     *sum -= term;

@@ -3,7 +3,9 @@
 //! to the tangent as it computes the value (the lecture slides on AD in PCF, dual numbers).
 //!
 //! `Dual<f64>` gives Jacobian–vector products. `Dual<Var>` records both parts on the tape:
-//! sweeping back from the tangent gives a Hessian–vector product (reverse over forward).
+//! sweeping back from the tangent gives a Hessian–vector product (reverse over forward). An
+//! expression the macro fused is then two records, its value's and its tangent's, and a loop
+//! sum of them two records in all ([`Fuse::fuse_tangent`], [`DualSum`]).
 //!
 //! Here: the type, its tangents ([`Tangent`], [`Lanes`](crate::Lanes) in `lanes.rs`), the chain
 //! rule (`chain1`, `chain2`) and the hooks of generated code; the operators in `ops.rs`; the
@@ -18,8 +20,8 @@ pub(crate) mod lanes;
 mod ops;
 
 use crate::real::Real;
-use crate::real::{accumulate_term_by_term, checked_partials, Checkpoint, Fuse, Primitive};
-use std::ops::{Add, Div, Mul, Neg};
+use crate::real::{checked_partials, Accumulate, Checkpoint, Fuse, Primitive, Second};
+use std::ops::{Add, AddAssign, Div, Mul, Neg, SubAssign};
 
 /// A dual number: a value of the part type `F` (`f64`, [`Var`](crate::Var), or a `Dual` itself for higher
 /// orders) and its tangent, by default of the same type (one direction), or [`Lanes`] of `f64`
@@ -118,7 +120,86 @@ pub trait Tangent<F>:
     fn is_all_zero(self) -> bool {
         self.is_zero_tangent()
     }
+
+    /// [`Fuse::fuse_tangent`] of `F`, for a tangent of one direction, `F` itself; `None` for
+    /// the others.
+    #[inline(always)]
+    fn fuse_tangent<const K: usize>(
+        _values: [F; K],
+        _tangents: [Self; K],
+        _second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
+    ) -> Option<(F, Self)> {
+        None
+    }
+
+    /// The tangent of a loop sum while it is accumulated ([`DualSum`]): `F`'s own sum for a
+    /// tangent of one direction (for `Var`, one record of all the terms), the tangent itself
+    /// for the others.
+    #[doc(hidden)]
+    type Sum;
+
+    /// A tangent sum that starts at `self`.
+    #[doc(hidden)]
+    fn start_sum(self) -> Self::Sum;
+
+    /// Adds `tangent` to the sum (`subtract`: subtracts it).
+    #[doc(hidden)]
+    fn add_to_sum(sum: &mut Self::Sum, tangent: Self, subtract: bool);
+
+    /// The tangent the sum adds up to.
+    #[doc(hidden)]
+    fn finish_sum(sum: Self::Sum) -> Self;
+
+    /// [`Accumulate::add_tangent`] of `F`, for a tangent of one direction; `false` for the
+    /// others.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn add_tangent<const K: usize>(
+        _value: &mut F::Sum,
+        _tangent: &mut Self::Sum,
+        _subtract: bool,
+        _values: [F; K],
+        _tangents: [Self; K],
+        _second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
+    ) -> bool
+    where
+        F: Accumulate,
+    {
+        false
+    }
 }
+
+/// [`Tangent`]'s sum for a tangent that sums as a `Dual`'s operators add it (lanes, the inner
+/// reverse pass's nodes): `sum ± tangent`, a zero tangent skipped.
+macro_rules! tangent_sums_itself {
+    () => {
+        type Sum = Self;
+
+        #[inline(always)]
+        fn start_sum(self) -> Self {
+            self
+        }
+
+        #[inline(always)]
+        fn add_to_sum(sum: &mut Self, tangent: Self, subtract: bool) {
+            if !tangent.is_zero_tangent() {
+                let term = if subtract { -tangent } else { tangent };
+                *sum = if sum.is_zero_tangent() {
+                    term
+                } else {
+                    *sum + term
+                };
+            }
+        }
+
+        #[inline(always)]
+        fn finish_sum(sum: Self) -> Self {
+            sum
+        }
+    };
+}
+
+pub(crate) use tangent_sums_itself;
 
 impl<F: Real> Tangent<F> for F {
     #[inline(always)]
@@ -134,6 +215,48 @@ impl<F: Real> Tangent<F> for F {
     #[inline(always)]
     fn times(self, partial: f64) -> F {
         self * partial
+    }
+
+    #[inline(always)]
+    fn fuse_tangent<const K: usize>(
+        values: [F; K],
+        tangents: [F; K],
+        second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
+    ) -> Option<(F, F)> {
+        F::fuse_tangent(values, tangents, second)
+    }
+
+    type Sum = F::Sum;
+
+    #[inline(always)]
+    fn start_sum(self) -> F::Sum {
+        F::start(self)
+    }
+
+    #[inline(always)]
+    fn add_to_sum(sum: &mut F::Sum, tangent: F, subtract: bool) {
+        if subtract {
+            *sum -= tangent;
+        } else {
+            *sum += tangent;
+        }
+    }
+
+    #[inline(always)]
+    fn finish_sum(sum: F::Sum) -> F {
+        F::finish(sum)
+    }
+
+    #[inline(always)]
+    fn add_tangent<const K: usize>(
+        value: &mut F::Sum,
+        tangent: &mut F::Sum,
+        subtract: bool,
+        values: [F; K],
+        tangents: [F; K],
+        second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
+    ) -> bool {
+        F::add_tangent(value, tangent, subtract, values, tangents, second)
     }
 }
 
@@ -230,9 +353,10 @@ impl<F: Real, T: Tangent<F>> Operand<F, T> for &f64 {
 /// (`FORWARD`): a fused expression's tangent is its leaves' tangents times its partials, `K`
 /// terms, where the expression as written forms a tangent per operation (rosenbrock's term
 /// `100 (x₁ − x₀²)² + (1 − x₀)²` over its two leaves: 2 lane products and a sum against 10 lane
-/// operations). Over a part type that carries a derivative (`Dual<Var>`, `Dual<Dual<_>>`) the partials
-/// would have to be differentiated too, which `derivative` cannot do: the expression runs as
-/// written.
+/// operations). Over a part type that carries a derivative the partials are differentiated
+/// too: for `Dual<Var>` (reverse over forward), by `second` over dual numbers, one record of
+/// the value and one of the tangent ([`Fuse::fuse_tangent`]); over the others (`Dual<Dual<_>>`,
+/// tangents of several lanes) the expression runs as written.
 impl<F: Real, T: Tangent<F>> Fuse for Dual<F, T> {
     type Known = ();
 
@@ -240,8 +364,18 @@ impl<F: Real, T: Tangent<F>> Fuse for Dual<F, T> {
     fn fuse<const FORWARD: bool, const K: usize>(
         leaves: [Dual<F, T>; K],
         derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+        second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
     ) -> Option<Dual<F, T>> {
-        if !FORWARD || F::CARRIES_DERIVATIVE || K == 0 {
+        if K == 0 {
+            return None;
+        }
+        if F::CARRIES_DERIVATIVE {
+            let values = std::array::from_fn(|k| leaves[k].value);
+            let tangents = std::array::from_fn(|k| leaves[k].tangent);
+            let fused = T::fuse_tangent(values, tangents, second);
+            return fused.map(|(value, tangent)| Dual::new(value, tangent));
+        }
+        if !FORWARD {
             return None;
         }
         // `from_fn`, not `map`: `[T; K]::map` is often left out of line (BENCHMARKS.md, ht).
@@ -264,8 +398,103 @@ impl<F: Real, T: Tangent<F>> Fuse for Dual<F, T> {
     }
 }
 
-accumulate_term_by_term! {
-    impl<F: Real, T: Tangent<F>> for Dual<F, T>;
+/// A loop sum of `Dual`s while it is accumulated: the values in `F`'s sum, the tangents in
+/// the tangent's ([`Tangent::start_sum`]). For `Dual<Var>` both are one record over all the
+/// terms, where adding term by term recorded two nodes a term.
+pub struct DualSum<F: Real, T: Tangent<F>> {
+    value: F::Sum,
+    tangent: T::Sum,
+}
+
+/// `sum += term` and the other forms a loop sum takes: the value and the tangent each into its
+/// own sum (an `f64` has no tangent).
+macro_rules! dual_sum_ops {
+    ($($T:ty)*) => {$(
+        impl<'a, F: Real, T: Tangent<F>> AddAssign<$T> for DualSum<F, T> {
+            #[inline(always)]
+            fn add_assign(&mut self, term: $T) {
+                let term: Dual<F, T> = term.operand();
+                self.value += term.value;
+                T::add_to_sum(&mut self.tangent, term.tangent, false);
+            }
+        }
+        impl<'a, F: Real, T: Tangent<F>> SubAssign<$T> for DualSum<F, T> {
+            #[inline(always)]
+            fn sub_assign(&mut self, term: $T) {
+                let term: Dual<F, T> = term.operand();
+                self.value -= term.value;
+                T::add_to_sum(&mut self.tangent, term.tangent, true);
+            }
+        }
+    )*};
+}
+
+dual_sum_ops!(Dual<F, T> &'a Dual<F, T>);
+
+macro_rules! dual_sum_constants {
+    ($($T:ty)*) => {$(
+        impl<'a, F: Real, T: Tangent<F>> AddAssign<$T> for DualSum<F, T> {
+            #[inline(always)]
+            fn add_assign(&mut self, term: $T) {
+                self.value += term;
+            }
+        }
+        impl<'a, F: Real, T: Tangent<F>> SubAssign<$T> for DualSum<F, T> {
+            #[inline(always)]
+            fn sub_assign(&mut self, term: $T) {
+                self.value -= term;
+            }
+        }
+    )*};
+}
+
+dual_sum_constants!(f64 &'a f64);
+
+impl<F: Real, T: Tangent<F>> Accumulate for Dual<F, T> {
+    type Sum = DualSum<F, T>;
+
+    #[inline(always)]
+    fn start(start: Dual<F, T>) -> DualSum<F, T> {
+        DualSum {
+            value: F::start(start.value),
+            tangent: start.tangent.start_sum(),
+        }
+    }
+
+    /// Over a part type that carries a derivative, the term's value and tangent go into the
+    /// sums directly where the part type can ([`Accumulate::add_tangent`], `Var`), or the term
+    /// runs as written (as [`Fuse::fuse`] would have it); otherwise as `Fuse::fuse` gives it.
+    #[inline(always)]
+    fn add<const FORWARD: bool, const K: usize>(
+        sum: &mut DualSum<F, T>,
+        subtract: bool,
+        leaves: [Dual<F, T>; K],
+        derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+        second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
+        unfused: impl FnOnce() -> Dual<F, T>,
+    ) {
+        let term = if F::CARRIES_DERIVATIVE {
+            let values = std::array::from_fn(|k| leaves[k].value);
+            let tangents = std::array::from_fn(|k| leaves[k].tangent);
+            let (value, tangent) = (&mut sum.value, &mut sum.tangent);
+            if K > 0 && T::add_tangent(value, tangent, subtract, values, tangents, second) {
+                return;
+            }
+            unfused()
+        } else {
+            <Self as Fuse>::fuse::<FORWARD, K>(leaves, derivative, second).unwrap_or_else(unfused)
+        };
+        if subtract {
+            *sum -= term;
+        } else {
+            *sum += term;
+        }
+    }
+
+    #[inline(always)]
+    fn finish(sum: DualSum<F, T>) -> Dual<F, T> {
+        Dual::new(F::finish(sum.value), T::finish_sum(sum.tangent))
+    }
 }
 
 impl<F, T> Checkpoint for Dual<F, T> {}

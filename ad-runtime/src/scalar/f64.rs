@@ -2,7 +2,7 @@
 //! hooks of generated code ([`Fuse`], [`Accumulate`], [`Primitive`], [`Checkpoint`]) evaluate
 //! as written and record nothing.
 
-use crate::real::{accumulate_term_by_term, Checkpoint, Fuse, Primitive};
+use crate::real::{accumulate_term_by_term, Checkpoint, Fuse, Primitive, Second};
 use crate::{DualPart, Real};
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -14,6 +14,7 @@ impl Fuse for f64 {
     fn fuse<const FORWARD: bool, const K: usize>(
         _leaves: [f64; K],
         _derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+        _second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
     ) -> Option<f64> {
         None
     }

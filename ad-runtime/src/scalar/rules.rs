@@ -6,9 +6,10 @@
 //! scalar type supplies only its chain rule:
 //! - [`Var`](crate::Var) takes them in `f64` through this module's functions (`sin(x)` gives
 //!   the value and the partial) and records one operand slot per partial;
-//! - the fused records `#[reverse_diff]` generates call the same `f64` functions (through
+//! - the fused records `#[reverse_diff]` generates call the same functions (through
 //!   `ad::__private::rules`), so a fused expression and its operation-by-operation recording
-//!   follow the same conventions;
+//!   follow the same conventions: over `f64`, and over dual numbers for the tangents of the
+//!   partials that `Dual<Var>` records ([`Fuse::fuse_tangent`](crate::real::Fuse));
 //! - `Dual<F, T>` takes them in `F` from [`partial`] and multiplies its tangent by them, so for
 //!   `Dual<Var>` the partials are themselves recorded and differentiable (Hessians).
 //!
@@ -217,60 +218,70 @@ pub(crate) fn rem_quotient(a: f64, b: f64) -> f64 {
     ((a - a % b) / b).round()
 }
 
+/// `value` as a constant of the scalar `P` that a fused record computes over: `f64` for its
+/// value and partials, [`Second`](crate::__private::Second) for their tangents too (`f_hvp`,
+/// `f_hessian`). Each operand the macro writes that is not a leaf (a literal, a constant of the
+/// body) goes through it.
+#[inline(always)]
+pub fn lift<P: Real>(value: f64) -> P {
+    P::from_f64(value)
+}
+
 /// `a + b`.
 #[inline(always)]
-pub fn add(a: f64, b: f64) -> (f64, f64, f64) {
-    (a + b, 1.0, 1.0)
+pub fn add<P: Real>(a: P, b: P) -> (P, P, P) {
+    (a + b, lift(1.0), lift(1.0))
 }
 
 /// `a - b`.
 #[inline(always)]
-pub fn sub(a: f64, b: f64) -> (f64, f64, f64) {
-    (a - b, 1.0, -1.0)
+pub fn sub<P: Real>(a: P, b: P) -> (P, P, P) {
+    (a - b, lift(1.0), lift(-1.0))
 }
 
 /// `a * b`.
 #[inline(always)]
-pub fn mul(a: f64, b: f64) -> (f64, f64, f64) {
+pub fn mul<P: Real>(a: P, b: P) -> (P, P, P) {
     (a * b, b, a)
 }
 
 /// `a / b`.
 #[inline(always)]
-pub fn div(a: f64, b: f64) -> (f64, f64, f64) {
+pub fn div<P: Real>(a: P, b: P) -> (P, P, P) {
     let value = a / b;
-    (value, 1.0 / b, -value / b)
+    (value, lift::<P>(1.0) / b, -value / b)
 }
 
 /// `a % b`: `a - q·b` with `q` the quotient `%` used.
 #[inline(always)]
-pub fn rem(a: f64, b: f64) -> (f64, f64, f64) {
-    (a % b, 1.0, -rem_quotient(a, b))
+pub fn rem<P: Real>(a: P, b: P) -> (P, P, P) {
+    let quotient = rem_quotient(a.value(), b.value());
+    (a % b, lift(1.0), lift(-quotient))
 }
 
 /// `-x`.
 #[inline(always)]
-pub fn neg(x: f64) -> (f64, f64) {
-    (-x, -1.0)
+pub fn neg<P: Real>(x: P) -> (P, P) {
+    (-x, lift(-1.0))
 }
 
 /// `x.powi(n)`.
 #[inline(always)]
-pub fn powi(x: f64, n: i32) -> (f64, f64) {
-    (x.powi(n), partial::powi(x, n).unwrap_or(0.0))
+pub fn powi<P: Real>(x: P, n: i32) -> (P, P) {
+    (x.powi(n), partial::powi(x, n).unwrap_or(lift(0.0)))
 }
 
 /// `x.powf(y)`.
 #[inline(always)]
-pub fn powf(x: f64, y: f64) -> (f64, f64, f64) {
+pub fn powf<P: Real>(x: P, y: P) -> (P, P, P) {
     let v = x.powf(y);
-    let dx = partial::powf_base(x, y).unwrap_or(0.0);
-    (v, dx, partial::powf_exponent(x, v).unwrap_or(0.0))
+    let dx = partial::powf_base(x, y).unwrap_or(lift(0.0));
+    (v, dx, partial::powf_exponent(x, v).unwrap_or(lift(0.0)))
 }
 
 /// `x.log(b)`.
 #[inline(always)]
-pub fn log(x: f64, b: f64) -> (f64, f64, f64) {
+pub fn log<P: Real>(x: P, b: P) -> (P, P, P) {
     let ln_b = b.ln();
     let db = partial::log_base(x, b, ln_b);
     (x.log(b), partial::log_argument(x, ln_b), db)
@@ -278,14 +289,14 @@ pub fn log(x: f64, b: f64) -> (f64, f64, f64) {
 
 /// `y.atan2(x)`.
 #[inline(always)]
-pub fn atan2(y: f64, x: f64) -> (f64, f64, f64) {
+pub fn atan2<P: Real>(y: P, x: P) -> (P, P, P) {
     let (dy, dx) = partial::atan2(y, x);
     (y.atan2(x), dy, dx)
 }
 
 /// `x.hypot(y)`.
 #[inline(always)]
-pub fn hypot(x: f64, y: f64) -> (f64, f64, f64) {
+pub fn hypot<P: Real>(x: P, y: P) -> (P, P, P) {
     let v = x.hypot(y);
     let (dx, dy) = partial::hypot(x, y, v);
     (v, dx, dy)
@@ -293,32 +304,34 @@ pub fn hypot(x: f64, y: f64) -> (f64, f64, f64) {
 
 /// `x.copysign(s)`: the partial with respect to `x` (with respect to `s` it is 0).
 #[inline(always)]
-pub fn copysign(x: f64, s: f64) -> (f64, f64) {
-    (x.copysign(s), partial::copysign(x, s))
+pub fn copysign<P: Real>(x: P, s: P) -> (P, P) {
+    let partial = partial::copysign(x.value(), s.value());
+    (x.copysign(s), lift(partial))
 }
 
-/// Defines `name(x) -> (value, partial)` in `f64` from the table.
-macro_rules! f64_unary {
+/// Defines `name(x) -> (value, partial)` from the table.
+macro_rules! value_and_partial {
     ($($name:ident: |$x:ident, $v:ident| $partial:expr;)*) => {$(
         #[doc = concat!("`x.", stringify!($name), "()`.")]
         #[inline(always)]
-        pub fn $name(x: f64) -> (f64, f64) {
+        pub fn $name<P: Real>(x: P) -> (P, P) {
             let v = x.$name();
             (v, partial::$name(x, v))
         }
     )*};
 }
 
-with_unary_rules!(f64_unary);
+with_unary_rules!(value_and_partial);
 
 /// The adjoint `adjoint` passes back through a partial `partial`: nothing when the adjoint is
-/// 0, so an infinite or NaN partial behind a value that does not reach the output contributes
-/// 0, as in the tape's backward sweep.
+/// 0 (for [`Second`](crate::__private::Second), when its tangent is 0 too), so an infinite or
+/// NaN partial behind a value that does not reach the output contributes 0, as in the tape's
+/// backward sweep.
 #[inline(always)]
-pub fn pass(adjoint: f64, partial: f64) -> f64 {
-    if adjoint != 0.0 {
-        adjoint * partial
+pub fn pass<P: Real>(adjoint: P, partial: P) -> P {
+    if adjoint.is_constant_zero() {
+        lift(0.0)
     } else {
-        0.0
+        adjoint * partial
     }
 }

@@ -8,7 +8,7 @@ mod float;
 mod ops;
 
 use crate::checkpoint::Schedule;
-use crate::real::{checked_partials, Accumulate, Checkpoint, Fuse, IntoReal, Primitive};
+use crate::real::{checked_partials, Accumulate, Checkpoint, Fuse, IntoReal, Primitive, Second};
 use crate::tape::{fill_loop, record_fused, record_nary, Known, PendingSum};
 use crate::{DualPart, Tape};
 use std::borrow::Cow;
@@ -114,6 +114,7 @@ impl Fuse for Var {
     fn fuse<const FORWARD: bool, const K: usize>(
         leaves: [Var; K],
         derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+        _second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
     ) -> Option<Var> {
         let (value, partials) = derivative(leaves.map(Var::value));
         Some(record_fused(value, leaves, partials))
@@ -123,12 +124,33 @@ impl Fuse for Var {
     fn fuse_let<const UNTAPED: bool, const FORWARD: bool, const K: usize>(
         leaves: [Var; K],
         derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+        second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
     ) -> Option<Var> {
         if UNTAPED {
             Some(Var::constant(derivative(leaves.map(Var::value)).0))
         } else {
-            Self::fuse::<FORWARD, K>(leaves, derivative)
+            Self::fuse::<FORWARD, K>(leaves, derivative, second)
         }
+    }
+
+    #[inline(always)]
+    fn fuse_tangent<const K: usize>(
+        values: [Var; K],
+        tangents: [Var; K],
+        second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
+    ) -> Option<(Var, Var)> {
+        let (result, partials) = along(&values, &tangents, second);
+        let value = record_fused(result.value, values, partials.map(|p| p.value));
+        let by_values = values
+            .into_iter()
+            .zip(partials)
+            .map(|(v, p)| (v, p.tangent));
+        let by_tangents = tangents
+            .into_iter()
+            .zip(partials)
+            .map(|(t, p)| (t, p.value));
+        let tangent = record_nary(result.tangent, by_values.chain(by_tangents));
+        Some((value, tangent))
     }
 
     #[inline(always)]
@@ -166,6 +188,19 @@ impl Fuse for Var {
     }
 }
 
+/// A fused expression's `second` at the values of its leaves along their tangents: its value
+/// and its partials, each with its tangent.
+#[inline(always)]
+fn along<const K: usize>(
+    values: &[Var; K],
+    tangents: &[Var; K],
+    second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
+) -> (Second, [Second; K]) {
+    second(std::array::from_fn(|k| {
+        Second::new(values[k].value, tangents[k].value)
+    }))
+}
+
 /// The fewest terms of a loop `Var` records whole ([`Accumulate::add_loop`]). Measured
 /// (callgrind): with no limit, gmm's Jacobian at d = 2 took 2.5 % more instructions than before
 /// loops were recorded whole, its sums over 2 coordinates paying the checks; with 8, 1.3 %
@@ -186,6 +221,7 @@ impl Accumulate for Var {
         subtract: bool,
         leaves: [Var; K],
         derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+        _second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
         _unfused: impl FnOnce() -> Var,
     ) {
         let (value, partials) = derivative(leaves.map(Var::value));
@@ -203,6 +239,35 @@ impl Accumulate for Var {
     #[inline(always)]
     fn finish(sum: PendingSum) -> Var {
         sum.finish()
+    }
+
+    /// The term's value and its leaves' partials into `value`, and into `tangent` the tangent
+    /// with its partials by the leaves' values and tangents (as [`Fuse::fuse_tangent`]
+    /// records them): no node for the term, as for `Var`'s own terms.
+    #[inline(always)]
+    fn add_tangent<const K: usize>(
+        value: &mut PendingSum,
+        tangent: &mut PendingSum,
+        subtract: bool,
+        values: [Var; K],
+        tangents: [Var; K],
+        second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
+    ) -> bool {
+        let (result, partials) = along(&values, &tangents, second);
+        let sign = if subtract { -1.0 } else { 1.0 };
+        if subtract {
+            *value.value_mut() -= result.value;
+            *tangent.value_mut() -= result.tangent;
+        } else {
+            *value.value_mut() += result.value;
+            *tangent.value_mut() += result.tangent;
+        }
+        for k in 0..K {
+            value.push(values[k], sign * partials[k].value);
+            tangent.push(values[k], sign * partials[k].tangent);
+            tangent.push(tangents[k], sign * partials[k].value);
+        }
+        true
     }
 
     #[allow(clippy::too_many_arguments)]

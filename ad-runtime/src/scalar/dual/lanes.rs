@@ -127,4 +127,6 @@ impl<const K: usize> Tangent<f64> for Lanes<K> {
     fn times(self, partial: f64) -> Lanes<K> {
         self * partial
     }
+
+    super::tangent_sums_itself!();
 }
