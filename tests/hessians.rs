@@ -287,3 +287,31 @@ fn a_loop_sum_of_fused_terms_is_two_records_under_reverse_over_forward() {
         assert_eq!(diagonal[i], 2.0);
     }
 }
+
+/// An infinite partial behind a zero adjoint (`sqrt` at 0 times `x[0] = 0`; a quotient that
+/// overflows times 0).
+#[reverse_diff]
+fn masked_partials(x: &[f64]) -> f64 {
+    x[0] * x[1].sqrt() + x[2] * (x[0] / x[3])
+}
+
+/// An infinite partial behind a zero adjoint passes nothing to the gradient under `f_hvp` and
+/// `f_hessian`, as under `f_grad` (the fused record's second closure applies the convention to
+/// each term of the product rule, not to the adjoint as a whole).
+#[test]
+fn a_zero_adjoint_masks_an_infinite_partial_in_second_order_records() {
+    for x in [[0.0, 0.0, 1.0, 2.0], [1e-10, 4.0, 0.0, 1e-300]] {
+        let (_, gradient) = masked_partials_grad(&x);
+        assert!(gradient.iter().all(|g| g.is_finite()), "{gradient:?}");
+        let (_, hessian_gradient, _) = masked_partials_hessian(&x);
+        assert_eq!(hessian_gradient, gradient);
+        for direction in [
+            [1.0, 1.0, 1.0, 1.0],
+            [0.0, 0.0, 1.0, 0.0],
+            [1.0, 0.0, 0.0, 0.0],
+        ] {
+            let (_, hvp_gradient, _) = masked_partials_hvp(&x, &direction);
+            assert_eq!(hvp_gradient, gradient, "along {direction:?}");
+        }
+    }
+}

@@ -124,6 +124,20 @@ pub trait Real:
     /// The value, without any derivative.
     fn value(self) -> f64;
 
+    /// `adjoint · partial` in a fused record's reverse accumulation (`rules::pass`), nothing
+    /// when the adjoint is 0 so that an infinite partial behind it contributes 0, as in the
+    /// tape's sweep. `Dual` applies this to each term of the product's tangent, so its value is
+    /// what `f64` gives.
+    #[doc(hidden)]
+    #[inline(always)]
+    fn pass_adjoint(adjoint: Self, partial: Self) -> Self {
+        if adjoint.is_constant_zero() {
+            Self::from_f64(0.0)
+        } else {
+            adjoint * partial
+        }
+    }
+
     // The `f64` methods that `num_traits::Float` lacks. Each is written once over the
     // operations of `Real`, so `Var` and `Dual` (of any order) differentiate it; `f64` calls its
     // own method.

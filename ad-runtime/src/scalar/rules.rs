@@ -324,14 +324,10 @@ macro_rules! value_and_partial {
 with_unary_rules!(value_and_partial);
 
 /// The adjoint `adjoint` passes back through a partial `partial`: nothing when the adjoint is
-/// 0 (for [`Second`](crate::__private::Second), when its tangent is 0 too), so an infinite or
-/// NaN partial behind a value that does not reach the output contributes 0, as in the tape's
-/// backward sweep.
+/// 0 (for [`Second`](crate::__private::Second), in each term of its tangent too), so an
+/// infinite or NaN partial behind a value that does not reach the output contributes 0, as in
+/// the tape's backward sweep.
 #[inline(always)]
 pub fn pass<P: Real>(adjoint: P, partial: P) -> P {
-    if adjoint.is_constant_zero() {
-        lift(0.0)
-    } else {
-        adjoint * partial
-    }
+    P::pass_adjoint(adjoint, partial)
 }

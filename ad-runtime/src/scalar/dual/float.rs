@@ -31,6 +31,27 @@ impl<F: Real, T: Tangent<F>> Real for Dual<F, T> {
     fn value(self) -> f64 {
         self.value.value()
     }
+
+    /// The value as `F` passes it (nothing for a zero adjoint), and the tangent as the product
+    /// rule's two terms, each skipped when its adjoint factor is zero: `ȧ·p` unless the
+    /// adjoint's tangent is, `a·ṗ` unless the adjoint is. Skipping only a wholly zero adjoint
+    /// would make `0·∞ = NaN` of a value that `f64` passes as 0.
+    #[inline(always)]
+    fn pass_adjoint(adjoint: Dual<F, T>, partial: Dual<F, T>) -> Dual<F, T> {
+        let value = F::pass_adjoint(adjoint.value, partial.value);
+        let by_partial = !adjoint.value.is_constant_zero();
+        let tangent = chain2(
+            adjoint.tangent,
+            |t| t * partial.value,
+            if by_partial {
+                partial.tangent
+            } else {
+                T::zero_tangent()
+            },
+            |t| t * adjoint.value,
+        );
+        Dual::new(value, tangent)
+    }
 }
 
 /// Every `f64` method (through `num_traits::Float`, a supertrait of [`Real`]), with the same
