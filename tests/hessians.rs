@@ -315,3 +315,33 @@ fn a_zero_adjoint_masks_an_infinite_partial_in_second_order_records() {
         }
     }
 }
+
+/// `x^y` at `y = 0`: the partial by `x`, `y·x^(y−1)`, is 0 there but its derivative by `y`,
+/// `x^(y−1)`, is not. With a slice, reverse over forward (each line a fused record).
+#[reverse_diff]
+fn power_at_exponent_zero(x: f64, y: f64, z: &[f64]) -> f64 {
+    x.powf(y) + x * y + z[0].powf(z[1])
+}
+
+/// The same over two scalars: forward over forward.
+#[reverse_diff]
+fn power_of_two_scalars(x: f64, y: f64) -> f64 {
+    x.powf(y) + x * y
+}
+
+/// The mixed second derivative of `x^y` at `y = 0` is `1/x` (plus 1 from `x·y`), in both
+/// orders: `f_hessian` is symmetric there, reverse over forward and forward over forward.
+#[test]
+fn the_mixed_derivative_of_powf_at_exponent_zero() {
+    let x = 1.7;
+    let (_, _, scalar_rows) = power_of_two_scalars_hessian(x, 0.0);
+    assert_relative_eq!(scalar_rows[0].1, 1.0 + 1.0 / x, max_relative = 1e-14);
+    assert_relative_eq!(scalar_rows[1].0, 1.0 + 1.0 / x, max_relative = 1e-14);
+    // Rows by x, y, z[0], z[1], each (by x, by y, by z).
+    let (_, _, rows) = power_at_exponent_zero_hessian(x, 0.0, &[x, 0.0]);
+    let expected = 1.0 + 1.0 / x;
+    assert_relative_eq!(rows[0].1, expected, max_relative = 1e-14);
+    assert_relative_eq!(rows[1].0, expected, max_relative = 1e-14);
+    assert_relative_eq!(rows[2].2[1], 1.0 / x, max_relative = 1e-14);
+    assert_relative_eq!(rows[3].2[0], 1.0 / x, max_relative = 1e-14);
+}

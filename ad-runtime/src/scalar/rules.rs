@@ -107,10 +107,12 @@ pub mod partial {
         }
     }
 
-    /// The partial of `x.powf(y)` with respect to `x`: `None` (0) for `y = 0`.
+    /// The partial of `x.powf(y)` with respect to `x`: `None` (0) for `y = 0`, unless `y`
+    /// carries a derivative and `x ≠ 0`: then `y·x^(y−1)`, 0 in value, keeps its derivative
+    /// `x^(y−1)` by `y` (a Hessian's mixed entry; at `x = 0` it would be 0·∞).
     #[inline(always)]
     pub fn powf_base<P: Real>(x: P, y: P) -> Option<P> {
-        if y == 0.0 {
+        if y == 0.0 && (y.is_constant_zero() || x == 0.0) {
             None
         } else {
             Some(y * x.powf(y - 1.0))
