@@ -431,6 +431,7 @@ macro_rules! dual_sum_ops {
 
 dual_sum_ops!(Dual<F, T> &'a Dual<F, T>);
 
+/// `sum += c` for a constant `c`: its value into the value's sum, nothing into the tangent's.
 macro_rules! dual_sum_constants {
     ($($T:ty)*) => {$(
         impl<'a, F: Real, T: Tangent<F>> AddAssign<$T> for DualSum<F, T> {
