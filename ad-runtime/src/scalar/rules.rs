@@ -45,32 +45,32 @@ use std::f64::consts::{LN_10, LN_2, PI};
 macro_rules! with_unary_rules {
     ($callback:ident) => {
         $callback! {
-            abs:        |x, v| constant(sign_or_zero(x.value()));
-            sqrt:       |x, v| constant::<P>(0.5) / v.abs(); // +∞ at -0 too, not -∞
-            cbrt:       |x, v| constant::<P>(1.0) / (v * 3.0 * v);
+            abs:        |x, v| lift(sign_or_zero(x.value()));
+            sqrt:       |x, v| lift::<P>(0.5) / v.abs(); // +∞ at -0 too, not -∞
+            cbrt:       |x, v| lift::<P>(1.0) / (v * 3.0 * v);
             exp:        |x, v| v;
             exp2:       |x, v| v * LN_2;
             exp_m1:     |x, v| v + 1.0;
-            ln:         |x, v| constant::<P>(1.0) / x;
-            log2:       |x, v| constant::<P>(1.0) / (x * LN_2);
-            log10:      |x, v| constant::<P>(1.0) / (x * LN_10);
-            ln_1p:      |x, v| constant::<P>(1.0) / (x + 1.0);
+            ln:         |x, v| lift::<P>(1.0) / x;
+            log2:       |x, v| lift::<P>(1.0) / (x * LN_2);
+            log10:      |x, v| lift::<P>(1.0) / (x * LN_10);
+            ln_1p:      |x, v| lift::<P>(1.0) / (x + 1.0);
             sin:        |x, v| x.cos();
             cos:        |x, v| -x.sin();
             tan:        |x, v| v * v + 1.0;
-            asin:       |x, v| constant::<P>(1.0) / (constant::<P>(1.0) - x * x).sqrt();
-            acos:       |x, v| constant::<P>(-1.0) / (constant::<P>(1.0) - x * x).sqrt();
-            atan:       |x, v| constant::<P>(1.0) / (x * x + 1.0);
+            asin:       |x, v| lift::<P>(1.0) / (lift::<P>(1.0) - x * x).sqrt();
+            acos:       |x, v| lift::<P>(-1.0) / (lift::<P>(1.0) - x * x).sqrt();
+            atan:       |x, v| lift::<P>(1.0) / (x * x + 1.0);
             sinh:       |x, v| x.cosh();
             cosh:       |x, v| x.sinh();
-            tanh:       |x, v| constant::<P>(1.0) - v * v;
-            asinh:      |x, v| constant::<P>(1.0) / x.hypot(constant(1.0)); // 1/√(x² + 1), no overflow
-            acosh:      |x, v| constant::<P>(1.0) / ((x - 1.0).sqrt() * (x + 1.0).sqrt());
-            atanh:      |x, v| constant::<P>(1.0) / (constant::<P>(1.0) - x * x);
+            tanh:       |x, v| lift::<P>(1.0) - v * v;
+            asinh:      |x, v| lift::<P>(1.0) / x.hypot(lift(1.0)); // 1/√(x² + 1), no overflow
+            acosh:      |x, v| lift::<P>(1.0) / ((x - 1.0).sqrt() * (x + 1.0).sqrt());
+            atanh:      |x, v| lift::<P>(1.0) / (lift::<P>(1.0) - x * x);
             recip:      |x, v| -v * v;
-            fract:      |x, v| constant(1.0);
-            to_degrees: |x, v| constant(180.0 / PI);
-            to_radians: |x, v| constant(PI / 180.0);
+            fract:      |x, v| lift(1.0);
+            to_degrees: |x, v| lift(180.0 / PI);
+            to_radians: |x, v| lift(PI / 180.0);
         }
     };
 }
@@ -134,7 +134,7 @@ pub mod partial {
     /// The partial of `x.log(b)` = `ln x / ln b` with respect to `x`, given `ln_b = b.ln()`.
     #[inline(always)]
     pub fn log_argument<P: Real>(x: P, ln_b: P) -> P {
-        constant::<P>(1.0) / (x * ln_b)
+        lift::<P>(1.0) / (x * ln_b)
     }
 
     /// The partial of `x.log(b)` with respect to `b`, given `ln_b = b.ln()`.
@@ -152,7 +152,7 @@ pub mod partial {
         if r2.value().is_normal() {
             (x / r2, -y / r2)
         } else if x == 0.0 && y == 0.0 {
-            (constant(0.0), constant(0.0))
+            (lift(0.0), lift(0.0))
         } else {
             let r = x.hypot(y);
             (x / r / r, -y / r / r)
@@ -165,14 +165,14 @@ pub mod partial {
     #[inline(always)]
     pub fn hypot<P: Real>(x: P, y: P, v: P) -> (P, P) {
         let limit = |z: P| {
-            constant(if z.is_infinite() {
+            lift(if z.is_infinite() {
                 z.value().signum()
             } else {
                 0.0
             })
         };
         if v == 0.0 {
-            (constant(0.0), constant(0.0))
+            (lift(0.0), lift(0.0))
         } else if v.is_infinite() {
             (limit(x), limit(y))
         } else {
@@ -192,12 +192,6 @@ pub mod partial {
             -1.0
         }
     }
-}
-
-/// `value` as a constant of the scalar `P` (for `f64`, itself).
-#[inline(always)]
-fn constant<P: Real>(value: f64) -> P {
-    P::from_f64(value)
 }
 
 /// The sign of `x` as a derivative: 1, -1, 0 at zero, NaN for NaN.
@@ -220,10 +214,11 @@ pub(crate) fn rem_quotient(a: f64, b: f64) -> f64 {
     ((a - a % b) / b).round()
 }
 
-/// `value` as a constant of the scalar `P` that a fused record computes over: `f64` for its
-/// value and partials, [`Second`](crate::__private::Second) for their tangents too (`f_hvp`,
-/// `f_hessian`). Each operand the macro writes that is not a leaf (a literal, a constant of the
-/// body) goes through it.
+/// `value` as a constant of the scalar `P` (for `f64`, itself): of the rules' partials, and of
+/// a fused record's body, which computes over `f64` for its value and partials and over
+/// [`Second`](crate::__private::Second) for their tangents too (`f_hvp`, `f_hessian`). Each
+/// operand the macro writes that is not a leaf (a literal, a constant of the body) goes
+/// through it.
 #[inline(always)]
 pub fn lift<P: Real>(value: f64) -> P {
     P::from_f64(value)
