@@ -10,7 +10,7 @@ use std::iter::{Product, Sum};
 use std::ops::{
     Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Rem, RemAssign, Sub, SubAssign,
 };
-pub(crate) use supertraits::{accumulate_term_by_term, checked_partials};
+pub(crate) use supertraits::checked_partials;
 pub use supertraits::{
     Accumulate, Arrays, Checkpoint, Fuse, IntoReal, Matrices, Primitive, Second,
 };

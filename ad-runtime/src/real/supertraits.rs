@@ -150,19 +150,30 @@ pub trait Accumulate: Fuse {
 
     /// For a loop sum of `Dual`s whose value and tangent are of this type, kept in `value` and
     /// `tangent`: adds (`subtract`: subtracts) a fused term's value and tangent, from the values
-    /// and tangents of its leaves by `second` (as [`Fuse::fuse_tangent`] records them), and
-    /// says `true`; or `false`, having done nothing, when the term must run as written (every
-    /// part type but `Var`).
+    /// and tangents of its leaves by `second`, and says `true`; or `false`, having done
+    /// nothing, when the term must run as written. By default the records
+    /// [`Fuse::fuse_tangent`] makes, added to the sums, so that a part type that fuses an
+    /// expression fuses a term too; `Var` adds the term's leaves to its sums instead.
     #[inline(always)]
     fn add_tangent<const K: usize>(
-        _value: &mut Self::Sum,
-        _tangent: &mut Self::Sum,
-        _subtract: bool,
-        _values: [Self; K],
-        _tangents: [Self; K],
-        _second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
+        value: &mut Self::Sum,
+        tangent: &mut Self::Sum,
+        subtract: bool,
+        values: [Self; K],
+        tangents: [Self; K],
+        second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
     ) -> bool {
-        false
+        let Some((term, term_tangent)) = Self::fuse_tangent(values, tangents, second) else {
+            return false;
+        };
+        if subtract {
+            *value -= term;
+            *tangent -= term_tangent;
+        } else {
+            *value += term;
+            *tangent += term_tangent;
+        }
+        true
     }
 
     /// Adds (`subtract`: subtracts) the terms of a whole loop `for i in range { total += e }`
@@ -189,46 +200,6 @@ pub trait Accumulate: Fuse {
         false
     }
 }
-
-/// [`Accumulate`] for a scalar that adds its terms one by one: each as [`Fuse::fuse`] gives it,
-/// or as written.
-macro_rules! accumulate_term_by_term {
-    ($(impl<$($param:ident: $bound:path),*> for $S:ty;)*) => {$(
-        impl<$($param: $bound),*> $crate::real::Accumulate for $S {
-            type Sum = $S;
-
-            #[inline(always)]
-            fn start(start: $S) -> $S {
-                start
-            }
-
-            #[inline(always)]
-            fn add<const FORWARD: bool, const K: usize>(
-                sum: &mut $S,
-                subtract: bool,
-                leaves: [$S; K],
-                derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
-                second: impl FnOnce([$crate::real::Second; K]) -> ($crate::real::Second, [$crate::real::Second; K]),
-                unfused: impl FnOnce() -> $S,
-            ) {
-                let term = <$S as $crate::real::Fuse>::fuse::<FORWARD, K>(leaves, derivative, second)
-                    .unwrap_or_else(unfused);
-                if subtract {
-                    *sum -= term;
-                } else {
-                    *sum += term;
-                }
-            }
-
-            #[inline(always)]
-            fn finish(sum: $S) -> $S {
-                sum
-            }
-        }
-    )*};
-}
-
-pub(crate) use accumulate_term_by_term;
 
 /// How each scalar type runs a checkpointed loop ([`crate::checkpoint`]): a supertrait of
 /// [`Real`](crate::Real). `Var` keeps snapshots and replays segments during the sweep; every other

@@ -2,7 +2,7 @@
 //! hooks of generated code ([`Fuse`], [`Accumulate`], [`Primitive`], [`Checkpoint`]) evaluate
 //! as written and record nothing.
 
-use crate::real::{accumulate_term_by_term, Checkpoint, Fuse, Primitive, Second};
+use crate::real::{Accumulate, Checkpoint, Fuse, Primitive, Second};
 use crate::{DualPart, Real};
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -20,8 +20,37 @@ impl Fuse for f64 {
     }
 }
 
-accumulate_term_by_term! {
-    impl<> for f64;
+/// A loop sum of `f64`s is the sum itself, each term as written (`Fuse::fuse` gives none).
+impl Accumulate for f64 {
+    type Sum = f64;
+
+    #[inline(always)]
+    fn start(start: f64) -> f64 {
+        start
+    }
+
+    #[inline(always)]
+    fn add<const FORWARD: bool, const K: usize>(
+        sum: &mut f64,
+        subtract: bool,
+        leaves: [f64; K],
+        derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+        second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
+        unfused: impl FnOnce() -> f64,
+    ) {
+        let term =
+            <f64 as Fuse>::fuse::<FORWARD, K>(leaves, derivative, second).unwrap_or_else(unfused);
+        if subtract {
+            *sum -= term;
+        } else {
+            *sum += term;
+        }
+    }
+
+    #[inline(always)]
+    fn finish(sum: f64) -> f64 {
+        sum
+    }
 }
 
 impl Checkpoint for f64 {}
