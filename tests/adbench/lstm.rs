@@ -126,8 +126,9 @@ pub fn lstm_objective(
             let bias = &main_params[(2 * layer + 1) * 4 * b..(2 * layer + 2) * 4 * b];
             let (hidden, cell) = state[2 * layer * b..(2 * layer + 2) * b].split_at_mut(b);
             for i in 0..b {
-                // Ascribed, so the macro knows the calls return scalars and the two lines
-                // below are one record each.
+                // Ascribed, so the macro knows the calls return scalars: each call is one
+                // record with its argument, and `forget`, `in_gate` and `change`, read once,
+                // are computed inside `cell[i]`'s record.
                 let forget: f64 = sigmoid(input[i] * weight[i] + bias[i]);
                 let in_gate: f64 = sigmoid(hidden[i] * weight[b + i] + bias[b + i]);
                 let out_gate: f64 = sigmoid(input[i] * weight[2 * b + i] + bias[2 * b + i]);

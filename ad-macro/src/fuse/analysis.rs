@@ -8,7 +8,9 @@ use syn::spanned::Spanned;
 use syn::{BinOp, Expr, Ident, Lit, Pat, UnOp};
 
 use super::scopes::{mapped_sum, Kind, Scopes};
-use crate::names::{is_f64, is_f64_constant, real_method, takes_real_arguments, Method};
+use crate::names::{
+    is_cheap_rule, is_f64, is_f64_constant, real_method, takes_real_arguments, Method,
+};
 
 /// Whether `expr` reads values and computes, with no call, macro or assignment that could
 /// change a variable: `x`, `xs[i + 1]`, `a * b.sin()`, `i as f64`.
@@ -100,8 +102,8 @@ pub(super) enum Operand {
 pub(super) struct Operation {
     pub(super) rule: Ident,
     pub(super) operands: Vec<Operand>,
-    /// The exponent of `powi`.
-    pub(super) extra: Option<Ident>,
+    /// The exponent of `powi`; the function of `call`, as a closure.
+    pub(super) extra: Option<TokenStream>,
 }
 
 /// The analysis of one expression: its temporaries, and its operations in evaluation order
@@ -126,6 +128,9 @@ pub(super) struct Analysis<'a> {
     pub(super) shared: HashMap<usize, Operand>,
     /// How deep inside inlined offers the analysis is.
     pub(super) depth: usize,
+    /// Whether an inlined offer computes a rule that is not cheap ([`is_cheap_rule`]) again:
+    /// the `let` computed it already, for the scalars that keep its value.
+    pub(super) recomputes: bool,
     /// Whether some computed leaf is not [`is_pure`].
     pub(super) impure: bool,
 }
@@ -145,23 +150,74 @@ impl<'a> Analysis<'a> {
             inlined: Vec::new(),
             shared: HashMap::new(),
             depth: 0,
+            recomputes: false,
             impure: false,
         }
     }
 
-    /// Analyses `expr`, inlining offered `let`s if `inline` and the whole stays pure.
+    /// Analyses `expr`, inlining offered `let`s if `inline` and the whole stays pure; with
+    /// `ascribed` (the initialiser of `let y: f64 = ..`), a call at its root is taken whole
+    /// ([`Analysis::root`]).
     pub(super) fn run(
         scopes: &'a Scopes,
         expr: &Expr,
         inline: bool,
+        ascribed: bool,
     ) -> Option<(Analysis<'a>, Operand, Expr)> {
         let mut analysis = Analysis::new(scopes);
         analysis.inline = inline;
-        let (root, rewritten) = analysis.tree(expr)?;
+        let (root, rewritten) = if ascribed {
+            analysis.root(expr)?
+        } else {
+            analysis.tree(expr)?
+        };
         if !analysis.inlined.is_empty() && analysis.impure {
-            return Analysis::run(scopes, expr, false);
+            return Analysis::run(scopes, expr, false, ascribed);
         }
         Some((analysis, root, rewritten))
+    }
+
+    /// The operand of a scalar `let`'s initialiser: as [`Analysis::tree`], except that a call
+    /// of a named function on one scalar expression is taken whole. Only the ascription
+    /// (`let y: f64 = f(e);`, or an offered `let` of that form inlined) says that the call
+    /// returns the scalar, so it is taken at the root only.
+    ///
+    /// Before: `sigmoid(x * w + b)`. After: `sigmoid(__ad_t0 * __ad_t1 + __ad_t2)`, operations
+    /// `mul(v0, v1)`, `add(op0, v2)`, then `call(op1, |x| returned(sigmoid(Scalar::of(x)), x))`: the record computes
+    /// the callee's value and derivative at its argument by one forward pass over dual
+    /// numbers, so argument and call are one record instead of two.
+    pub(super) fn root(&mut self, expr: &Expr) -> Option<(Operand, Expr)> {
+        let Expr::Call(call) = strip(expr) else {
+            return self.tree(expr);
+        };
+        let Expr::Path(func) = &*call.func else {
+            return self.tree(expr);
+        };
+        // A function by its name alone (not a local closure, whose parameter the translator
+        // typed as the scalar; not `f::<T>`, `Self::f` or `m::f`, whose scalar another type
+        // may fix), called on one argument.
+        let named = func.qself.is_none()
+            && func.attrs.is_empty()
+            && func
+                .path
+                .get_ident()
+                .is_some_and(|name| !self.scopes.binds(name));
+        if !named || call.args.len() != 1 || !call.attrs.is_empty() {
+            return self.tree(expr);
+        }
+        let (operand, argument) = self.tree(&call.args[0])?;
+        let mut rewritten = call.clone();
+        rewritten.args[0] = argument;
+        // The argument and the result through `rules::Scalar` and `rules::returned`: a
+        // callee of `f64` alone fails there, with a message that says what to write, at the
+        // argument.
+        let rules = quote::quote!(::ad::__private::rules);
+        let function = quote::quote_spanned!(call.args[0].span()=>
+            |__ad_x| #rules::returned(#func(#rules::Scalar::of(__ad_x)), __ad_x));
+        Some((
+            self.operation("call", vec![operand], Some(function)),
+            Expr::Call(rewritten),
+        ))
     }
 
     pub(super) fn temp(&mut self, expr: &Expr, role: Role) -> Ident {
@@ -217,7 +273,7 @@ impl<'a> Analysis<'a> {
         &mut self,
         rule: &str,
         operands: Vec<Operand>,
-        extra: Option<Ident>,
+        extra: Option<TokenStream>,
     ) -> Operand {
         self.operations.push(Operation {
             rule: Ident::new(rule, Span::call_site()),
@@ -345,7 +401,7 @@ impl<'a> Analysis<'a> {
             let extra = if method == "powi" {
                 let exponent = self.temp(&call.args[0], Role::Exponent);
                 rewritten.args[0] = syn::parse_quote!(#exponent);
-                Some(exponent)
+                Some(exponent.to_token_stream())
             } else {
                 None
             };
@@ -399,9 +455,13 @@ impl<'a> Analysis<'a> {
         let operand = match self.shared.get(number) {
             Some(operand) => operand.clone(),
             None => {
+                let before = self.operations.len();
                 self.depth += 1;
-                let tree = self.tree(offered);
+                let tree = self.root(offered);
                 self.depth -= 1;
+                self.recomputes |= self.operations[before..]
+                    .iter()
+                    .any(|operation| !is_cheap_rule(&operation.rule.to_string()));
                 let (operand, _) = tree?;
                 self.shared.insert(*number, operand.clone());
                 operand

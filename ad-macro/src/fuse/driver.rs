@@ -16,6 +16,7 @@ use super::analysis::{is_pure, is_pure_index, strip};
 use super::emit::{compound_operator, Fusion};
 use super::scopes::{mapped_sum, mentions, mentions_any, Kind, Scopes};
 use super::whole::{checked_offset, occurrences, At, Leaf, Target, Walk};
+use crate::names::is_f64;
 
 /// The fusion's state while one body is rewritten.
 pub struct FusionState {
@@ -104,16 +105,18 @@ pub trait Driver: Fold {
     }
 
     /// Before: `let d = x[i + 1] - x[i] * x[i];` (pure, a scalar, its name not read by its
-    /// initialiser). After: the same `let` as one record, or, when the statements that follow
-    /// inline every use of `d`, as its value alone for `Var` (the constant `__AD_UNTAPED_n`,
-    /// which [`Driver::fold_offering_block`] defines, says which); the `let` is offered to
-    /// them if its initialiser is cheap ([`Fusion::is_cheap`]).
-    fn fold_offered_local(&mut self, local: &syn::Local) -> Option<syn::Local> {
+    /// initialiser), or `let g: f64 = sigmoid(x * w + b);`. After: the same `let` as one
+    /// record, or, when the statements that follow inline every use of `d`, as nothing for
+    /// `Var` (the constant `__AD_UNTAPED_n`, which [`Driver::fold_offering_block`] defines,
+    /// says which); the `let` is offered to them if its initialiser is cheap
+    /// ([`Fusion::is_cheap`]) or its name is mentioned once in them (`mentions`), so that the
+    /// record that reads it computes it once, in place of this one.
+    fn fold_offered_local(&mut self, local: &syn::Local, mentions: usize) -> Option<syn::Local> {
         if !self.state().fusing {
             return None;
         }
         let (name, init, fusion) = offerable(local, &self.state().scopes)?;
-        let fusion_is_cheap = fusion.is_cheap();
+        let fusion_is_cheap = fusion.is_cheap() || mentions == 1;
         self.count_inlined(&fusion);
         let number = self.state().offers;
         self.state_mut().offers += 1;
@@ -127,7 +130,11 @@ pub trait Driver: Fold {
         if fusion_is_cheap {
             self.state_mut().scopes.offer(name, number, init.clone());
         }
-        let mut local = local.clone();
+        // `name: f64` becomes `name: S`.
+        let mut local = syn::Local {
+            pat: self.fold_pat(local.pat.clone()),
+            ..local.clone()
+        };
         if let Some(init) = &mut local.init {
             *init.expr = expr;
         }
@@ -910,7 +917,15 @@ pub trait Driver: Fold {
         for (position, stmt) in block.stmts.into_iter().enumerate() {
             let offers = self.state().offers;
             let folded = match &stmt {
-                Stmt::Local(local) => self.fold_offered_local(local).map(Stmt::Local),
+                Stmt::Local(local) => {
+                    let later = let_name(local).map_or(0, |name| {
+                        original[position + 1..]
+                            .iter()
+                            .map(|stmt| mentions(stmt.to_token_stream(), name))
+                            .sum()
+                    });
+                    self.fold_offered_local(local, later).map(Stmt::Local)
+                }
                 _ => None,
             };
             let folded = folded.unwrap_or_else(|| {
@@ -921,8 +936,8 @@ pub trait Driver: Fold {
             });
             match (&folded, self.state().offers > offers) {
                 (Stmt::Local(local), true) => {
-                    if let Pat::Ident(pat) = &local.pat {
-                        offered.push((offers, pat.ident.clone(), position));
+                    if let Some(name) = let_name(local) {
+                        offered.push((offers, name.clone(), position));
                     }
                 }
                 _ => self.state_mut().scopes.withdraw_offers(),
@@ -949,11 +964,17 @@ pub trait Driver: Fold {
     }
 }
 
-/// The name, the initialiser and its analysis of `let name = init;` when the `let` can be
-/// offered to the statements after it ([`Scopes::offer`]): a plain name, and a pure scalar
-/// initialiser that does not read it ([`Fusion::offer`]).
+/// The name, the initialiser and its analysis of `let name = init;` (or `let name: f64 =
+/// init;`) when the `let` can be offered to the statements after it ([`Scopes::offer`]): a
+/// plain name, and a pure scalar initialiser that does not read it ([`Fusion::offer`]; with
+/// the ascription, a call of a function on such an expression too).
 fn offerable<'a>(local: &'a syn::Local, scopes: &Scopes) -> Option<(&'a Ident, &'a Expr, Fusion)> {
-    let (Pat::Ident(pat), Some(init)) = (&local.pat, &local.init) else {
+    let (pat, ascribed) = match &local.pat {
+        Pat::Type(typed) if is_f64(&typed.ty) => (&*typed.pat, true),
+        Pat::Type(_) => return None,
+        pat => (pat, false),
+    };
+    let (Pat::Ident(pat), Some(init)) = (pat, &local.init) else {
         return None;
     };
     let plain = pat.by_ref.is_none() && pat.mutability.is_none() && pat.subpat.is_none();
@@ -961,11 +982,24 @@ fn offerable<'a>(local: &'a syn::Local, scopes: &Scopes) -> Option<(&'a Ident, &
         || init.diverge.is_some()
         || !local.attrs.is_empty()
         || mentions(init.expr.to_token_stream(), &pat.ident) > 0
-        || scopes.kind_of(&init.expr) != Some(Kind::Scalar)
+        || !(ascribed || scopes.kind_of(&init.expr) == Some(Kind::Scalar))
     {
         return None;
     }
-    Some((&pat.ident, &init.expr, Fusion::offer(&init.expr, scopes)?))
+    let fusion = Fusion::offer(&init.expr, scopes, ascribed)?;
+    Some((&pat.ident, &init.expr, fusion))
+}
+
+/// The name `let name = ..;` or `let name: T = ..;` binds, if it binds one name alone.
+fn let_name(local: &syn::Local) -> Option<&Ident> {
+    let pat = match &local.pat {
+        Pat::Type(typed) => &*typed.pat,
+        pat => pat,
+    };
+    match pat {
+        Pat::Ident(pat) => Some(&pat.ident),
+        _ => None,
+    }
 }
 
 /// A loop recorded whole when the scalar can ([`Driver::whole_loop`]): the `let`s of its

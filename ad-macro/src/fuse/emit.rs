@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use syn::{BinOp, Expr, Ident, UnOp};
 
 use super::analysis::{
-    is_assignment, is_pure, is_pure_index, Analysis, Operand, Operation, Role, Temp,
+    is_assignment, is_pure, is_pure_index, strip, Analysis, Operand, Operation, Role, Temp,
 };
 use super::scopes::{mentions, mentions_any, Kind, Scopes};
 use super::whole::Leaf;
@@ -19,6 +19,9 @@ pub struct Fusion {
     operations: Vec<Operation>,
     /// The offered `let`s inlined, one entry per occurrence.
     inlined: Vec<usize>,
+    /// Whether an inlined `let` computes a transcendental or a call again
+    /// ([`Fusion::saves_tangent_operations`]).
+    recomputes: bool,
     /// The operand the whole expression computes.
     root: Operand,
     slots: usize,
@@ -36,6 +39,7 @@ impl Fusion {
             temps: analysis.temps,
             operations: analysis.operations,
             inlined: analysis.inlined,
+            recomputes: analysis.recomputes,
             root,
             slots: analysis.scalar_leaves,
             rewritten,
@@ -47,7 +51,7 @@ impl Fusion {
     /// least one scalar leaf, every leaf known. `inline`: `expr` is a statement's whole value,
     /// so it may inline offered `let`s.
     pub fn new(expr: &Expr, scopes: &Scopes, inline: bool) -> Option<Fusion> {
-        let (analysis, root, rewritten) = Analysis::run(scopes, expr, inline)?;
+        let (analysis, root, rewritten) = Analysis::run(scopes, expr, inline, false)?;
         if analysis.operations.len() < 2
             || analysis.scalar_leaves == 0
             || !matches!(root, Operand::Operation(_))
@@ -60,7 +64,7 @@ impl Fusion {
     /// Analyses a term `e` of a sum accumulated in a loop (`total += e`); `Some` when every
     /// leaf is known and some leaf is a scalar, however few its operations.
     pub fn term(expr: &Expr, scopes: &Scopes, inline: bool) -> Option<Fusion> {
-        let (analysis, root, rewritten) = Analysis::run(scopes, expr, inline)?;
+        let (analysis, root, rewritten) = Analysis::run(scopes, expr, inline, false)?;
         if analysis.scalar_leaves == 0 {
             return None;
         }
@@ -69,12 +73,17 @@ impl Fusion {
 
     /// Analyses the initialiser of `let name = expr;`: `Some` when the `let` can be offered
     /// to the next statements ([`Scopes::offer`]): `expr` is pure, with an operation and a
-    /// scalar leaf.
-    pub fn offer(expr: &Expr, scopes: &Scopes) -> Option<Fusion> {
-        if !is_pure(expr) {
+    /// scalar leaf. With `ascribed` (`let name: f64 = expr;`), `expr` may be a call on a pure
+    /// argument, taken whole ([`Analysis::root`]).
+    pub fn offer(expr: &Expr, scopes: &Scopes, ascribed: bool) -> Option<Fusion> {
+        let pure = match strip(expr) {
+            Expr::Call(call) if ascribed => call.args.iter().all(is_pure),
+            _ => is_pure(expr),
+        };
+        if !pure {
             return None;
         }
-        let (analysis, root, rewritten) = Analysis::run(scopes, expr, true)?;
+        let (analysis, root, rewritten) = Analysis::run(scopes, expr, true, ascribed)?;
         if analysis.operations.is_empty() || analysis.scalar_leaves == 0 {
             return None;
         }
@@ -425,10 +434,9 @@ impl Fusion {
         };
         let mut fixed = vec![false; self.operations.len()];
         for (index, operation) in self.operations.iter().enumerate() {
-            let exponent = |name: &Ident| constant(&name.to_token_stream());
             let operands = |operand| same_operand(operand, &fixed);
             let value =
-                operation.extra.iter().all(exponent) && operation.operands.iter().all(operands);
+                operation.extra.iter().all(constant) && operation.operands.iter().all(operands);
             fixed[index] = value;
         }
         // The partial of `operation` by its operand at `position`.
@@ -464,8 +472,13 @@ impl Fusion {
     /// operands: two products and a sum; of one: a product; a sum: a sum; a unary rule: a
     /// product). The record takes it when that saves a lane operation per leaf at least
     /// (rosenbrock's term and `x * x`, not a dot product of three, whose two forms cost the same
-    /// and where the record also copies its leaves).
+    /// and where the record also copies its leaves). Never when an inlined `let` computes a
+    /// transcendental or a call again: `Dual` computed the `let` already, and the expression as
+    /// written reads it.
     fn saves_tangent_operations(&self) -> bool {
+        if self.recomputes {
+            return false;
+        }
         let varies = self.varies();
         let as_written: usize = self
             .operations

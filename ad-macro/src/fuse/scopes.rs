@@ -308,6 +308,12 @@ impl Scopes {
             .flatten()
     }
 
+    /// Whether some scope here binds `name`, of a kind known or not (a closure, a `Vec`).
+    pub(super) fn binds(&self, name: &Ident) -> bool {
+        let name = name.to_string();
+        self.scopes.iter().any(|scope| scope.contains_key(&name))
+    }
+
     /// Whether `name` is a scalar variable here.
     pub fn is_scalar(&self, name: &Ident) -> bool {
         self.kind(name) == Some(Kind::Scalar)

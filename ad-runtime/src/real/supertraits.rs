@@ -59,10 +59,17 @@ pub trait Fuse: Sized {
         None
     }
 
+    /// Whether [`Fuse::fuse_tangent`] and `Accumulate::add_tangent` record every expression
+    /// with a scalar leaf they are given (`Var`), so that under `Dual<Self>` a fused expression
+    /// never runs as written.
+    #[doc(hidden)]
+    const RECORDS_TANGENTS: bool = false;
+
     /// [`Fuse::fuse`] for the initialiser of a `let` whose every use the statements after it
-    /// compute inside their own records: then (`UNTAPED`) `Var` records nothing and the `let`
-    /// holds a constant of the right value, which nothing differentiates. (Not `Dual`: a
-    /// loop sum's term as written reads the `let`.)
+    /// compute inside their own records: then (`UNTAPED`) `Var` records and computes nothing,
+    /// since those records never read the `let` for `Var`, and the `let` holds a constant NaN;
+    /// so does `Dual<Var>` ([`Fuse::RECORDS_TANGENTS`]). (Not `Dual` otherwise: a record it
+    /// runs as written reads the `let`.)
     #[inline(always)]
     fn fuse_let<const UNTAPED: bool, const FORWARD: bool, const K: usize>(
         leaves: [Self; K],

@@ -121,6 +121,11 @@ pub trait Tangent<F>:
         self.is_zero_tangent()
     }
 
+    /// [`Fuse::RECORDS_TANGENTS`] of `F`, for a tangent of one direction, `F` itself; `false`
+    /// for the others.
+    #[doc(hidden)]
+    const RECORDS: bool = false;
+
     /// [`Fuse::fuse_tangent`] of `F`, for a tangent of one direction, `F` itself; `None` for
     /// the others.
     #[inline(always)]
@@ -202,6 +207,8 @@ macro_rules! tangent_sums_itself {
 pub(crate) use tangent_sums_itself;
 
 impl<F: Real> Tangent<F> for F {
+    const RECORDS: bool = F::RECORDS_TANGENTS;
+
     #[inline(always)]
     fn zero_tangent() -> F {
         zero()
@@ -395,6 +402,21 @@ impl<F: Real, T: Tangent<F>> Fuse for Dual<F, T> {
             any = true;
         }
         Some(Dual::new(F::from_f64(value), tangent))
+    }
+
+    #[inline(always)]
+    fn fuse_let<const UNTAPED: bool, const FORWARD: bool, const K: usize>(
+        leaves: [Dual<F, T>; K],
+        derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+        second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
+    ) -> Option<Dual<F, T>> {
+        if UNTAPED && K > 0 && T::RECORDS {
+            // As for `Var`: the records that inline the `let` (each with a scalar leaf, as
+            // the `let`) never run as written, so they never read it.
+            let _ = (leaves, derivative, second);
+            return Some(Dual::new(F::from_f64(f64::NAN), T::zero_tangent()));
+        }
+        Self::fuse::<FORWARD, K>(leaves, derivative, second)
     }
 }
 

@@ -110,6 +110,8 @@ impl IntoReal<Var> for Var {
 impl Fuse for Var {
     type Known = Known;
 
+    const RECORDS_TANGENTS: bool = true;
+
     #[inline(always)]
     fn fuse<const FORWARD: bool, const K: usize>(
         leaves: [Var; K],
@@ -127,7 +129,12 @@ impl Fuse for Var {
         second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
     ) -> Option<Var> {
         if UNTAPED {
-            Some(Var::constant(derivative(leaves.map(Var::value)).0))
+            // Every later mention of the `let`'s name was inlined into a record, which never
+            // reads it for `Var` (its `fuse` has no `None`): nothing to compute (a
+            // transcendental, or a call, which the compiler cannot drop), and a NaN should it
+            // ever be read.
+            let _ = (leaves, derivative);
+            Some(Var::constant(f64::NAN))
         } else {
             Self::fuse::<FORWARD, K>(leaves, derivative, second)
         }
