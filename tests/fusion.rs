@@ -788,3 +788,55 @@ fn calls_not_taken_whole_run_as_written() {
     );
     assert_gradient_matches(calls_as_written, &[0.3, -1.2, 0.8], &gradient, 1e-6);
 }
+
+/// Generic callees whose parameter type only their result fixes (`T::Output`, `impl Into<S>`):
+/// taken whole, they run on the record's dual numbers as they ran on the scalar.
+fn square<T: std::ops::Mul + Copy>(x: T) -> T::Output {
+    x * x
+}
+
+fn square_into<S: Real>(x: impl Into<S>) -> S {
+    let v: S = x.into();
+    v * v
+}
+
+#[reverse_diff]
+fn generic_results(x: &[f64]) -> f64 {
+    let a: f64 = square(x[0] * 2.0 + x[1]);
+    let b: f64 = square_into(x[1] * x[2]);
+    a * x[2] + b
+}
+
+#[test]
+fn callees_whose_result_fixes_their_scalar() {
+    let x = [0.3, -1.2, 0.8];
+    check(generic_results, generic_results_grad, &x);
+    let (value, gradient) = generic_results_vjp(&x, &1.0);
+    assert_eq!(value.to_bits(), generic_results(&x).to_bits());
+    assert_gradient_matches(generic_results, &x, &gradient, 1e-6);
+    // `b` is inlined into the result's record; `a`, read once too, as well.
+    assert_eq!(records(&x, generic_results), 1);
+}
+
+/// A chain of costly `let`s each read once (an unrolled recurrence): a `let` whose initialiser
+/// inlines a costly `let` is not offered itself, so each record holds at most two links and the
+/// generated code grows with the chain's length, not its square.
+#[reverse_diff]
+fn costly_chain(x: &[f64]) -> f64 {
+    let a1 = (x[0] * x[1]).tanh();
+    let a2 = (a1 * x[2]).tanh();
+    let a3: f64 = sigmoid(a2 * x[3]);
+    let a4 = (a3 * x[0]).tanh();
+    a4 * 2.0
+}
+
+#[test]
+fn a_chain_of_costly_lets_inlines_one_link_at_a_time() {
+    let x = [0.3, -1.2, 0.8, 0.5];
+    check(costly_chain, costly_chain_grad, &x);
+    let (_, gradient) = costly_chain_vjp(&x, &1.0);
+    assert_gradient_matches(costly_chain, &x, &gradient, 1e-6);
+    // `a2` (computing `a1` inside), `a4` (computing `a3` inside, from `a2`'s record) and the
+    // result (reading `a4`'s): three records. Offering `a2` and `a4` too would make it one.
+    assert_eq!(records(&x, costly_chain), 3);
+}

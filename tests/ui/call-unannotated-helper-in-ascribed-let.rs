@@ -1,6 +1,7 @@
 // A plain `f64` helper called on a differentiated value in `let y: f64 = helper(..)`, where
-// the macro takes the call into one record with its argument: the message says what to
-// write (annotate the helper with `#[reverse_diff]`, or make it generic over `S: ad::Real`).
+// the macro takes the call into one record with its argument: after rustc's mismatch, a
+// message says what to write (annotate the helper with `#[reverse_diff]`, or make it generic
+// over `S: ad::Real`).
 use ad::reverse_diff;
 
 fn helper(x: f64) -> f64 {

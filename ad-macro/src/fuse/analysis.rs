@@ -183,7 +183,7 @@ impl<'a> Analysis<'a> {
     /// returns the scalar, so it is taken at the root only.
     ///
     /// Before: `sigmoid(x * w + b)`. After: `sigmoid(__ad_t0 * __ad_t1 + __ad_t2)`, operations
-    /// `mul(v0, v1)`, `add(op0, v2)`, then `call(op1, |x| returned(sigmoid(Scalar::of(x)), x))`: the record computes
+    /// `mul(v0, v1)`, `add(op0, v2)`, then `call(op1, |x| returned(sigmoid(x), x))`: the record computes
     /// the callee's value and derivative at its argument by one forward pass over dual
     /// numbers, so argument and call are one record instead of two.
     pub(super) fn root(&mut self, expr: &Expr) -> Option<(Operand, Expr)> {
@@ -208,12 +208,11 @@ impl<'a> Analysis<'a> {
         let (operand, argument) = self.tree(&call.args[0])?;
         let mut rewritten = call.clone();
         rewritten.args[0] = argument;
-        // The argument and the result through `rules::Scalar` and `rules::returned`: a
-        // callee of `f64` alone fails there, with a message that says what to write, at the
-        // argument.
-        let rules = quote::quote!(::ad::__private::rules);
+        // The result through `rules::returned`, which tells rustc the callee's scalar (a
+        // generic result such as `T::Output`), and for a callee of `f64` alone says what to
+        // write, at the argument.
         let function = quote::quote_spanned!(call.args[0].span()=>
-            |__ad_x| #rules::returned(#func(#rules::Scalar::of(__ad_x)), __ad_x));
+            |__ad_x| ::ad::__private::rules::returned(#func(__ad_x), __ad_x));
         Some((
             self.operation("call", vec![operand], Some(function)),
             Expr::Call(rewritten),

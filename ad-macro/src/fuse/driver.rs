@@ -110,13 +110,16 @@ pub trait Driver: Fold {
     /// `Var` (the constant `__AD_UNTAPED_n`, which [`Driver::fold_offering_block`] defines,
     /// says which); the `let` is offered to them if its initialiser is cheap
     /// ([`Fusion::is_cheap`]) or its name is mentioned once in them (`mentions`), so that the
-    /// record that reads it computes it once, in place of this one.
+    /// record that reads it computes it once, in place of this one. Not a costly initialiser
+    /// that inlines a costly `let` itself: a chain of them (`let a2 = (a1 * w).tanh();`, an
+    /// unrolled recurrence) would make each record hold the whole chain before it, code that
+    /// grows as the square of its length (32 steps took 11 s to compile against 1.8 s).
     fn fold_offered_local(&mut self, local: &syn::Local, mentions: usize) -> Option<syn::Local> {
         if !self.state().fusing {
             return None;
         }
         let (name, init, fusion) = offerable(local, &self.state().scopes)?;
-        let fusion_is_cheap = fusion.is_cheap() || mentions == 1;
+        let fusion_is_cheap = fusion.is_cheap() || (mentions == 1 && !fusion.recomputes());
         self.count_inlined(&fusion);
         let number = self.state().offers;
         self.state_mut().offers += 1;

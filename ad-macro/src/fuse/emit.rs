@@ -120,6 +120,11 @@ impl Fusion {
         }
     }
 
+    /// Whether an inlined `let` computes a transcendental or a call again.
+    pub fn recomputes(&self) -> bool {
+        self.recomputes
+    }
+
     /// The offered `let`s this expression inlines, one entry per occurrence.
     pub fn inlined(&self) -> &[usize] {
         &self.inlined

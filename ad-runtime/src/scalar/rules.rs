@@ -308,52 +308,19 @@ pub fn copysign<P: Real>(x: P, s: P) -> (P, P) {
 }
 
 /// `f(x)` for a function `f` of one scalar that a fused record takes whole (`let y: f64 =
-/// f(e);`, generated as `call(x, |x| returned(f(Scalar::of(x)), x))`): its value and
-/// derivative from one pass of `f` over dual numbers, so whatever conventions `f`'s own
-/// operations follow, its derivative follows them too.
+/// f(e);`, generated as `call(x, |x| returned(f(x), x))`): its value and derivative from one
+/// pass of `f` over dual numbers, so whatever conventions `f`'s own operations follow, its
+/// derivative follows them too.
 #[inline(always)]
 pub fn call<P: Real>(x: P, f: impl FnOnce(Dual<P>) -> Dual<P>) -> (P, P) {
     let y = f(Dual::new(x, lift(1.0)));
     (y.value, y.tangent)
 }
 
-/// The dual number [`call`] passes to the function (`Dual<P>`), as the type the function
-/// takes: itself when the function takes any scalar. A function of `f64` alone fails here,
-/// with a message that says what to write, where rustc would name only the types.
-#[diagnostic::on_unimplemented(
-    message = "this function takes one type of number, not any scalar, so `#[reverse_diff]` \
-               cannot differentiate a call of it",
-    label = "called on a value with a derivative",
-    note = "annotate the function with `#[reverse_diff]`, or make it generic over \
-            `S: ad::Real`, so that it runs on the scalars `ad` differentiates with"
-)]
-pub trait Scalar<T> {
-    /// `self`, as the function's parameter.
-    fn of(self) -> T;
-}
-
-impl<P: Real> Scalar<Dual<P>> for Dual<P> {
-    #[inline(always)]
-    fn of(self) -> Dual<P> {
-        self
-    }
-}
-
-/// A second impl, never used, so that rustc does not take the one above for every `of`: it
-/// infers `T` from the function's parameter, and a function of `f64` alone fails on
-/// `Scalar<f64>` with the message above. (A generic function's parameter is inferred from
-/// its result, in [`returned`].)
-impl<P: Real> Scalar<Never> for Dual<P> {
-    fn of(self) -> Never {
-        unreachable!("no function takes `Never`: `Scalar` converts only a scalar's dual")
-    }
-}
-
-/// The type [`Scalar`]'s second impl converts to: it has no values.
-pub enum Never {}
-
 /// The function's result `y` as the dual number `argument` is: itself when the function
-/// returns the scalar it takes (which also tells rustc a generic function's scalar).
+/// returns the scalar it takes (which also tells rustc a generic function's scalar, as
+/// `T::Output` or `impl Into<S>` need). A function of `f64` alone fails here with a message
+/// that says what to write.
 #[inline(always)]
 pub fn returned<Y, D: FromResult<Y>>(y: Y, argument: D) -> D {
     let _ = argument;
