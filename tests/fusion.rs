@@ -840,3 +840,84 @@ fn a_chain_of_costly_lets_inlines_one_link_at_a_time() {
     // result (reading `a4`'s): three records. Offering `a2` and `a4` too would make it one.
     assert_eq!(records(&x, costly_chain), 3);
 }
+
+/// Offers stay past a statement that only changes a variable they cannot reach (lstm's
+/// `out_gate` past `cell[i] = ..`), and are withdrawn when they read that variable, or a view
+/// of it (read after the change, the view would be borrowed across it: the borrow checker
+/// would reject the generated code).
+#[reverse_diff]
+fn offers_past_assignments(x: &[f64]) -> f64 {
+    let mut state = [x[0], x[1], x[2], x[3]];
+    let (hidden, cell) = state.split_at_mut(2);
+    let weight = &x[1..];
+    let forget: f64 = sigmoid(x[0] * weight[0] + x[2]);
+    let out: f64 = sigmoid(hidden[0] * weight[1] + x[3]);
+    cell[0] = cell[0] * forget + x[1];
+    hidden[0] = out * cell[0].tanh();
+    let mut v = [x[0], x[1], x[2]];
+    let view = &v[1..];
+    let d = view[0] * 2.0 + x[0];
+    let e = v[0] * 3.0 - x[1];
+    v[1] = 5.0 * x[2];
+    v[0] = v[1] * d + e;
+    state[0] + state[2] + v[0]
+}
+
+/// [`offers_past_assignments`] over plain values, in its order.
+fn offers_past_assignments_by_hand(x: &[f64]) -> f64 {
+    let sigmoid = |v: f64| 1.0 / (1.0 + (-v).exp());
+    let forget = sigmoid(x[0] * x[1] + x[2]);
+    let out = sigmoid(x[0] * x[2] + x[3]);
+    let cell = x[2] * forget + x[1];
+    let hidden = out * cell.tanh();
+    let d = x[1] * 2.0 + x[0];
+    let e = x[0] * 3.0 - x[1];
+    let v1 = 5.0 * x[2];
+    hidden + cell + (v1 * d + e)
+}
+
+#[test]
+fn offers_stay_past_assignments_they_cannot_reach() {
+    let x = [0.3, -1.2, 0.8, 0.45];
+    assert_eq!(
+        offers_past_assignments(&x).to_bits(),
+        offers_past_assignments_by_hand(&x).to_bits()
+    );
+    check(offers_past_assignments, offers_past_assignments_grad, &x);
+    let (_, gradient) = offers_past_assignments_vjp(&x, &1.0);
+    assert_gradient_matches(offers_past_assignments_by_hand, &x, &gradient, 1e-6);
+    // `cell[0]` (computing `forget`), `hidden[0]` (computing `out`, kept past `cell[0] = ..`),
+    // `d` and `e` (withdrawn by `v[1] = ..`: `e` reads `v`, `d` a view of it), `v[1]`, `v[0]`
+    // and the result: 7 (8 when every assignment withdrew every offer: `out` kept a record).
+    assert_eq!(records(&x, offers_past_assignments), 7);
+}
+
+/// An offer withdrawn by a change (`d` reads `a`) while offers reading it stay (`e` reads only
+/// `d`, a scalar; `f` reads `e`): `f`, inlined after the change, inlines `e`, which reads `d` as
+/// a variable, so `d` keeps its record.
+#[reverse_diff]
+fn withdrawn_under_staying_offers(x: &[f64]) -> f64 {
+    let mut a = [x[0], x[1]];
+    let d = a[0] * 2.0;
+    let e = d + x[1];
+    let f = e * x[0];
+    a[0] = 5.0 * x[1];
+    f * 3.0 + a[0]
+}
+
+#[test]
+fn an_offer_read_by_staying_offers_keeps_its_record() {
+    let x = [0.3, -1.2];
+    let by_hand = |x: &[f64]| (x[0] * 2.0 + x[1]) * x[0] * 3.0 + 5.0 * x[1];
+    let gradient = vec![3.0 * (4.0 * x[0] + x[1]), 3.0 * x[0] + 5.0];
+    assert_eq!(withdrawn_under_staying_offers(&x), by_hand(&x));
+    for (value, got) in [
+        withdrawn_under_staying_offers_grad(&x),
+        withdrawn_under_staying_offers_vjp(&x, &1.0),
+    ] {
+        assert_eq!(value, by_hand(&x));
+        for (got, want) in got.iter().zip(&gradient) {
+            assert_relative_eq!(got, want, max_relative = 1e-14);
+        }
+    }
+}

@@ -28,7 +28,9 @@ use syn::{
     Expr, ExprCast, ExprLit, ExprPath, Ident, Lit, Macro, Pat, ReturnType, Stmt, Token, Type,
 };
 
-use crate::fuse::{mapped_sum, Driver, Fusion, FusionState, Kind, RepeatArgs, Scopes};
+use crate::fuse::{
+    mapped_sum, origin_of, Driver, Fusion, FusionState, Kind, Origin, RepeatArgs, Scopes,
+};
 use crate::names::{
     is_constant_name, is_f64, is_float_constant, is_other_number, real_method, real_method_entry,
     takes_real_arguments, takes_receiver_by_value, Owner,
@@ -98,9 +100,9 @@ impl Translator {
 
     /// Declares a parameter of the function (`constant`: it is `#[no_grad]` data).
     pub fn bind_param(&mut self, pat: &Pat, ty: &Type, constant: bool) {
-        self.fusion
-            .scopes
-            .bind_pattern(pat, Kind::of_type(ty, constant));
+        let scopes = &mut self.fusion.scopes;
+        scopes.bind_pattern(pat, Kind::of_type(ty, constant));
+        scopes.set_origins(pat, Some(Origin::Parameter));
     }
 
     /// A function's body with the locals `arrays` held as arrays that know their elements
@@ -1183,6 +1185,7 @@ impl Fold for Translator {
         let init = local.init.as_ref().map(|init| &*init.expr);
         let kind = init.and_then(|init| self.fusion.scopes.kind_of(init));
         let halves = init.and_then(|init| self.fusion.scopes.split_kind(init));
+        let origin = init.and_then(origin_of);
         // `let h = 2.0 / n as f64;` (not `mut`): a scalar fixed for the rest of its scope.
         let fixed = fixed_name(&local.pat).filter(|_| {
             local.init.as_ref().is_some_and(|init| {
@@ -1206,6 +1209,7 @@ impl Fold for Translator {
             }
             (pat, _) => self.fusion.scopes.bind_pattern(pat, kind),
         }
+        self.fusion.scopes.set_origins(&pat, origin);
         if let Some(name) = fixed {
             if self.fusion.scopes.is_scalar(&name) {
                 self.fusion.scopes.fix(&name);

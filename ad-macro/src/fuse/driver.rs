@@ -12,9 +12,9 @@ use syn::fold::{self, Fold};
 use syn::spanned::Spanned;
 use syn::{Expr, Ident, Pat, Stmt};
 
-use super::analysis::{is_pure, is_pure_index, strip};
+use super::analysis::{is_assignment, is_pure, is_pure_index, strip};
 use super::emit::{compound_operator, Fusion};
-use super::scopes::{mapped_sum, mentions, mentions_any, Kind, Scopes};
+use super::scopes::{idents, mapped_sum, mentions, mentions_any, Kind, Origin, Scopes};
 use super::whole::{checked_offset, occurrences, At, Leaf, Target, Walk};
 use crate::names::is_f64;
 
@@ -910,8 +910,10 @@ pub trait Driver: Fold {
     /// Folds a block in a scope of its own, offering its `let`s to the statements after it.
     ///
     /// A `let` offered to the statements after it stays offered while only other offered
-    /// `let`s come between; any other statement withdraws the block's offers. At the end, each
-    /// offered `let` learns whether every later mention of its name was inlined.
+    /// `let`s, or statements that change a variable it does not reach ([`changed_variable`],
+    /// [`Scopes::reaches`]), come between; any other statement withdraws the block's offers.
+    /// At the end, each offered `let` learns whether every later mention of its name was
+    /// inlined.
     fn fold_offering_block(&mut self, block: syn::Block) -> syn::Block {
         self.state_mut().scopes.push();
         let original = block.stmts.clone();
@@ -943,7 +945,18 @@ pub trait Driver: Fold {
                         offered.push((offers, name.clone(), position));
                     }
                 }
-                _ => self.state_mut().scopes.withdraw_offers(),
+                _ => match changed_variable(&original[position]) {
+                    Some(changed) => {
+                        let later = &original[position + 1..];
+                        let mentioned_later = |name: &Ident| {
+                            later
+                                .iter()
+                                .any(|stmt| mentions(stmt.to_token_stream(), name) > 0)
+                        };
+                        (self.state_mut().scopes).withdraw_offers_reading(changed, mentioned_later);
+                    }
+                    None => self.state_mut().scopes.withdraw_offers(),
+                },
             }
             stmts.push(folded);
         }
@@ -991,6 +1004,69 @@ fn offerable<'a>(local: &'a syn::Local, scopes: &Scopes) -> Option<(&'a Ident, &
     }
     let fusion = Fusion::offer(&init.expr, scopes, ascribed)?;
     Some((&pat.ident, &init.expr, fusion))
+}
+
+/// The variable `stmt` changes, when that is all it does: `place = e;` or `place op= e;` with
+/// `place` the variable or an element, field or referent of it (`cell[i]`, `p.x`, `*r`) and
+/// the index and `e` pure ([`is_pure`]). The offers that cannot reach what it changes stay
+/// (lstm's `let out_gate`, past `cell[i] = ..`, into `hidden[i] = out_gate * ..`).
+fn changed_variable(stmt: &Stmt) -> Option<&Ident> {
+    let Stmt::Expr(expr, Some(_)) = stmt else {
+        return None;
+    };
+    let (place, value) = match expr {
+        Expr::Assign(assign) => (&*assign.left, &*assign.right),
+        Expr::Binary(binary) if is_assignment(&binary.op) => (&*binary.left, &*binary.right),
+        _ => return None,
+    };
+    is_pure(value).then(|| variable_of(place)).flatten()
+}
+
+/// The variable a place or view is part of: `x`, `x[i]` (the index pure), `x.field`, `*x`,
+/// `&x[a..b]`, `x.split_at_mut(n)`.
+fn variable_of(place: &Expr) -> Option<&Ident> {
+    match place {
+        Expr::Path(path) if path.qself.is_none() && path.attrs.is_empty() => path.path.get_ident(),
+        Expr::Index(index) if is_pure(&index.index) => variable_of(&index.expr),
+        Expr::Field(field) => variable_of(&field.base),
+        Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => variable_of(&unary.expr),
+        Expr::Reference(reference) => variable_of(&reference.expr),
+        Expr::MethodCall(call)
+            if call.args.len() <= 1
+                && ["split_at", "split_at_mut", "as_slice", "as_mut_slice"]
+                    .iter()
+                    .any(|method| call.method == method) =>
+        {
+            variable_of(&call.receiver)
+        }
+        Expr::Paren(inner) => variable_of(&inner.expr),
+        Expr::Group(inner) => variable_of(&inner.expr),
+        _ => None,
+    }
+}
+
+/// Where the value of `let name = init;` comes from, when the macro can tell: what the body
+/// owns (`vec![..]`, an array, `.to_vec()`, `.collect()`, `Vec::new()`), or a view of a
+/// variable ([`variable_of`]).
+pub fn origin_of(init: &Expr) -> Option<Origin> {
+    match strip(init) {
+        Expr::Macro(mac) if mac.mac.path.is_ident("vec") => Some(Origin::Owned),
+        Expr::Array(_) | Expr::Repeat(_) => Some(Origin::Owned),
+        Expr::MethodCall(call) if call.method == "to_vec" || call.method == "collect" => {
+            Some(Origin::Owned)
+        }
+        Expr::Call(call)
+            if matches!(&*call.func, Expr::Path(path)
+                if path.path.segments.len() == 2
+                    && path.path.segments[0].ident == "Vec"
+                    && ["new", "with_capacity"]
+                        .iter()
+                        .any(|name| path.path.segments[1].ident == name)) =>
+        {
+            Some(Origin::Owned)
+        }
+        other => variable_of(other).map(|root| Origin::View(root.to_string())),
+    }
 }
 
 /// The name `let name = ..;` or `let name: T = ..;` binds, if it binds one name alone.
@@ -1065,19 +1141,6 @@ fn accumulated(expr: &Expr) -> Vec<Ident> {
         .collect();
     names.sort_by_key(Ident::to_string);
     names
-}
-
-/// Every identifier in `tokens` (a pattern's names, and its paths' and keywords', which only
-/// make the caller more careful).
-fn idents(tokens: TokenStream) -> Vec<Ident> {
-    tokens
-        .into_iter()
-        .flat_map(|token| match token {
-            proc_macro2::TokenTree::Ident(ident) => vec![ident],
-            proc_macro2::TokenTree::Group(group) => idents(group.stream()),
-            _ => Vec::new(),
-        })
-        .collect()
 }
 
 /// The constant that says whether offered `let` number `number` is untaped.

@@ -53,6 +53,6 @@ mod scopes;
 mod whole;
 
 pub use arrays::{held_arrays, RepeatArgs};
-pub use driver::{Driver, FusionState};
+pub use driver::{origin_of, Driver, FusionState};
 pub use emit::Fusion;
-pub use scopes::{mapped_sum, Kind, Scopes};
+pub use scopes::{mapped_sum, Kind, Origin, Scopes};

@@ -135,8 +135,24 @@ pub struct Scopes {
     pub(super) offers: Vec<HashMap<String, (usize, Expr)>>,
     /// Per scope, its scalars whose values are fixed (see [`Scopes::fix`]).
     fixed: Vec<HashSet<String>>,
-    /// The offers withdrawn because a name they read was bound again ([`Scopes::bind`]).
+    /// The offers withdrawn because a name they read was bound again or changed
+    /// ([`Scopes::withdraw_offers_reading`]).
     rebound: HashSet<usize>,
+    /// Per scope, where the values of its names that may hold references come from
+    /// ([`Origin`]); a name with none may borrow anything.
+    origins: Vec<HashMap<String, Origin>>,
+}
+
+/// Where a name's value comes from, for a name that may hold a reference: what a later read of
+/// it borrows ([`Scopes::reaches`]).
+#[derive(Clone)]
+pub enum Origin {
+    /// A parameter of the function: it borrows nothing the body owns.
+    Parameter,
+    /// A value the body owns (`vec![..]`, `[..]`, `.to_vec()`, `.collect()`).
+    Owned,
+    /// A view of the named variable (`&x[a..b]`, `x.split_at_mut(n)`'s halves, `x`).
+    View(String),
 }
 
 impl Scopes {
@@ -146,6 +162,7 @@ impl Scopes {
             offers: vec![HashMap::new()],
             fixed: vec![HashSet::new()],
             rebound: HashSet::new(),
+            origins: vec![HashMap::new()],
         }
     }
 
@@ -153,12 +170,14 @@ impl Scopes {
         self.scopes.push(HashMap::new());
         self.offers.push(HashMap::new());
         self.fixed.push(HashSet::new());
+        self.origins.push(HashMap::new());
     }
 
     pub fn pop(&mut self) {
         self.scopes.pop();
         self.offers.pop();
         self.fixed.pop();
+        self.origins.pop();
     }
 
     pub fn bind(&mut self, name: &Ident, kind: Option<Kind>) {
@@ -168,12 +187,128 @@ impl Scopes {
         if let Some(fixed) = self.fixed.last_mut() {
             fixed.remove(&name.to_string());
         }
+        if let Some(origins) = self.origins.last_mut() {
+            origins.remove(&name.to_string());
+        }
         // An offer that reads `name` (or binds it) would now read another value.
+        self.withdraw_offers_where(
+            |offered, expr| offered == name || mentions(expr.to_token_stream(), name) > 0,
+            |_| true,
+        );
+    }
+
+    /// Records where the values of the names `pat` just bound come from (each the same, as
+    /// `split_at`'s halves; `None`: unknown).
+    pub fn set_origins(&mut self, pat: &Pat, origin: Option<Origin>) {
+        if let (Some(origins), Some(origin)) = (self.origins.last_mut(), origin) {
+            for name in idents(pat.to_token_stream()) {
+                origins.insert(name.to_string(), origin.clone());
+            }
+        }
+    }
+
+    /// Whether reading `name` may read what changing the variable `changed` changes: `name` is
+    /// `changed`, or may hold a reference into it (a view of it, or of such a view, or a name
+    /// whose origin the macro does not know). Values (scalars, integers), parameters, what the
+    /// body owns and items (a function's name) do not.
+    pub fn reaches(&self, name: &Ident, changed: &Ident) -> bool {
+        let changed = changed.to_string();
+        let mut current = name.to_string();
+        // A view of a view..., to a depth no body writes.
+        for _ in 0..16 {
+            if current == changed {
+                return true;
+            }
+            let Some(depth) = self
+                .scopes
+                .iter()
+                .rposition(|scope| scope.contains_key(&current))
+            else {
+                return false;
+            };
+            if matches!(
+                self.scopes[depth][&current],
+                Some(Kind::Scalar | Kind::Constant | Kind::Integer)
+            ) {
+                return false;
+            }
+            match self.origins[depth].get(&current) {
+                Some(Origin::Parameter | Origin::Owned) => return false,
+                Some(Origin::View(root)) => current = root.clone(),
+                None => return true,
+            }
+        }
+        true
+    }
+
+    /// Withdraws this block's offers that may read what changing `changed` changes
+    /// ([`Scopes::reaches`]), remembering those whose name the statements after the change
+    /// (`mentioned_later`) or the offers that stay mention, which would read it as a variable
+    /// ([`Scopes::was_rebound`]).
+    pub fn withdraw_offers_reading(
+        &mut self,
+        changed: &Ident,
+        mentioned_later: impl Fn(&Ident) -> bool,
+    ) {
+        let reaching = |expr: &Expr| {
+            idents(expr.to_token_stream())
+                .iter()
+                .any(|name| self.reaches(name, changed))
+        };
+        let withdrawn: Vec<String> = self
+            .offers
+            .last()
+            .into_iter()
+            .flatten()
+            .filter(|(offered, (_, expr))| *offered == &changed.to_string() || reaching(expr))
+            .map(|(offered, _)| offered.clone())
+            .collect();
+        // The offers that stay and may still be inlined: mentioned later, or by such an offer.
+        let staying: Vec<(Ident, TokenStream)> = self
+            .offers
+            .last()
+            .into_iter()
+            .flatten()
+            .filter(|(offered, _)| !withdrawn.contains(offered))
+            .map(|(offered, (_, expr))| {
+                let name = Ident::new(offered, proc_macro2::Span::call_site());
+                (name, expr.to_token_stream())
+            })
+            .collect();
+        let mut reached: Vec<bool> = staying
+            .iter()
+            .map(|(name, _)| mentioned_later(name))
+            .collect();
+        let mut inlined: Vec<usize> = Vec::new();
+        while let Some(next) = (0..staying.len()).find(|k| reached[*k] && !inlined.contains(k)) {
+            inlined.push(next);
+            for (k, (name, _)) in staying.iter().enumerate() {
+                reached[k] |= mentions(staying[next].1.clone(), name) > 0;
+            }
+        }
+        self.withdraw_offers_where(
+            |offered, _| withdrawn.contains(&offered.to_string()),
+            |name| {
+                mentioned_later(name)
+                    || inlined
+                        .iter()
+                        .any(|&k| mentions(staying[k].1.clone(), name) > 0)
+            },
+        );
+    }
+
+    /// Withdraws this block's offers for which `withdraw(name, initialiser)` holds,
+    /// remembering those for which `remember(name)` does.
+    fn withdraw_offers_where(
+        &mut self,
+        withdraw: impl Fn(&Ident, &Expr) -> bool,
+        remember: impl Fn(&Ident) -> bool,
+    ) {
         if let Some(offers) = self.offers.last_mut() {
             offers.retain(|offered, (number, expr)| {
-                let kept =
-                    offered != &name.to_string() && mentions(expr.to_token_stream(), name) == 0;
-                if !kept {
+                let name = Ident::new(offered, proc_macro2::Span::call_site());
+                let kept = !withdraw(&name, expr);
+                if !kept && remember(&name) {
                     self.rebound.insert(*number);
                 }
                 kept
@@ -181,10 +316,10 @@ impl Scopes {
         }
     }
 
-    /// Whether offer `number` was withdrawn because a name it reads was bound again. Such a
-    /// `let` keeps its record even when every later mention of its name was inlined: an offer
-    /// inlined after that may still read the name as a variable (`let s = d * d; let d = s *
-    /// 0.5; d` reads `s` through the second `d`).
+    /// Whether offer `number` was withdrawn because a name it reads was bound again or
+    /// changed. Such a `let` keeps its record even when every later mention of its name was
+    /// inlined: an offer inlined after that may still read the name as a variable (`let s = d
+    /// * d; let d = s * 0.5; d` reads `s` through the second `d`).
     pub(super) fn was_rebound(&self, number: usize) -> bool {
         self.rebound.contains(&number)
     }
@@ -431,6 +566,19 @@ impl Scopes {
 pub fn mentions_any(expr: &impl ToTokens, names: &[Ident]) -> bool {
     let tokens = expr.to_token_stream();
     names.iter().any(|name| mentions(tokens.clone(), name) > 0)
+}
+
+/// Every identifier in `tokens` (a pattern's names, and its paths' and keywords', which only
+/// make the caller more careful).
+pub(super) fn idents(tokens: TokenStream) -> Vec<Ident> {
+    tokens
+        .into_iter()
+        .flat_map(|token| match token {
+            proc_macro2::TokenTree::Ident(ident) => vec![ident],
+            proc_macro2::TokenTree::Group(group) => idents(group.stream()),
+            _ => Vec::new(),
+        })
+        .collect()
 }
 
 /// How often the identifier `name` appears in `tokens`, macro arguments included, and string
