@@ -921,3 +921,106 @@ fn an_offer_read_by_staying_offers_keeps_its_record() {
         }
     }
 }
+
+/// From a review of d76105c, each of which an offer staying past the change got wrong (the
+/// first silently, the others failing to compile): a raw identifier on the place, a move of
+/// what an offer reads, a view pointed elsewhere after it was bound, and a view of a view whose
+/// middle name was bound again.
+#[reverse_diff]
+#[allow(unused_assignments)]
+fn offers_and_aliases(x: &[f64]) -> f64 {
+    let mut s = x[0];
+    let d = s * x[2];
+    r#s = x[3];
+    let first = d * s;
+    let owned = vec![x[2], x[3]];
+    let mut moved = vec![x[0], x[0]];
+    let f = owned[0] * x[4];
+    moved = owned;
+    let second = f * moved[1];
+    let a = vec![x[0], x[1]];
+    let mut b = vec![x[2], x[3]];
+    let mut w: &[f64] = &a;
+    w = &b;
+    let g = w[0] * x[4];
+    b[0] = x[5];
+    let third = g * b[0];
+    let mut c = [x[1], x[2], x[3]];
+    let view = &c[..];
+    let inner = &view[1..];
+    let view = 5.0;
+    let h = inner[0] * x[3];
+    c[1] = x[4];
+    let fourth = h * c[1] + view;
+    first + second + third + fourth
+}
+
+/// [`offers_and_aliases`] over plain values.
+fn offers_and_aliases_by_hand(x: &[f64]) -> f64 {
+    let first = x[0] * x[2] * x[3];
+    let second = x[2] * x[4] * x[3];
+    let third = x[2] * x[4] * x[5];
+    let fourth = x[2] * x[3] * x[4] + 5.0;
+    first + second + third + fourth
+}
+
+#[test]
+fn offers_never_stay_past_a_change_they_may_read() {
+    let x = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 0.5, 0.25, 1.5];
+    assert_relative_eq!(
+        offers_and_aliases(&x),
+        offers_and_aliases_by_hand(&x),
+        max_relative = 1e-15
+    );
+    let (value, gradient) = offers_and_aliases_vjp(&x, &1.0);
+    assert_relative_eq!(value, offers_and_aliases_by_hand(&x), max_relative = 1e-15);
+    assert_gradient_matches(offers_and_aliases_by_hand, &x, &gradient, 1e-6);
+    let (_, gradient) = offers_and_aliases_grad(&x);
+    assert_gradient_matches(offers_and_aliases_by_hand, &x, &gradient, 1e-6);
+}
+
+static mut SCALE: i32 = 1;
+
+/// `v · SCALE`, reading a `static mut`.
+fn scaled<T: ad::num_traits::Float>(v: T) -> T {
+    // SAFETY: the one test that changes this static runs its calls one at a time.
+    v * T::from(unsafe { SCALE }).unwrap()
+}
+
+/// Changes no offer can follow, in an `unsafe fn` (from the same review, both wrong
+/// silently): a `static mut` that a callee taken whole reads, and a write through a raw
+/// pointer into what an offer reads. Each withdraws every offer.
+///
+/// # Safety
+///
+/// Called one at a time (it writes `SCALE`).
+#[reverse_diff]
+#[allow(static_mut_refs)]
+unsafe fn through_statics_and_pointers(x: &[f64]) -> f64 {
+    SCALE = 2;
+    let y: f64 = scaled(x[0] * x[1]);
+    SCALE = 3;
+    let first = y * x[2];
+    let mut v = [x[0], x[1]];
+    let p: *mut f64 = &mut v[0];
+    let e = v[0] * x[2];
+    *p = x[3];
+    v[1] = e * x[4];
+    first + v[0] + v[1]
+}
+
+#[test]
+fn changes_through_statics_and_pointers_withdraw_the_offers() {
+    let x = [1.0, 2.0, 3.0, 4.0, 5.0];
+    // 2·x0·x1·x2 + x3 + x0·x2·x4.
+    let gradient = vec![12.0 + 15.0, 6.0, 4.0 + 5.0, 1.0, 3.0];
+    // SAFETY: this test is the only caller, and calls it one at a time.
+    unsafe {
+        assert_eq!(through_statics_and_pointers(&x), 31.0);
+        assert_eq!(
+            through_statics_and_pointers_grad(&x),
+            (31.0, gradient.clone())
+        );
+        assert_eq!(through_statics_and_pointers_vjp(&x, &1.0), (31.0, gradient));
+    }
+}

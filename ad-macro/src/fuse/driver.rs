@@ -911,7 +911,7 @@ pub trait Driver: Fold {
     ///
     /// A `let` offered to the statements after it stays offered while only other offered
     /// `let`s, or statements that change a variable it does not reach ([`changed_variable`],
-    /// [`Scopes::reaches`]), come between; any other statement withdraws the block's offers.
+    /// [`Scopes::withdraw_offers_changed`]), come between; any other statement withdraws the block's offers.
     /// At the end, each offered `let` learns whether every later mention of its name was
     /// inlined.
     fn fold_offering_block(&mut self, block: syn::Block) -> syn::Block {
@@ -946,14 +946,19 @@ pub trait Driver: Fold {
                     }
                 }
                 _ => match changed_variable(&original[position]) {
-                    Some(changed) => {
+                    Some((place, value)) => {
                         let later = &original[position + 1..];
                         let mentioned_later = |name: &Ident| {
                             later
                                 .iter()
                                 .any(|stmt| mentions(stmt.to_token_stream(), name) > 0)
                         };
-                        (self.state_mut().scopes).withdraw_offers_reading(changed, mentioned_later);
+                        let moved = idents(value.to_token_stream());
+                        (self.state_mut().scopes).withdraw_offers_changed(
+                            place,
+                            &moved,
+                            mentioned_later,
+                        );
                     }
                     None => self.state_mut().scopes.withdraw_offers(),
                 },
@@ -1006,11 +1011,12 @@ fn offerable<'a>(local: &'a syn::Local, scopes: &Scopes) -> Option<(&'a Ident, &
     Some((&pat.ident, &init.expr, fusion))
 }
 
-/// The variable `stmt` changes, when that is all it does: `place = e;` or `place op= e;` with
-/// `place` the variable or an element, field or referent of it (`cell[i]`, `p.x`, `*r`) and
-/// the index and `e` pure ([`is_pure`]). The offers that cannot reach what it changes stay
-/// (lstm's `let out_gate`, past `cell[i] = ..`, into `hidden[i] = out_gate * ..`).
-fn changed_variable(stmt: &Stmt) -> Option<&Ident> {
+/// The variable `stmt` changes and the value it assigns, when that is all it does: `place =
+/// e;` or `place op= e;` with `place` the variable or an element, field or referent of it
+/// (`cell[i]`, `p.x`, `*r`) and the index and `e` pure ([`is_pure`]). The offers that cannot
+/// reach what it changes, or what `e` may move, stay (lstm's `let out_gate`, past `cell[i] =
+/// ..`, into `hidden[i] = out_gate * ..`).
+fn changed_variable(stmt: &Stmt) -> Option<(&Ident, &Expr)> {
     let Stmt::Expr(expr, Some(_)) = stmt else {
         return None;
     };
@@ -1019,7 +1025,8 @@ fn changed_variable(stmt: &Stmt) -> Option<&Ident> {
         Expr::Binary(binary) if is_assignment(&binary.op) => (&*binary.left, &*binary.right),
         _ => return None,
     };
-    is_pure(value).then(|| variable_of(place)).flatten()
+    let place = variable_of(place).filter(|_| is_pure(value))?;
+    Some((place, value))
 }
 
 /// The variable a place or view is part of: `x`, `x[i]` (the index pure), `x.field`, `*x`,

@@ -136,7 +136,7 @@ pub struct Scopes {
     /// Per scope, its scalars whose values are fixed (see [`Scopes::fix`]).
     fixed: Vec<HashSet<String>>,
     /// The offers withdrawn because a name they read was bound again or changed
-    /// ([`Scopes::withdraw_offers_reading`]).
+    /// ([`Scopes::withdraw_offers_changed`]).
     rebound: HashSet<usize>,
     /// Per scope, where the values of its names that may hold references come from
     /// ([`Origin`]); a name with none may borrow anything.
@@ -144,7 +144,7 @@ pub struct Scopes {
 }
 
 /// Where a name's value comes from, for a name that may hold a reference: what a later read of
-/// it borrows ([`Scopes::reaches`]).
+/// it borrows ([`Scopes::withdraw_offers_changed`]).
 #[derive(Clone)]
 pub enum Origin {
     /// A parameter of the function: it borrows nothing the body owns.
@@ -187,8 +187,14 @@ impl Scopes {
         if let Some(fixed) = self.fixed.last_mut() {
             fixed.remove(&name.to_string());
         }
+        // The views of the name as bound before now name something else (`let w = &v[..];
+        // let w2 = &w[1..]; let w = 5.0;`): they are of unknown origin.
+        let spelled = name.to_string();
+        for origins in &mut self.origins {
+            origins.retain(|_, origin| !matches!(origin, Origin::View(root) if *root == spelled));
+        }
         if let Some(origins) = self.origins.last_mut() {
-            origins.remove(&name.to_string());
+            origins.remove(&spelled);
         }
         // An offer that reads `name` (or binds it) would now read another value.
         self.withdraw_offers_where(
@@ -198,69 +204,119 @@ impl Scopes {
     }
 
     /// Records where the values of the names `pat` just bound come from (each the same, as
-    /// `split_at`'s halves; `None`: unknown).
+    /// `split_at`'s halves; `None`: unknown). A view or parameter bound `mut` may be pointed
+    /// elsewhere later, so its origin stays unknown.
     pub fn set_origins(&mut self, pat: &Pat, origin: Option<Origin>) {
+        let names = idents(pat.to_token_stream());
+        let reassignable = names.iter().any(|name| name == "mut");
+        let origin = origin.filter(|origin| matches!(origin, Origin::Owned) || !reassignable);
         if let (Some(origins), Some(origin)) = (self.origins.last_mut(), origin) {
-            for name in idents(pat.to_token_stream()) {
+            for name in names {
                 origins.insert(name.to_string(), origin.clone());
             }
         }
     }
 
-    /// Whether reading `name` may read what changing the variable `changed` changes: `name` is
-    /// `changed`, or may hold a reference into it (a view of it, or of such a view, or a name
-    /// whose origin the macro does not know). Values (scalars, integers), parameters, what the
-    /// body owns and items (a function's name) do not.
-    pub fn reaches(&self, name: &Ident, changed: &Ident) -> bool {
-        let changed = changed.to_string();
+    /// The variables whose values reading `name` reads: `name`, then what it is a view of, and
+    /// so on, up to a value (a scalar, an integer), a parameter, a sequence of values the body
+    /// owns, or an item (not bound here); `None` when a link's origin is unknown (a reference
+    /// from a call, a raw pointer, a raw identifier), which may reach anything.
+    fn reached(&self, name: &Ident) -> Option<Vec<String>> {
         let mut current = name.to_string();
+        let mut chain = Vec::new();
         // A view of a view..., to a depth no body writes.
         for _ in 0..16 {
-            if current == changed {
-                return true;
+            if current.starts_with("r#") {
+                return None;
             }
+            chain.push(current.clone());
             let Some(depth) = self
                 .scopes
                 .iter()
                 .rposition(|scope| scope.contains_key(&current))
             else {
-                return false;
+                return Some(chain);
             };
-            if matches!(
-                self.scopes[depth][&current],
-                Some(Kind::Scalar | Kind::Constant | Kind::Integer)
-            ) {
-                return false;
+            let kind = self.scopes[depth][&current];
+            if matches!(kind, Some(Kind::Scalar | Kind::Constant | Kind::Integer)) {
+                return Some(chain);
             }
             match self.origins[depth].get(&current) {
-                Some(Origin::Parameter | Origin::Owned) => return false,
+                // A parameter of a type the macro knows (not a raw pointer).
+                Some(Origin::Parameter) if kind.is_some() => return Some(chain),
+                // Owned values, not references (`v.iter().collect()` into a `Vec<&f64>` is
+                // owned too).
+                Some(Origin::Owned) if matches!(kind, Some(Kind::Scalars | Kind::Constants)) => {
+                    return Some(chain)
+                }
                 Some(Origin::View(root)) => current = root.clone(),
-                None => return true,
+                _ => return None,
             }
         }
-        true
+        None
     }
 
-    /// Withdraws this block's offers that may read what changing `changed` changes
-    /// ([`Scopes::reaches`]), remembering those whose name the statements after the change
-    /// (`mentioned_later`) or the offers that stay mention, which would read it as a variable
-    /// ([`Scopes::was_rebound`]).
-    pub fn withdraw_offers_reading(
+    /// Withdraws this block's offers that may read what a statement changes: the variable
+    /// `place` it assigns to (and what that is a view of), and the names of `moved`, what its
+    /// value reads and may move (`u = v;`). An offer stays only when nothing it reads reaches
+    /// one of them ([`Scopes::reached`]); a change this cannot follow (a static, a raw
+    /// pointer of unknown origin) withdraws every offer. Remembers the withdrawn offers whose
+    /// name the statements after the change (`mentioned_later`) or the offers that stay
+    /// mention, which would read it as a variable ([`Scopes::was_rebound`]).
+    pub fn withdraw_offers_changed(
         &mut self,
-        changed: &Ident,
+        place: &Ident,
+        moved: &[Ident],
         mentioned_later: impl Fn(&Ident) -> bool,
     ) {
-        let reaching = |expr: &Expr| {
-            idents(expr.to_token_stream())
+        let bound = |name: &Ident| {
+            let name = name.to_string();
+            self.scopes.iter().any(|scope| scope.contains_key(&name))
+        };
+        // A place of a type the macro knows (a value, a sequence, a `&mut` view): the borrow
+        // checker keeps every other live name from reaching what it changes. Else (a raw
+        // pointer, a reference from a call) what it may point into changes too.
+        let changed = match self.kind(place) {
+            Some(_) if !place.to_string().starts_with("r#") => Some(vec![place.to_string()]),
+            _ => self.reached(place),
+        };
+        let Some(mut changed) = changed.filter(|_| bound(place)) else {
+            self.withdraw_offers();
+            return;
+        };
+
+        changed.extend(
+            moved
                 .iter()
-                .any(|name| self.reaches(name, changed))
+                .filter(|name| {
+                    bound(name)
+                        && !matches!(
+                            self.kind(name),
+                            Some(
+                                Kind::Scalar
+                                    | Kind::Constant
+                                    | Kind::Integer
+                                    | Kind::BorrowedScalars
+                                    | Kind::BorrowedConstants
+                                    | Kind::ScalarRef
+                                    | Kind::ConstantRef
+                            )
+                        )
+                })
+                .map(ToString::to_string),
+        );
+        let reaching = |expr: &Expr| {
+            idents(expr.to_token_stream()).iter().any(|name| {
+                self.reached(name)
+                    .is_none_or(|chain| chain.iter().any(|link| changed.contains(link)))
+            })
         };
         let withdrawn: Vec<String> = self
             .offers
             .last()
             .into_iter()
             .flatten()
-            .filter(|(offered, (_, expr))| *offered == &changed.to_string() || reaching(expr))
+            .filter(|(offered, (_, expr))| changed.contains(offered) || reaching(expr))
             .map(|(offered, _)| offered.clone())
             .collect();
         // The offers that stay and may still be inlined: mentioned later, or by such an offer.
