@@ -1024,3 +1024,61 @@ fn changes_through_statics_and_pointers_withdraw_the_offers() {
         assert_eq!(through_statics_and_pointers_vjp(&x, &1.0), (31.0, gradient));
     }
 }
+
+static mut BUFFER: [f64; 2] = [2.0, 3.0];
+static mut POINTER: *mut f64 = std::ptr::null_mut();
+
+/// Puts `BUFFER` back as it starts.
+fn reset_buffer() {
+    // SAFETY: as in `times_pointee`.
+    unsafe { BUFFER = [2.0, 3.0] };
+}
+
+/// `a` times what `POINTER` points to.
+fn times_pointee<T: ad::num_traits::Float>(a: T) -> T {
+    // SAFETY: `POINTER` points into `BUFFER` when this is called (below).
+    a * T::from(unsafe { *POINTER }).unwrap()
+}
+
+static mut ANY: *const () = std::ptr::null();
+
+/// `a` times the scalar `ANY` points to.
+fn times_any<T: Copy + std::ops::Mul<Output = T>>(a: T) -> T {
+    // SAFETY: `ANY` points to a `T` when this is called (below).
+    a * unsafe { *(ANY as *const T) }
+}
+
+/// From a third review: callees taken whole that read, through pointers statics hold, what a
+/// later statement changes: through a copy of such a pointer (`*q = ..`), and a local written
+/// directly. In a function with `unsafe` code no offer stays past a change.
+///
+/// # Safety
+///
+/// Called one at a time (it writes `BUFFER`, `POINTER` and `ANY`).
+#[reverse_diff]
+#[allow(static_mut_refs)]
+unsafe fn through_static_pointers(x: &[f64]) -> f64 {
+    reset_buffer();
+    POINTER = &raw mut BUFFER[0];
+    let q = POINTER;
+    let d: f64 = times_pointee(x[0] * x[1]);
+    *q = BUFFER[1];
+    let mut v = [x[0], x[1]];
+    ANY = &raw const v[0] as *const ();
+    let e: f64 = times_any(x[2]);
+    v[0] = x[1] * 3.0;
+    d * x[2] + e + v[0]
+}
+
+#[test]
+fn a_function_with_unsafe_code_keeps_no_offer_past_a_change() {
+    let x = [0.5, 2.0, 4.0];
+    // 2·x0·x1·x2 + x2·x0 + 3·x1.
+    let gradient = vec![16.0 + 4.0, 4.0 + 3.0, 2.0 + 0.5];
+    // SAFETY: this test is the only caller, and calls it one at a time.
+    unsafe {
+        assert_eq!(through_static_pointers(&x), 16.0);
+        assert_eq!(through_static_pointers_grad(&x), (16.0, gradient.clone()));
+        assert_eq!(through_static_pointers_vjp(&x, &1.0), (16.0, gradient));
+    }
+}

@@ -299,6 +299,9 @@ fn generic_function(function: &Function, siblings: Siblings) -> ItemFn {
             }
         }
     }
+    if item.sig.unsafety.is_some() {
+        translator.declare_unsafe();
+    }
     translator.bind_output(&item.sig.output);
     if let ReturnType::Type(_, ty) = &mut item.sig.output {
         **ty = translator.fold_type((**ty).clone());

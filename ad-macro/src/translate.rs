@@ -93,6 +93,12 @@ impl Translator {
         }
     }
 
+    /// Declares the function an `unsafe fn`, whose body may use raw pointers without an
+    /// `unsafe` block.
+    pub fn declare_unsafe(&mut self) {
+        self.fusion.unsafe_code = true;
+    }
+
     /// Declares the function's result type, `output` (before translation).
     pub fn bind_output(&mut self, output: &ReturnType) {
         self.returns_scalar = matches!(output, ReturnType::Type(_, ty) if is_f64(ty));
@@ -114,6 +120,10 @@ impl Translator {
         arrays: HashSet<String>,
     ) -> syn::Block {
         self.fusion.arrays = arrays;
+        self.fusion.unsafe_code |= block
+            .to_token_stream()
+            .into_iter()
+            .any(|token| holds_unsafe(&token));
         // Before: `.. c` (constant data) as the value of a function returning `f64`. After:
         // `.. IntoReal::<S>::into_real(c)`, as `return c;` is ([`Translator::fold_expr`]). A
         // name the body binds again is a scalar or constant data too, which this leaves right.
@@ -1246,5 +1256,16 @@ impl Fold for Translator {
             }
             other => other,
         }
+    }
+}
+
+/// Whether `token` is, or holds, the keyword `unsafe`.
+fn holds_unsafe(token: &proc_macro2::TokenTree) -> bool {
+    match token {
+        proc_macro2::TokenTree::Ident(ident) => ident == "unsafe",
+        proc_macro2::TokenTree::Group(group) => {
+            group.stream().into_iter().any(|t| holds_unsafe(&t))
+        }
+        _ => false,
     }
 }

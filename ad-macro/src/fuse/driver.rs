@@ -37,6 +37,10 @@ pub struct FusionState {
     mapped_sums: usize,
     /// The locals held as arrays that know their elements ([`super::held_arrays`]).
     pub arrays: HashSet<String>,
+    /// Whether the function is an `unsafe fn` or holds an `unsafe` block: a raw pointer may
+    /// then let a callee read what a statement changes, so no offer stays past a change
+    /// ([`changed_variable`]).
+    pub unsafe_code: bool,
 }
 
 impl FusionState {
@@ -51,6 +55,7 @@ impl FusionState {
             inlined: HashMap::new(),
             mapped_sums: 0,
             arrays: HashSet::new(),
+            unsafe_code: false,
         }
     }
 
@@ -118,7 +123,8 @@ pub trait Driver: Fold {
         if !self.state().fusing {
             return None;
         }
-        let (name, init, fusion) = offerable(local, &self.state().scopes)?;
+        let calls = !self.state().unsafe_code;
+        let (name, init, fusion) = offerable(local, &self.state().scopes, calls)?;
         let fusion_is_cheap = fusion.is_cheap() || (mentions == 1 && !fusion.recomputes());
         self.count_inlined(&fusion);
         let number = self.state().offers;
@@ -354,7 +360,7 @@ pub trait Driver: Fold {
                 return false;
             };
             let scopes = &mut self.state_mut().scopes;
-            match offerable(local, scopes) {
+            match offerable(local, scopes, false) {
                 Some((name, init, fusion)) if fusion.is_cheap() => {
                     scopes.bind(name, Some(Kind::Scalar));
                     scopes.offer(name, usize::MAX - number, init.clone());
@@ -945,7 +951,9 @@ pub trait Driver: Fold {
                         offered.push((offers, name.clone(), position));
                     }
                 }
-                _ => match changed_variable(&original[position]) {
+                _ => match changed_variable(&original[position])
+                    .filter(|_| !self.state().unsafe_code)
+                {
                     Some((place, value)) => {
                         let later = &original[position + 1..];
                         let mentioned_later = |name: &Ident| {
@@ -988,8 +996,14 @@ pub trait Driver: Fold {
 /// The name, the initialiser and its analysis of `let name = init;` (or `let name: f64 =
 /// init;`) when the `let` can be offered to the statements after it ([`Scopes::offer`]): a
 /// plain name, and a pure scalar initialiser that does not read it ([`Fusion::offer`]; with
-/// the ascription, a call of a function on such an expression too).
-fn offerable<'a>(local: &'a syn::Local, scopes: &Scopes) -> Option<(&'a Ident, &'a Expr, Fusion)> {
+/// the ascription and `calls`, a call of a function on such an expression too, which the
+/// record runs over dual numbers: not in a function with `unsafe` code, where the callee may
+/// read the caller's scalars through a pointer as its own type).
+fn offerable<'a>(
+    local: &'a syn::Local,
+    scopes: &Scopes,
+    calls: bool,
+) -> Option<(&'a Ident, &'a Expr, Fusion)> {
     let (pat, ascribed) = match &local.pat {
         Pat::Type(typed) if is_f64(&typed.ty) => (&*typed.pat, true),
         Pat::Type(_) => return None,
@@ -1007,7 +1021,7 @@ fn offerable<'a>(local: &'a syn::Local, scopes: &Scopes) -> Option<(&'a Ident, &
     {
         return None;
     }
-    let fusion = Fusion::offer(&init.expr, scopes, ascribed)?;
+    let fusion = Fusion::offer(&init.expr, scopes, ascribed && calls)?;
     Some((&pat.ident, &init.expr, fusion))
 }
 

@@ -269,10 +269,7 @@ impl Scopes {
         moved: &[Ident],
         mentioned_later: impl Fn(&Ident) -> bool,
     ) {
-        let bound = |name: &Ident| {
-            let name = name.to_string();
-            self.scopes.iter().any(|scope| scope.contains_key(&name))
-        };
+        let bound = |name: &str| self.scopes.iter().any(|scope| scope.contains_key(name));
         // A place of a type the macro knows (a value, a sequence, a `&mut` view): the borrow
         // checker keeps every other live name from reaching what it changes. Else (a raw
         // pointer, a reference from a call) what it may point into changes too.
@@ -280,7 +277,9 @@ impl Scopes {
             Some(_) if !place.to_string().starts_with("r#") => Some(vec![place.to_string()]),
             _ => self.reached(place),
         };
-        let Some(mut changed) = changed.filter(|_| bound(place)) else {
+        // A place that is a static, or points into one (`let q = PTR; *q = ..`), may change
+        // what any function reads.
+        let Some(mut changed) = changed.filter(|chain| chain.iter().all(|link| bound(link))) else {
             self.withdraw_offers();
             return;
         };
@@ -289,7 +288,7 @@ impl Scopes {
             moved
                 .iter()
                 .filter(|name| {
-                    bound(name)
+                    bound(&name.to_string())
                         && !matches!(
                             self.kind(name),
                             Some(
