@@ -1082,3 +1082,24 @@ fn a_function_with_unsafe_code_keeps_no_offer_past_a_change() {
         assert_eq!(through_static_pointers_vjp(&x, &1.0), (16.0, gradient));
     }
 }
+
+/// Offers under raw identifiers (`r#type`), withdrawn by a later `let` and by an assignment.
+#[reverse_diff]
+fn raw_offers(x: &[f64]) -> f64 {
+    let r#type = x[0] * 2.0;
+    let mut v = [x[1], x[0]];
+    let r#match = v[0] * x[1];
+    v[0] = r#type + 1.0;
+    r#match * v[0] + r#type
+}
+
+#[test]
+fn offers_under_raw_identifiers() {
+    let x = [0.3, -1.2];
+    let by_hand = |x: &[f64]| x[1] * x[1] * (x[0] * 2.0 + 1.0) + x[0] * 2.0;
+    check(raw_offers, raw_offers_grad, &x);
+    assert_eq!(raw_offers(&x), by_hand(&x));
+    let (value, gradient) = raw_offers_vjp(&x, &1.0);
+    assert_eq!(value, by_hand(&x));
+    assert_gradient_matches(by_hand, &x, &gradient, 1e-6);
+}

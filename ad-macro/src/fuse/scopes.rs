@@ -326,7 +326,7 @@ impl Scopes {
             .flatten()
             .filter(|(offered, _)| !withdrawn.contains(offered))
             .map(|(offered, (_, expr))| {
-                let name = Ident::new(offered, proc_macro2::Span::call_site());
+                let name = spelled_ident(offered);
                 (name, expr.to_token_stream())
             })
             .collect();
@@ -361,7 +361,7 @@ impl Scopes {
     ) {
         if let Some(offers) = self.offers.last_mut() {
             offers.retain(|offered, (number, expr)| {
-                let name = Ident::new(offered, proc_macro2::Span::call_site());
+                let name = spelled_ident(offered);
                 let kept = !withdraw(&name, expr);
                 if !kept && remember(&name) {
                     self.rebound.insert(*number);
@@ -621,6 +621,15 @@ impl Scopes {
 pub fn mentions_any(expr: &impl ToTokens, names: &[Ident]) -> bool {
     let tokens = expr.to_token_stream();
     names.iter().any(|name| mentions(tokens.clone(), name) > 0)
+}
+
+/// The identifier spelled `name` (`r#type` for "r#type").
+fn spelled_ident(name: &str) -> Ident {
+    let span = proc_macro2::Span::call_site();
+    match name.strip_prefix("r#") {
+        Some(raw) => Ident::new_raw(raw, span),
+        None => Ident::new(name, span),
+    }
 }
 
 /// Every identifier in `tokens` (a pattern's names, and its paths' and keywords', which only
