@@ -690,6 +690,15 @@ fn a_let_read_through_a_let_bound_again_keeps_its_record() {
     );
 }
 
+/// Checks `vjp` (the tape, whatever the number of inputs) at `x`: its value against `f`'s bit
+/// for bit, its gradient against central differences of `f` (tolerance 1e-6).
+#[track_caller]
+fn check_tape(f: impl Fn(&[f64]) -> f64, vjp: impl Fn(&[f64], &f64) -> (f64, Vec<f64>), x: &[f64]) {
+    let (value, gradient) = vjp(x, &1.0);
+    assert_eq!(value.to_bits(), f(x).to_bits(), "value");
+    assert_gradient_matches(f, x, &gradient, 1e-6);
+}
+
 /// `σ(x) = 1 / (1 + e^(−x))`: a callee whose body the caller's macro does not see.
 #[reverse_diff]
 fn sigmoid(x: f64) -> f64 {
@@ -734,9 +743,7 @@ fn a_call_on_one_scalar_expression_is_one_record_with_it() {
     assert_eq!(gates(&x).to_bits(), gates_by_hand(&x).to_bits());
     // Forward mode (five inputs) and the tape (`_vjp`), against central differences.
     check(gates, gates_grad, &x);
-    let (value, gradient) = gates_vjp(&x, &1.0);
-    assert_eq!(value.to_bits(), gates_by_hand(&x).to_bits());
-    assert_gradient_matches(gates_by_hand, &x, &gradient, 1e-6);
+    check_tape(gates_by_hand, gates_vjp, &x);
     // `cell` (computing the four `let`s before it), `out`, and the result. As the callees'
     // bodies record (argument, then callee): forget 2, input 2, soft 4 (its argument, `exp`,
     // `+`, `ln`), change 1, cell 1, out 2, the result 1.
@@ -780,13 +787,9 @@ fn calls_as_written(x: &[f64]) -> f64 {
 
 #[test]
 fn calls_not_taken_whole_run_as_written() {
-    check(calls_as_written, calls_as_written_grad, &[0.3, -1.2, 0.8]);
-    let (value, gradient) = calls_as_written_vjp(&[0.3, -1.2, 0.8], &1.0);
-    assert_eq!(
-        value.to_bits(),
-        calls_as_written(&[0.3, -1.2, 0.8]).to_bits()
-    );
-    assert_gradient_matches(calls_as_written, &[0.3, -1.2, 0.8], &gradient, 1e-6);
+    let x = [0.3, -1.2, 0.8];
+    check(calls_as_written, calls_as_written_grad, &x);
+    check_tape(calls_as_written, calls_as_written_vjp, &x);
 }
 
 /// Generic callees whose parameter type only their result fixes (`T::Output`, `impl Into<S>`):
@@ -811,9 +814,7 @@ fn generic_results(x: &[f64]) -> f64 {
 fn callees_whose_result_fixes_their_scalar() {
     let x = [0.3, -1.2, 0.8];
     check(generic_results, generic_results_grad, &x);
-    let (value, gradient) = generic_results_vjp(&x, &1.0);
-    assert_eq!(value.to_bits(), generic_results(&x).to_bits());
-    assert_gradient_matches(generic_results, &x, &gradient, 1e-6);
+    check_tape(generic_results, generic_results_vjp, &x);
     // `b` is inlined into the result's record; `a`, read once too, as well.
     assert_eq!(records(&x, generic_results), 1);
 }

@@ -29,7 +29,7 @@ use syn::{
 };
 
 use crate::fuse::{
-    mapped_sum, origin_of, Driver, Fusion, FusionState, Kind, Origin, RepeatArgs, Scopes,
+    idents, mapped_sum, origin_of, Driver, Fusion, FusionState, Kind, Origin, RepeatArgs, Scopes,
 };
 use crate::names::{
     is_constant_name, is_f64, is_float_constant, is_other_number, real_method, real_method_entry,
@@ -120,10 +120,9 @@ impl Translator {
         arrays: HashSet<String>,
     ) -> syn::Block {
         self.fusion.arrays = arrays;
-        self.fusion.unsafe_code |= block
-            .to_token_stream()
-            .into_iter()
-            .any(|token| holds_unsafe(&token));
+        self.fusion.unsafe_code |= idents(block.to_token_stream())
+            .iter()
+            .any(|ident| ident == "unsafe");
         // Before: `.. c` (constant data) as the value of a function returning `f64`. After:
         // `.. IntoReal::<S>::into_real(c)`, as `return c;` is ([`Translator::fold_expr`]). A
         // name the body binds again is a scalar or constant data too, which this leaves right.
@@ -1256,16 +1255,5 @@ impl Fold for Translator {
             }
             other => other,
         }
-    }
-}
-
-/// Whether `token` is, or holds, the keyword `unsafe`.
-fn holds_unsafe(token: &proc_macro2::TokenTree) -> bool {
-    match token {
-        proc_macro2::TokenTree::Ident(ident) => ident == "unsafe",
-        proc_macro2::TokenTree::Group(group) => {
-            group.stream().into_iter().any(|t| holds_unsafe(&t))
-        }
-        _ => false,
     }
 }

@@ -201,7 +201,7 @@ impl<'a> Analysis<'a> {
             && func
                 .path
                 .get_ident()
-                .is_some_and(|name| !self.scopes.binds(name));
+                .is_some_and(|name| !self.scopes.binds(&name.to_string()));
         if !named || call.args.len() != 1 || !call.attrs.is_empty() {
             return self.tree(expr);
         }

@@ -125,7 +125,7 @@ pub trait Driver: Fold {
         }
         let calls = !self.state().unsafe_code;
         let (name, init, fusion) = offerable(local, &self.state().scopes, calls)?;
-        let fusion_is_cheap = fusion.is_cheap() || (mentions == 1 && !fusion.recomputes());
+        let offered = fusion.is_cheap() || (mentions == 1 && !fusion.recomputes());
         self.count_inlined(&fusion);
         let number = self.state().offers;
         self.state_mut().offers += 1;
@@ -133,10 +133,10 @@ pub trait Driver: Fold {
         let scalar = self.scalar().clone();
         let expr = fusion.expand_offer(&scalar, &untaped, |expr, fuse| self.translate(expr, fuse));
         self.state_mut().scopes.bind(name, Some(Kind::Scalar));
-        // A costly initialiser is not offered after all (inlined, it would be computed again
-        // by each record that reads it), but the `let` still counts as offered, so the offers
-        // before it stay: it is pure and only binds its name.
-        if fusion_is_cheap {
+        // A costly initialiser read more than once, or inlining a costly `let`, is not offered
+        // after all (see above), but the `let` still counts as offered, so the offers before
+        // it stay: it is pure and only binds its name.
+        if offered {
             self.state_mut().scopes.offer(name, number, init.clone());
         }
         // `name: f64` becomes `name: S`.

@@ -269,7 +269,6 @@ impl Scopes {
         moved: &[Ident],
         mentioned_later: impl Fn(&Ident) -> bool,
     ) {
-        let bound = |name: &str| self.scopes.iter().any(|scope| scope.contains_key(name));
         // A place of a type the macro knows (a value, a sequence, a `&mut` view): the borrow
         // checker keeps every other live name from reaching what it changes. Else (a raw
         // pointer, a reference from a call) what it may point into changes too.
@@ -279,7 +278,8 @@ impl Scopes {
         };
         // A place that is a static, or points into one (`let q = PTR; *q = ..`), may change
         // what any function reads.
-        let Some(mut changed) = changed.filter(|chain| chain.iter().all(|link| bound(link))) else {
+        let Some(mut changed) = changed.filter(|chain| chain.iter().all(|link| self.binds(link)))
+        else {
             self.withdraw_offers();
             return;
         };
@@ -288,7 +288,7 @@ impl Scopes {
             moved
                 .iter()
                 .filter(|name| {
-                    bound(&name.to_string())
+                    self.binds(&name.to_string())
                         && !matches!(
                             self.kind(name),
                             Some(
@@ -498,10 +498,10 @@ impl Scopes {
             .flatten()
     }
 
-    /// Whether some scope here binds `name`, of a kind known or not (a closure, a `Vec`).
-    pub(super) fn binds(&self, name: &Ident) -> bool {
-        let name = name.to_string();
-        self.scopes.iter().any(|scope| scope.contains_key(&name))
+    /// Whether some scope here binds the name spelled `name`, of a kind known or not (a
+    /// closure, a `Vec`).
+    pub(super) fn binds(&self, name: &str) -> bool {
+        self.scopes.iter().any(|scope| scope.contains_key(name))
     }
 
     /// Whether `name` is a scalar variable here.
@@ -634,7 +634,7 @@ fn spelled_ident(name: &str) -> Ident {
 
 /// Every identifier in `tokens` (a pattern's names, and its paths' and keywords', which only
 /// make the caller more careful).
-pub(super) fn idents(tokens: TokenStream) -> Vec<Ident> {
+pub fn idents(tokens: TokenStream) -> Vec<Ident> {
     tokens
         .into_iter()
         .flat_map(|token| match token {
