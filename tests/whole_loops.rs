@@ -673,6 +673,45 @@ fn twins(x: &[f64], k: usize) -> f64 {
     total
 }
 
+/// Loop sums whose terms use only `+`, `-`, `*`, `/` and unary `-`, computed two terms at a
+/// time when kept as runs (`ad::__private::loops_in_lanes`): neighbours (`x[i]`, `x[i + 1]`)
+/// through `let`s the term inlines; a scalar the loop does not change (`c`) and a constant
+/// (`s`) in a quotient, under `-=`; a negation; and the same leaves through a transcendental,
+/// computed one term at a time.
+#[reverse_diff]
+fn in_lanes(x: &[f64], c: f64, #[no_grad] s: f64) -> f64 {
+    let n = x.len();
+    let mut first = 0.0;
+    for i in 0..n - 1 {
+        let d = x[i + 1] - x[i] * x[i];
+        let e = 1.0 - x[i];
+        first += 100.0 * (d * d) + e * e;
+    }
+    let mut second = 1.0;
+    for i in 0..n - 2 {
+        second -= (x[i] - s * c) / (x[i + 2] * x[i + 2] + 1.0);
+    }
+    let mut third = 0.0;
+    for i in 0..n {
+        third += -(x[i] * c) + s;
+    }
+    let mut fourth = 0.0;
+    for i in 0..n - 1 {
+        fourth += (x[i + 1] - x[i]).sin() * c;
+    }
+    first + second * third + fourth
+}
+
+/// `Σ (xᵢ − yᵢ)(xᵢ + yᵢ) / 2`, a term in lanes over two slices.
+#[reverse_diff]
+fn pairs(x: &[f64], y: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        total += (x[i] - y[i]) * (x[i] + y[i]) / 2.0;
+    }
+    total
+}
+
 /// Long element loops, kept as blocks when seeded in order: neighbours two apart in one term
 /// (`x[i]`, `x[i + 1]`, `x[i + 2]`) beside a scalar the loop does not change (`c`) and constant
 /// data; the same neighbours in the other order (`x[i + 2]` before `x[i]`); a stencil
@@ -1677,10 +1716,85 @@ fn long_loops_are_kept_as_runs_with_the_same_record() {
     // The first three loops as runs (the second's `m` is one of its run's nodes); the fourth
     // adds to a sum that already has slots.
     assert_eq!(loops_kept(&values, f), (4, 3));
+    // Of those, the second and third in lanes: the first's term calls `sin`.
+    assert_eq!(loops_in_lanes(&values, f), 2);
     // Short loops (fewer than 128 operands) are slots.
     let short: Vec<f64> = values[..30].iter().chain([&0.2]).copied().collect();
     let short_sums = |x: &[Var]| long_sums(&x[..30], &w, x[30], 7);
     assert_eq!(loops_kept(&short, short_sums), (4, 0));
+}
+
+#[test]
+fn terms_of_lane_by_lane_operations_are_computed_in_lanes() {
+    // Even and odd counts: every term in a pair, or the last alone.
+    for n in [300, 301] {
+        let mut values: Vec<f64> = (0..n).map(|i| 0.5 * (i as f64 * 0.37).sin()).collect();
+        values.push(0.2);
+        let s = 0.75;
+        let plain = |v: &[f64]| {
+            let (x, c) = (&v[..n], v[n]);
+            let first = x.windows(2).fold(0.0, |t, p| {
+                let (d, e) = (p[1] - p[0] * p[0], 1.0 - p[0]);
+                t + (100.0 * (d * d) + e * e)
+            });
+            let second = x
+                .windows(3)
+                .fold(1.0, |t, p| t - (p[0] - s * c) / (p[2] * p[2] + 1.0));
+            let third = x.iter().fold(0.0, |t, a| t + (-(a * c) + s));
+            let fourth = x.windows(2).fold(0.0, |t, p| t + (p[1] - p[0]).sin() * c);
+            first + second * third + fourth
+        };
+        let f = |v: &[Var]| in_lanes(&v[..n], v[n], s);
+        check(&values, 4, f, |v| in_lanes(&v[..n], v[n], s), plain);
+        // Four loops kept as runs; all but the one with `sin` in lanes.
+        assert_eq!(loops_kept(&values, f), (4, 4));
+        assert_eq!(loops_in_lanes(&values, f), 3);
+        // Short loops (fewer than 128 operands) are slots, one term at a time.
+        let short: Vec<f64> = values[..30].iter().chain([&0.2]).copied().collect();
+        let short_sums = |x: &[Var]| in_lanes(&x[..30], x[30], s);
+        assert_eq!(loops_kept(&short, short_sums), (4, 0));
+        assert_eq!(loops_in_lanes(&short, short_sums), 0);
+    }
+}
+
+#[test]
+fn lanes_beside_a_leaf_of_constants_agree_with_term_by_term() {
+    let n = 257;
+    let values: Vec<f64> = (0..2 * n).map(|i| (i as f64 * 0.61).cos()).collect();
+    let f = |v: &[Var]| pairs(&v[..n], &v[n..]);
+    // `y` constants: `x` alone has nodes.
+    let constants: Vec<usize> = (n..2 * n).collect();
+    let (value, gradient, nodes, loops) = on_tape(&values, None, &constants, f);
+    assert_eq!(loops, 1);
+    let mut order: Vec<usize> = (0..n).rev().collect();
+    order.extend(n..2 * n);
+    let (value_by_term, gradient_by_term, nodes_by_term, loops_by_term) =
+        on_tape(&values, Some(&order), &constants, f);
+    assert_eq!(loops_by_term, 0);
+    assert_eq!(value.to_bits(), value_by_term.to_bits());
+    assert_eq!(nodes, nodes_by_term);
+    assert_eq!(bits(&gradient), bits(&gradient_by_term));
+    let plain = pairs::<f64>(&values[..n], &values[n..]);
+    assert_eq!(value.to_bits(), plain.to_bits());
+    let dual = by_dual(&values, |v| {
+        let held = held_constant(v, &constants);
+        pairs(&held[..n], &held[n..])
+    });
+    for (a, b) in gradient.iter().zip(&dual) {
+        assert!((a - b).abs() <= 1e-12 * b.abs().max(1.0), "{a} against {b}");
+    }
+    let tape = Tape::new();
+    let x: Vec<Var> = values[..n].iter().map(|&v| tape.var(v)).collect();
+    let y: Vec<Var> = values[n..].iter().map(|&v| Var::constant(v)).collect();
+    let _ = pairs(&x, &y);
+    assert_eq!(ad::__private::loops_in_lanes(&tape), 1);
+}
+
+/// How many loops `f` over `values` (seeded in order) computed in lanes.
+fn loops_in_lanes<R>(values: &[f64], f: impl Fn(&[Var]) -> R) -> usize {
+    let tape = Tape::new();
+    let _ = f(&values.iter().map(|&v| tape.var(v)).collect::<Vec<Var>>());
+    ad::__private::loops_in_lanes(&tape)
 }
 
 /// How many loops `f` records whole on a tape seeded with `values` in order, and how many of

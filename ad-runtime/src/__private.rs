@@ -83,6 +83,12 @@ pub fn loops_as_runs(tape: &Tape) -> usize {
     tape.loops_as_runs()
 }
 
+/// How many of the loop sums `tape` has kept as runs computed their terms a few at a time
+/// (`Accumulate::add_loop_lanes`); for `tests/whole_loops.rs`. No generated code calls it.
+pub fn loops_in_lanes(tape: &Tape) -> usize {
+    tape.loops_in_lanes()
+}
+
 /// How many leaves of the loops `tape` has kept as blocks were taken as the array the body
 /// holds knew them (`Array`), without reading their elements; for `tests/held_arrays.rs`. No
 /// generated code calls it.

@@ -6,6 +6,7 @@
 //! the buffers are warm; n-ary records (user primitives, fused callees) use the same layout
 //! with n slots.
 
+use crate::scalar::rules::Pack;
 use crate::Var;
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
@@ -67,6 +68,9 @@ pub(crate) struct Recording {
     /// How many of those loops were kept as [`Runs`] or a [`Block`], which the tests read
     /// likewise.
     loops_as_runs: usize,
+    /// How many of the loops kept as [`Runs`] computed their terms a few at a time
+    /// ([`InLanes`]), which the tests read likewise.
+    loops_in_lanes: usize,
     /// How many leaves of those loops were taken as an array knew them ([`Known`]), without
     /// reading their elements (loop sums', and blocks'), which the tests read likewise.
     known_leaves: usize,
@@ -109,6 +113,7 @@ impl Recording {
             checkpoints: Vec::new(),
             whole_loops: 0,
             loops_as_runs: 0,
+            loops_in_lanes: 0,
             known_leaves: 0,
             same_partials: 0,
         }
@@ -133,6 +138,7 @@ impl Recording {
         self.checkpoints.clear();
         self.whole_loops = 0;
         self.loops_as_runs = 0;
+        self.loops_in_lanes = 0;
         self.known_leaves = 0;
         self.same_partials = 0;
     }
@@ -1967,7 +1973,7 @@ impl PendingSum {
         offsets: [usize; K],
         known: [Known; K],
         steps: [usize; K],
-        term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
+        terms: impl Terms<K>,
     ) -> bool {
         let count = range.len();
         let tag = with_active_recording(|r| r.tag).unwrap_or(0);
@@ -2017,9 +2023,10 @@ impl PendingSum {
         if live <= RUN_LEAVES && count * live >= RUN_SUM && self.runs == 0 && self.slots.is_empty()
         {
             let runs = Runs::of_loop(count, &firsts, &steps);
-            self.add_runs(runs, subtract, range, leaves, firsts, steps, term);
+            self.add_runs(runs, subtract, range, leaves, firsts, steps, terms);
             return true;
         }
+        let term = terms.one_by_one();
         self.slots.reserve(count * live);
         // SAFETY: there is room for `count · live` slots after the length (reserved above), and
         // `write_terms` calls `put` `live` times for each of the `count` terms.
@@ -2041,7 +2048,7 @@ impl PendingSum {
     /// (inlined, it cost the MLP benchmark's gradient 1.7 % more instructions).
     #[allow(clippy::too_many_arguments)]
     #[inline(never)]
-    fn add_runs<const K: usize>(
+    fn add_runs<const K: usize, T: Terms<K>>(
         &mut self,
         mut runs: Box<Runs>,
         subtract: bool,
@@ -2049,7 +2056,7 @@ impl PendingSum {
         leaves: [&[Var]; K],
         firsts: [Option<u32>; K],
         steps: [usize; K],
-        term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
+        terms: T,
     ) {
         let (count, live) = (runs.count, runs.leaves);
         assert!(count == range.len() && live == firsts.iter().flatten().count());
@@ -2061,18 +2068,14 @@ impl PendingSum {
         runs.partials.clear();
         runs.partials.reserve(count * live);
         let out = runs.partials.as_mut_ptr();
-        // SAFETY: there is room for `count · live` partials (reserved above), and `write_terms`
-        // hands `put` each `t < count` with lanes `0..live`: lane `lane`'s partials are written
-        // at `lane · count + t`.
-        let put = move |t: usize, lane: usize, _: u32, partial: f64| unsafe {
-            out.add(lane * count + t).write(partial);
-        };
-        self.value = write_terms(
-            self.value, subtract, range, leaves, firsts, steps, term, put,
-        );
+        // SAFETY: there is room for `count · live` partials (reserved above), and `write_runs`
+        // writes lane `lane`'s partial of term `t < count` at `lane · count + t`, each once.
+        self.value =
+            unsafe { terms.write_runs(self.value, subtract, range, leaves, firsts, steps, out) };
         // SAFETY: the `count · live` partials were written above.
         unsafe { runs.partials.set_len(count * live) };
         self.runs = with_recording(|r| {
+            r.loops_in_lanes += usize::from(T::IN_LANES);
             r.pending_runs.push(Some(runs));
             r.pending_runs.len() as u32
         });
@@ -2166,6 +2169,195 @@ fn write_terms<const K: usize>(
     } else {
         write_terms_as::<K, false>(value, subtract, range, leaves, firsts, steps, term, put)
     }
+}
+
+/// How a loop sum's terms are computed ([`PendingSum::add_loop`]): [`OneByOne`], or
+/// [`InLanes`] where the loop is kept as runs.
+pub(crate) trait Terms<const K: usize> {
+    /// Whether [`Terms::write_runs`] computes a few terms at a time.
+    const IN_LANES: bool;
+
+    /// The terms one at a time: `term(i, values)`, term `i`'s value and partials by leaf.
+    fn one_by_one(self) -> impl FnMut(usize, [f64; K]) -> (f64, [f64; K]);
+
+    /// Adds the terms of `range` to `value` (returned), in order, writing leaf `lane`'s
+    /// partial of term `t` at `out + lane · count + t`, for the leaves with nodes (`firsts`;
+    /// lanes in leaf order), as [`write_terms`] does.
+    ///
+    /// # Safety
+    ///
+    /// `out` has room for `count · live` partials (`count` the range's length, `live` the
+    /// leaves with nodes); `leaves[k]` holds `count` elements, or one for step 0.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn write_runs(
+        self,
+        value: f64,
+        subtract: bool,
+        range: std::ops::Range<usize>,
+        leaves: [&[Var]; K],
+        firsts: [Option<u32>; K],
+        steps: [usize; K],
+        out: *mut f64,
+    ) -> f64;
+}
+
+/// A loop's terms one at a time, by the closure the macro writes for every loop.
+pub(crate) struct OneByOne<F>(pub(crate) F);
+
+impl<const K: usize, F: FnMut(usize, [f64; K]) -> (f64, [f64; K])> Terms<K> for OneByOne<F> {
+    const IN_LANES: bool = false;
+
+    #[inline(always)]
+    fn one_by_one(self) -> impl FnMut(usize, [f64; K]) -> (f64, [f64; K]) {
+        self.0
+    }
+
+    #[inline(always)]
+    unsafe fn write_runs(
+        self,
+        value: f64,
+        subtract: bool,
+        range: std::ops::Range<usize>,
+        leaves: [&[Var]; K],
+        firsts: [Option<u32>; K],
+        steps: [usize; K],
+        out: *mut f64,
+    ) -> f64 {
+        let count = range.len();
+        // SAFETY: `write_terms` hands `put` each `t < count` with lanes `0..live`, and `out`
+        // has room for `count · live` (the caller's promise).
+        let put = move |t: usize, lane: usize, _: u32, partial: f64| unsafe {
+            out.add(lane * count + t).write(partial);
+        };
+        write_terms(value, subtract, range, leaves, firsts, steps, self.0, put)
+    }
+}
+
+/// A loop's terms `L` at a time by `block` (lane `l` of its call at `i` is term `i + l`), the
+/// last `count % L` one at a time by `term`: for a term whose operations are all lane by lane
+/// ([`Pack`]), the second closure the macro writes.
+pub(crate) struct InLanes<B, F, const L: usize> {
+    pub(crate) block: B,
+    pub(crate) term: F,
+}
+
+impl<const K: usize, const L: usize, B, F> Terms<K> for InLanes<B, F, L>
+where
+    B: FnMut(usize, [Pack<L>; K]) -> (Pack<L>, [Pack<L>; K]),
+    F: FnMut(usize, [f64; K]) -> (f64, [f64; K]),
+{
+    const IN_LANES: bool = true;
+
+    #[inline(always)]
+    fn one_by_one(self) -> impl FnMut(usize, [f64; K]) -> (f64, [f64; K]) {
+        self.term
+    }
+
+    #[inline(always)]
+    unsafe fn write_runs(
+        self,
+        value: f64,
+        subtract: bool,
+        range: std::ops::Range<usize>,
+        leaves: [&[Var]; K],
+        firsts: [Option<u32>; K],
+        steps: [usize; K],
+        out: *mut f64,
+    ) -> f64 {
+        // Unswitched on `subtract` and on whether every leaf has nodes: the loop over blocks
+        // then holds neither test.
+        let InLanes { block, term } = self;
+        let write = match (firsts.iter().all(Option::is_some), subtract) {
+            (true, false) => write_blocks::<K, L, true, false>,
+            (true, true) => write_blocks::<K, L, true, true>,
+            (false, false) => write_blocks::<K, L, false, false>,
+            (false, true) => write_blocks::<K, L, false, true>,
+        };
+        // SAFETY: the caller's promise.
+        unsafe { write(value, range, leaves, firsts, steps, block, term, out) }
+    }
+}
+
+/// [`InLanes::write_runs`], `ALL` when every leaf has nodes, `SUBTRACT` for `-=`: the blocks
+/// of `L` terms, each block's values added to `value` in order, then the last `count % L`
+/// terms by [`write_terms_as`]. Each partial is the one [`write_terms`] writes, to the bit.
+///
+/// # Safety
+///
+/// As [`Terms::write_runs`].
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+unsafe fn write_blocks<const K: usize, const L: usize, const ALL: bool, const SUBTRACT: bool>(
+    mut value: f64,
+    range: std::ops::Range<usize>,
+    leaves: [&[Var]; K],
+    firsts: [Option<u32>; K],
+    steps: [usize; K],
+    mut block: impl FnMut(usize, [Pack<L>; K]) -> (Pack<L>, [Pack<L>; K]),
+    term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
+    out: *mut f64,
+) -> f64 {
+    let count = range.len();
+    let live = firsts.iter().flatten().count();
+    let holds = |k: usize| leaves[k].len() == if steps[k] == 0 { 1 } else { count };
+    assert!((0..K).all(|k| steps[k] <= 1 && holds(k)) && (!ALL || live == K) && L > 0);
+    let whole = count - count % L;
+    // Each leaf's element of the block's first term, advanced by `L · step` a block, and the
+    // lanes' places from it (`l · step`): no multiplication by a step in the loop.
+    let mut at: [*const Var; K] = std::array::from_fn(|k| leaves[k].as_ptr());
+    let places: [[usize; L]; K] = std::array::from_fn(|k| std::array::from_fn(|l| l * steps[k]));
+    let mut t = 0;
+    while t < whole {
+        // SAFETY: `leaves[k]` holds `count` elements, or one for step 0 (asserted); `at[k]` is
+        // its element `t · steps[k]`, and `t + l < whole <= count`.
+        let values = std::array::from_fn(|k| {
+            Pack(std::array::from_fn(|l| unsafe {
+                (*at[k].add(places[k][l])).value
+            }))
+        });
+        for k in 0..K {
+            // SAFETY: at most one past the leaf's last element (`t + L <= count`).
+            at[k] = unsafe { at[k].add(L * steps[k]) };
+        }
+        let (terms, partials) = block(range.start + t, values);
+        for term in terms.0 {
+            value = if SUBTRACT { value - term } else { value + term };
+        }
+        let mut lane = 0;
+        for k in 0..K {
+            if ALL || firsts[k].is_some() {
+                // As `write_terms`' `sign * partial`, to the bit: `-p` would flip a NaN's sign,
+                // where the product keeps it.
+                #[allow(clippy::neg_multiply)]
+                let partials = partials[k].0.map(|p| if SUBTRACT { -1.0 * p } else { p });
+                // SAFETY: lane `lane`'s partials of terms `t..t + L` (`t + L <= count`), within
+                // the room the caller promised.
+                unsafe {
+                    out.add(lane * count + t)
+                        .cast::<[f64; L]>()
+                        .write_unaligned(partials)
+                };
+                lane += 1;
+            }
+        }
+        t += L;
+    }
+    // The last terms one at a time, as `write_terms` writes them (terms `whole..count`).
+    let tail: [&[Var]; K] = std::array::from_fn(|k| {
+        if steps[k] == 0 {
+            leaves[k]
+        } else {
+            &leaves[k][whole..]
+        }
+    });
+    let tail_firsts: [Option<u32>; K] =
+        std::array::from_fn(|k| firsts[k].map(|first| first + (whole * steps[k]) as u32));
+    // SAFETY: as for the blocks: terms `whole + t < count`.
+    let put = move |t: usize, lane: usize, _: u32, partial: f64| unsafe {
+        out.add(lane * count + whole + t).write(partial);
+    };
+    let rest = range.start + whole..range.end;
+    write_terms_as::<K, ALL>(value, SUBTRACT, rest, tail, tail_firsts, steps, term, put)
 }
 
 /// [`write_terms`], `ALL` when every leaf has nodes.
@@ -2310,6 +2502,12 @@ impl Tape {
     /// How many of those loops were kept as runs (see `ad::__private::loops_as_runs`).
     pub(crate) fn loops_as_runs(&self) -> usize {
         self.with_active(|r| r.loops_as_runs)
+    }
+
+    /// How many loops kept as runs computed their terms in lanes (see
+    /// `ad::__private::loops_in_lanes`).
+    pub(crate) fn loops_in_lanes(&self) -> usize {
+        self.with_active(|r| r.loops_in_lanes)
     }
 
     /// How many leaves of those loops were taken as known (see `ad::__private::known_leaves`).

@@ -516,8 +516,16 @@ pub trait Driver: Fold {
                     })
                     .collect();
                 let values: Vec<Ident> = carried.iter().map(carried_value).collect();
+                // A loop sum with no scalar advanced whose term is of lane-by-lane
+                // operations gets a second closure, computing a few terms at once.
+                let lanes = if carried.is_empty() && matches!(target, Target::Sum { .. }) {
+                    term.lanes(&index, &bound, |expr, fuse| self.translate(expr, fuse))
+                } else {
+                    None
+                };
                 Some((
                     term.same_partials(&bound),
+                    lanes,
                     term.expand_loop_term(
                         &index,
                         &values,
@@ -532,7 +540,7 @@ pub trait Driver: Fold {
             _ => None,
         };
         self.state_mut().scopes.pop();
-        let (leaves, (same, closure)) = (leaves?, closure?);
+        let (leaves, (same, lanes, closure)) = (leaves?, closure?);
         // The bounds are evaluated once, as the loop would; the loop over them binds its
         // variable as the loop as written does.
         let mut bounds = Vec::new();
@@ -652,18 +660,27 @@ pub trait Driver: Fold {
             owns.push(own);
         }
         let call = match target {
-            Target::Sum { sum, subtract, .. } => quote_spanned! {span=>
-                <#scalar as ::ad::__private::Accumulate>::add_loop(
-                    &mut #sum,
-                    #subtract,
-                    #range,
-                    [#(#slices),*],
-                    || [#(#offsets),*],
-                    [#(#knowns),*],
-                    [#(#steps),*],
-                    #closure,
-                )
-            },
+            Target::Sum { sum, subtract, .. } => {
+                // With a closure over lanes, `add_loop_lanes`, which takes it before the other.
+                let method = match lanes {
+                    Some(_) => quote!(add_loop_lanes),
+                    None => quote!(add_loop),
+                };
+                let lanes = lanes.into_iter();
+                quote_spanned! {span=>
+                    <#scalar as ::ad::__private::Accumulate>::#method(
+                        &mut #sum,
+                        #subtract,
+                        #range,
+                        [#(#slices),*],
+                        || [#(#offsets),*],
+                        [#(#knowns),*],
+                        [#(#steps),*],
+                        #(#lanes,)*
+                        #closure,
+                    )
+                }
+            }
             Target::Element { out, .. } => {
                 let written = at(self, place_at?);
                 let out = match held(self, &out) {

@@ -7,6 +7,7 @@
 //! `ad::__private`.
 
 use crate::checkpoint::Schedule;
+use crate::scalar::rules::Pack;
 use crate::Dual;
 use std::borrow::Cow;
 use std::ops::{AddAssign, Range, SubAssign};
@@ -205,6 +206,27 @@ pub trait Accumulate: Fuse {
         _term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
     ) -> bool {
         false
+    }
+
+    /// [`Accumulate::add_loop`] of a term whose operations all compute lane by lane
+    /// ([`Pack`]): `block(i, values)` gives terms `i..i + L` at once (lane `l` term `i + l`),
+    /// as `term` gives them one at a time, to the bit. A scalar may use either (`Var`, where
+    /// it keeps the loop as runs, computes blocks, so that the compiler can use vector
+    /// instructions); by default, `add_loop` with `term`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn add_loop_lanes<const K: usize, const L: usize>(
+        sum: &mut Self::Sum,
+        subtract: bool,
+        range: Range<usize>,
+        slices: [&[Self]; K],
+        offsets: impl FnOnce() -> [usize; K],
+        known: [<Self as Fuse>::Known; K],
+        steps: [usize; K],
+        _block: impl FnMut(usize, [Pack<L>; K]) -> (Pack<L>, [Pack<L>; K]),
+        term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
+    ) -> bool {
+        Self::add_loop(sum, subtract, range, slices, offsets, known, steps, term)
     }
 }
 

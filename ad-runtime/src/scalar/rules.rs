@@ -40,6 +40,7 @@
 use crate::real::Real;
 use crate::Dual;
 use std::f64::consts::{LN_10, LN_2, PI};
+use std::ops::{Add, AddAssign, Div, Mul, Neg, Sub};
 
 /// The one-operand primitives whose value is `x.name()`: each with its partial derivative
 /// (`v` is the value), over the scalar `P` that carries it. Calls `$callback!` with the table.
@@ -221,31 +222,31 @@ pub(crate) fn rem_quotient(a: f64, b: f64) -> f64 {
 /// operand the macro writes that is not a leaf (a literal, a constant of the body) goes
 /// through it.
 #[inline(always)]
-pub fn lift<P: Real>(value: f64) -> P {
-    P::from_f64(value)
+pub fn lift<P: Arithmetic>(value: f64) -> P {
+    P::lifted(value)
 }
 
 /// `a + b`.
 #[inline(always)]
-pub fn add<P: Real>(a: P, b: P) -> (P, P, P) {
+pub fn add<P: Arithmetic>(a: P, b: P) -> (P, P, P) {
     (a + b, lift(1.0), lift(1.0))
 }
 
 /// `a - b`.
 #[inline(always)]
-pub fn sub<P: Real>(a: P, b: P) -> (P, P, P) {
+pub fn sub<P: Arithmetic>(a: P, b: P) -> (P, P, P) {
     (a - b, lift(1.0), lift(-1.0))
 }
 
 /// `a * b`.
 #[inline(always)]
-pub fn mul<P: Real>(a: P, b: P) -> (P, P, P) {
+pub fn mul<P: Arithmetic>(a: P, b: P) -> (P, P, P) {
     (a * b, b, a)
 }
 
 /// `a / b`.
 #[inline(always)]
-pub fn div<P: Real>(a: P, b: P) -> (P, P, P) {
+pub fn div<P: Arithmetic>(a: P, b: P) -> (P, P, P) {
     let value = a / b;
     (value, lift::<P>(1.0) / b, -value / b)
 }
@@ -259,7 +260,7 @@ pub fn rem<P: Real>(a: P, b: P) -> (P, P, P) {
 
 /// `-x`.
 #[inline(always)]
-pub fn neg<P: Real>(x: P) -> (P, P) {
+pub fn neg<P: Arithmetic>(x: P) -> (P, P) {
     (-x, lift(-1.0))
 }
 
@@ -366,6 +367,95 @@ with_unary_rules!(value_and_partial);
 /// infinite or NaN partial behind a value that does not reach the output contributes 0, as in
 /// the tape's backward sweep.
 #[inline(always)]
-pub fn pass<P: Real>(adjoint: P, partial: P) -> P {
-    P::pass_adjoint(adjoint, partial)
+pub fn pass<P: Arithmetic>(adjoint: P, partial: P) -> P {
+    P::passed(adjoint, partial)
+}
+
+/// What the rules of `+`, `-`, `*`, `/` and negation, [`lift`] and [`pass`] need of the scalar
+/// that carries the partials: every [`Real`], and [`Pack`], a few terms of a loop at once.
+pub trait Arithmetic:
+    Copy
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+    + AddAssign
+{
+    /// `value` as a constant ([`lift`]).
+    fn lifted(value: f64) -> Self;
+    /// What `adjoint` passes back through `partial` ([`pass`]).
+    fn passed(adjoint: Self, partial: Self) -> Self;
+}
+
+impl<P: Real> Arithmetic for P {
+    #[inline(always)]
+    fn lifted(value: f64) -> P {
+        P::from_f64(value)
+    }
+
+    #[inline(always)]
+    fn passed(adjoint: P, partial: P) -> P {
+        P::pass_adjoint(adjoint, partial)
+    }
+}
+
+/// `L` terms of a loop at once, lane by lane, for the operations [`Arithmetic`] covers: a loop
+/// sum whose term uses no other (`ad-macro/src/fuse/emit.rs`, `Fusion::lanes`) is computed a
+/// `Pack` at a time, so the compiler can use vector instructions where the term's value is
+/// added to the sum in order, one term after another. Each lane computes what `f64` would, to
+/// the bit.
+#[derive(Clone, Copy, Debug)]
+pub struct Pack<const L: usize>(pub [f64; L]);
+
+/// The lane-by-lane operations of [`Pack`], each `f64`'s own.
+macro_rules! pack_operations {
+    ($($trait:ident $method:ident $op:tt),*) => {$(
+        impl<const L: usize> $trait for Pack<L> {
+            type Output = Pack<L>;
+
+            #[inline(always)]
+            fn $method(self, other: Pack<L>) -> Pack<L> {
+                Pack(std::array::from_fn(|l| self.0[l] $op other.0[l]))
+            }
+        }
+    )*};
+}
+
+pack_operations!(Add add +, Sub sub -, Mul mul *, Div div /);
+
+impl<const L: usize> Neg for Pack<L> {
+    type Output = Pack<L>;
+
+    #[inline(always)]
+    fn neg(self) -> Pack<L> {
+        Pack(self.0.map(|x| -x))
+    }
+}
+
+impl<const L: usize> AddAssign for Pack<L> {
+    #[inline(always)]
+    fn add_assign(&mut self, other: Pack<L>) {
+        *self = *self + other;
+    }
+}
+
+impl<const L: usize> Arithmetic for Pack<L> {
+    #[inline(always)]
+    fn lifted(value: f64) -> Pack<L> {
+        Pack([value; L])
+    }
+
+    /// `f64`'s convention in each lane, as a select rather than a branch.
+    #[inline(always)]
+    fn passed(adjoint: Pack<L>, partial: Pack<L>) -> Pack<L> {
+        Pack(std::array::from_fn(|l| {
+            let product = adjoint.0[l] * partial.0[l];
+            if adjoint.0[l] == 0.0 {
+                0.0
+            } else {
+                product
+            }
+        }))
+    }
 }

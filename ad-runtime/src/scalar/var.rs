@@ -9,7 +9,10 @@ mod ops;
 
 use crate::checkpoint::Schedule;
 use crate::real::{checked_partials, Accumulate, Checkpoint, Fuse, IntoReal, Primitive, Second};
-use crate::tape::{fill_loop, record_fused, record_nary, Known, PendingSum};
+use crate::scalar::rules::Pack;
+use crate::tape::{
+    fill_loop, record_fused, record_nary, InLanes, Known, OneByOne, PendingSum, Terms,
+};
 use crate::{DualPart, Tape};
 use std::borrow::Cow;
 use std::fmt;
@@ -289,12 +292,54 @@ impl Accumulate for Var {
         steps: [usize; K],
         term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
     ) -> bool {
-        // An empty loop adds nothing, and does not evaluate its leaves' offsets. A short loop
-        // runs as written: checking its leaves would cost more than it saves.
-        range.is_empty()
-            || range.len() >= SHORTEST_WHOLE_LOOP
-                && sum.add_loop(subtract, range, slices, offsets(), known, steps, term)
+        add_whole_loop(
+            sum,
+            subtract,
+            range,
+            slices,
+            offsets,
+            known,
+            steps,
+            OneByOne(term),
+        )
     }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn add_loop_lanes<const K: usize, const L: usize>(
+        sum: &mut PendingSum,
+        subtract: bool,
+        range: Range<usize>,
+        slices: [&[Var]; K],
+        offsets: impl FnOnce() -> [usize; K],
+        known: [Known; K],
+        steps: [usize; K],
+        block: impl FnMut(usize, [Pack<L>; K]) -> (Pack<L>, [Pack<L>; K]),
+        term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
+    ) -> bool {
+        let terms = InLanes { block, term };
+        add_whole_loop(sum, subtract, range, slices, offsets, known, steps, terms)
+    }
+}
+
+/// [`Accumulate::add_loop`] and [`Accumulate::add_loop_lanes`] for `Var`: an empty loop adds
+/// nothing, and does not evaluate its leaves' offsets; a short loop runs as written (checking
+/// its leaves would cost more than it saves).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn add_whole_loop<const K: usize>(
+    sum: &mut PendingSum,
+    subtract: bool,
+    range: Range<usize>,
+    slices: [&[Var]; K],
+    offsets: impl FnOnce() -> [usize; K],
+    known: [Known; K],
+    steps: [usize; K],
+    terms: impl Terms<K>,
+) -> bool {
+    range.is_empty()
+        || range.len() >= SHORTEST_WHOLE_LOOP
+            && sum.add_loop(subtract, range, slices, offsets(), known, steps, terms)
 }
 
 impl Checkpoint for Var {
