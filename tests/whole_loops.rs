@@ -702,6 +702,19 @@ fn in_lanes(x: &[f64], c: f64, #[no_grad] s: f64) -> f64 {
     first + second * third + fourth
 }
 
+/// A term of lane-by-lane operations at a counter the body ends with (`y[k]`, `k += 1`), read
+/// after the loop: computed one term at a time, which advances the counter.
+#[reverse_diff]
+fn counted_lanes(x: &[f64], y: &[f64]) -> f64 {
+    let mut total = 0.0;
+    let mut k = 0;
+    for i in 0..x.len() {
+        total += x[i] * y[k] - x[i];
+        k += 1;
+    }
+    total * y[k - 1] + k as f64
+}
+
 /// `Σ (xᵢ − yᵢ)(xᵢ + yᵢ) / 2`, a term in lanes over two slices.
 #[reverse_diff]
 fn pairs(x: &[f64], y: &[f64]) -> f64 {
@@ -1788,6 +1801,22 @@ fn lanes_beside_a_leaf_of_constants_agree_with_term_by_term() {
     let y: Vec<Var> = values[n..].iter().map(|&v| Var::constant(v)).collect();
     let _ = pairs(&x, &y);
     assert_eq!(ad::__private::loops_in_lanes(&tape), 1);
+}
+
+#[test]
+fn a_counter_the_term_reads_keeps_it_one_term_at_a_time() {
+    // An even count, which lanes would have taken whole.
+    let n = 128;
+    let values: Vec<f64> = (0..2 * n).map(|i| 1.0 + 0.01 * i as f64).collect();
+    let plain = |v: &[f64]| {
+        let (x, y) = v.split_at(n);
+        let total = x.iter().zip(y).fold(0.0, |t, (a, b)| t + (a * b - a));
+        total * y[n - 1] + n as f64
+    };
+    let f = |v: &[Var]| counted_lanes(&v[..n], &v[n..]);
+    check(&values, 1, f, |v| counted_lanes(&v[..n], &v[n..]), plain);
+    assert_eq!(loops_kept(&values, f), (1, 1));
+    assert_eq!(loops_in_lanes(&values, f), 0);
 }
 
 /// How many loops `f` over `values` (seeded in order) computed in lanes.

@@ -516,9 +516,12 @@ pub trait Driver: Fold {
                     })
                     .collect();
                 let values: Vec<Ident> = carried.iter().map(carried_value).collect();
-                // A loop sum with no scalar advanced whose term is of lane-by-lane
-                // operations gets a second closure, computing a few terms at once.
-                let lanes = if carried.is_empty() && matches!(target, Target::Sum { .. }) {
+                // A loop sum whose term is of lane-by-lane operations gets a second closure,
+                // computing a few terms at once, when nothing is advanced after each term: no
+                // scalar, and no counter (which the one-term closure leaves where the loop as
+                // written would).
+                let advances = !carried.is_empty() || !counters.is_empty();
+                let lanes = if !advances && matches!(target, Target::Sum { .. }) {
                     term.lanes(&index, &bound, |expr, fuse| self.translate(expr, fuse))
                 } else {
                     None
