@@ -516,29 +516,20 @@ pub trait Driver: Fold {
                     })
                     .collect();
                 let values: Vec<Ident> = carried.iter().map(carried_value).collect();
-                // A loop sum whose term is of lane-by-lane operations gets a second closure,
-                // computing a few terms at once, when nothing is advanced after each term: no
-                // scalar, and no counter (which the one-term closure leaves where the loop as
-                // written would).
-                let advances = !carried.is_empty() || !counters.is_empty();
-                let lanes = if !advances && matches!(target, Target::Sum { .. }) {
-                    term.lanes(&index, &bound, |expr, fuse| self.translate(expr, fuse))
-                } else {
-                    None
-                };
-                Some((
-                    term.same_partials(&bound),
+                // A loop sum's term may also be computed a few terms at a time.
+                let lanes = matches!(target, Target::Sum { .. }).then_some(&bound[..]);
+                let same = term.same_partials(&bound);
+                let (closure, lanes) = term.expand_loop_term(
+                    &index,
+                    &values,
+                    &positions,
+                    &carried_out(),
+                    bindings,
+                    quote!(#(#advanced)* #advance),
                     lanes,
-                    term.expand_loop_term(
-                        &index,
-                        &values,
-                        &positions,
-                        &carried_out(),
-                        bindings,
-                        quote!(#(#advanced)* #advance),
-                        |expr, fuse| self.translate(expr, fuse),
-                    ),
-                ))
+                    |expr, fuse| self.translate(expr, fuse),
+                );
+                Some((same, lanes, closure))
             }
             _ => None,
         };

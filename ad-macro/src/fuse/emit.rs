@@ -256,6 +256,11 @@ impl Fusion {
     /// `after` advancing them (where the body's statements name them); the leaves at the
     /// positions `leaves` names take their values in the term instead of the loop's; and
     /// after each term the closure writes them through `out` (a `&mut [f64; _]`).
+    ///
+    /// With `lanes` (a loop sum's: the names the loop binds or advances), also the closure over
+    /// `Pack` that computes `LANES` terms at once, when the term may ([`Fusion::in_lanes`]) and
+    /// nothing is advanced after each term (`after` empty: no scalar, no counter), which a block
+    /// could not do term by term.
     #[allow(clippy::too_many_arguments)]
     pub fn expand_loop_term(
         self,
@@ -265,11 +270,24 @@ impl Fusion {
         out: &Ident,
         bindings: TokenStream,
         after: TokenStream,
+        lanes: Option<&[Ident]>,
         mut translate: impl FnMut(Expr, bool) -> Expr,
-    ) -> TokenStream {
+    ) -> (TokenStream, Option<TokenStream>) {
         let constants = self.constant_lets(&mut translate);
         let derivative = self.derivative(quote!(f64));
         let slots = self.slots;
+        let block = lanes
+            .filter(|bound| after.is_empty() && self.in_lanes(bound))
+            .map(|_| {
+                let pack = quote!(::ad::__private::rules::Pack<#LANES>);
+                let derivative = self.derivative(pack.clone());
+                quote_spanned! {self.span=>
+                    |#[allow(unused_variables)] #index: usize, __ad_values: [#pack; #slots]| {
+                        #(#constants)*
+                        (#derivative)(__ad_values)
+                    }
+                }
+            });
         let value = Ident::new("__ad_term", Span::mixed_site());
         let term = quote_spanned! {self.span=>
             #bindings
@@ -278,12 +296,13 @@ impl Fusion {
             #after
         };
         if carried.is_empty() {
-            return quote_spanned! {self.span=>
+            let closure = quote_spanned! {self.span=>
                 |#[allow(unused_variables)] #index: usize, __ad_values: [f64; #slots]| {
                     #term
                     #value
                 }
             };
+            return (closure, block);
         }
         let (positions, names): (Vec<usize>, Vec<&Ident>) = leaves
             .iter()
@@ -294,7 +313,7 @@ impl Fusion {
         // them: captured by reference instead, each went through memory in every term, a
         // store and a load in the chain of its updates (llsq's gradient at n = 512 took
         // 252 µs against 140 µs).
-        quote_spanned! {self.span=> {
+        let closure = quote_spanned! {self.span=> {
             let mut __ad_step = |
                 #[allow(unused_variables)] #index: usize,
                 #[allow(unused_mut)] mut __ad_values: [f64; #slots],
@@ -311,21 +330,17 @@ impl Fusion {
                 *#out = __ad_next;
                 __ad_term
             }
-        }}
+        }};
+        (closure, block)
     }
 
-    /// The closure that computes `LANES` terms of a loop at once ([`Fusion::expand_loop_term`]'s,
-    /// over `Pack`: `Accumulate::add_loop_lanes`), when every operation computes lane by lane
-    /// (`+`, `-`, `*`, `/`, unary `-`: `rules::Arithmetic`), there are two or more (a single
-    /// product gains nothing: its partials are its leaves), and every constant is the same in
-    /// every term ([`is_invariant`] of `bound`, the names the loop binds or advances), so that
-    /// a block computes each once. `None` otherwise: the loop computes its terms one by one.
-    pub fn lanes(
-        &self,
-        index: &Ident,
-        bound: &[Ident],
-        mut translate: impl FnMut(Expr, bool) -> Expr,
-    ) -> Option<TokenStream> {
+    /// Whether a loop's term may be computed `LANES` terms at once ([`Fusion::expand_loop_term`]'s
+    /// second closure, over `Pack`: `Accumulate::add_loop_lanes`): every operation computes lane
+    /// by lane (`+`, `-`, `*`, `/`, unary `-`: `rules::Arithmetic`), there are two or more (a
+    /// single product gains nothing: its partials are its leaves), and every constant is the
+    /// same in every term ([`is_invariant`] of `bound`, the names the loop binds or advances),
+    /// so that a block computes each once.
+    fn in_lanes(&self, bound: &[Ident]) -> bool {
         let lane_by_lane = |operation: &Operation| {
             matches!(
                 operation.rule.to_string().as_str(),
@@ -336,22 +351,9 @@ impl Fusion {
             Role::Scalar(_) => true,
             _ => is_invariant(&temp.expr, bound),
         };
-        if self.operations.len() < 2
-            || !self.operations.iter().all(lane_by_lane)
-            || !self.temps.iter().all(invariant)
-        {
-            return None;
-        }
-        let pack = quote!(::ad::__private::rules::Pack<#LANES>);
-        let constants = self.constant_lets(&mut translate);
-        let derivative = self.derivative(pack.clone());
-        let slots = self.slots;
-        Some(quote_spanned! {self.span=>
-            |#[allow(unused_variables)] #index: usize, __ad_values: [#pack; #slots]| {
-                #(#constants)*
-                (#derivative)(__ad_values)
-            }
-        })
+        self.operations.len() >= 2
+            && self.operations.iter().all(lane_by_lane)
+            && self.temps.iter().all(invariant)
     }
 
     /// The value of the expression over `f64`s, as a block: its constants in source order,
