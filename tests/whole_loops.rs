@@ -715,6 +715,61 @@ fn counted_lanes(x: &[f64], y: &[f64]) -> f64 {
     total * y[k - 1] + k as f64
 }
 
+/// Element loops whose terms use only `+`, `-`, `*`, `/` and unary `-`, computed two elements
+/// at a time when kept as blocks (`ad::__private::loops_in_lanes`): a stage reading a
+/// neighbour and a scalar the loop does not change (`a`, its first element copied from `x[0]`);
+/// `-=` reading the element it writes (`b`, whose elements start as constants); partials the same in every term (`d`). Computed
+/// one element at a time: a single product (`e`), a term read at a counter the loop advances
+/// (`g`), and `sin` (`h`).
+#[reverse_diff]
+fn element_lanes(x: &[f64], c: f64) -> Vec<f64> {
+    let n = x.len();
+    let mut a = vec![0.0; n];
+    let mut b = vec![1.0; n];
+    let mut d = vec![0.0; n];
+    let mut e = vec![0.0; n];
+    let mut g = vec![0.0; n];
+    let mut h = vec![0.0; n];
+    a[0] = x[0];
+    for i in 1..n {
+        a[i] = x[i] * (x[i - 1] + c * 0.5);
+    }
+    for i in 0..n {
+        b[i] -= (a[i] - x[i]) / (x[i] * x[i] + 1.0);
+    }
+    for i in 0..n {
+        d[i] = -(3.0 * x[i]) - c;
+    }
+    for i in 0..n {
+        e[i] = b[i] * d[i];
+    }
+    let mut k = 0;
+    for i in 0..n {
+        g[i] = e[k] * a[i] + c;
+        k += 1;
+    }
+    for i in 0..n {
+        h[i] = (g[i] - b[i]).sin();
+    }
+    h
+}
+
+/// [`element_lanes`] by hand, over `f64`, the same operations in the same order.
+fn element_lanes_by_hand(x: &[f64], c: f64) -> Vec<f64> {
+    let n = x.len();
+    let mut a = vec![x[0]; n];
+    for i in 1..n {
+        a[i] = x[i] * (x[i - 1] + c * 0.5);
+    }
+    let b: Vec<f64> = (0..n)
+        .map(|i| 1.0 - (a[i] - x[i]) / (x[i] * x[i] + 1.0))
+        .collect();
+    let d: Vec<f64> = x.iter().map(|&x| -(3.0 * x) - c).collect();
+    let e: Vec<f64> = (0..n).map(|i| b[i] * d[i]).collect();
+    let g: Vec<f64> = (0..n).map(|i| e[i] * a[i] + c).collect();
+    (0..n).map(|i| (g[i] - b[i]).sin()).collect()
+}
+
 /// `Σ (xᵢ − yᵢ)(xᵢ + yᵢ) / 2`, a term in lanes over two slices.
 #[reverse_diff]
 fn pairs(x: &[f64], y: &[f64]) -> f64 {
@@ -1767,6 +1822,28 @@ fn terms_of_lane_by_lane_operations_are_computed_in_lanes() {
         let short_sums = |x: &[Var]| in_lanes(&x[..30], x[30], s);
         assert_eq!(loops_kept(&short, short_sums), (4, 0));
         assert_eq!(loops_in_lanes(&short, short_sums), 0);
+    }
+}
+
+#[test]
+fn elements_of_lane_by_lane_operations_are_computed_in_lanes() {
+    // Odd and even counts (`a` writes `n - 1` elements, the others `n`): every element in a
+    // pair, or the last alone.
+    for n in [300, 301] {
+        let mut values: Vec<f64> = (0..n).map(|i| 0.5 * (i as f64 * 0.37).sin()).collect();
+        values.push(0.2);
+        let plain = |v: &[f64]| weighted(&element_lanes_by_hand(&v[..n], v[n]));
+        let f = |v: &[Var]| weighted(&element_lanes(&v[..n], v[n]));
+        let dual = |v: &[Dual<f64>]| weighted(&element_lanes(&v[..n], v[n]));
+        check_elements(&values, 6, f, dual, plain);
+        assert_eq!(loops_in_lanes(&values, f), 3);
+        // Shorter than a block (32 elements): one element at a time.
+        let short: Vec<f64> = values[..20].iter().chain([&0.2]).copied().collect();
+        let plain = |v: &[f64]| weighted(&element_lanes_by_hand(&v[..20], v[20]));
+        let f = |v: &[Var]| weighted(&element_lanes(&v[..20], v[20]));
+        let dual = |v: &[Dual<f64>]| weighted(&element_lanes(&v[..20], v[20]));
+        check_elements(&short, 6, f, dual, plain);
+        assert_eq!(loops_in_lanes(&short, f), 0);
     }
 }
 

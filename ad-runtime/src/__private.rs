@@ -83,8 +83,8 @@ pub fn loops_as_runs(tape: &Tape) -> usize {
     tape.loops_as_runs()
 }
 
-/// How many of the loop sums `tape` has kept as runs computed their terms a few at a time
-/// (`Accumulate::add_loop_lanes`); for `tests/whole_loops.rs`. No generated code calls it.
+/// How many of the loops `tape` has kept as runs or blocks computed their terms a few at a
+/// time (`Accumulate::add_loop_lanes`, `Fuse::fuse_loop_lanes`); for `tests/whole_loops.rs`. No generated code calls it.
 pub fn loops_in_lanes(tape: &Tape) -> usize {
     tape.loops_in_lanes()
 }

@@ -68,8 +68,8 @@ pub(crate) struct Recording {
     /// How many of those loops were kept as [`Runs`] or a [`Block`], which the tests read
     /// likewise.
     loops_as_runs: usize,
-    /// How many of the loops kept as [`Runs`] computed their terms a few at a time
-    /// ([`InLanes`]), which the tests read likewise.
+    /// How many of the loops kept as [`Runs`] or a [`Block`] computed their terms a few at a
+    /// time ([`InLanes`]), which the tests read likewise.
     loops_in_lanes: usize,
     /// How many leaves of those loops were taken as an array knew them ([`Known`]), without
     /// reading their elements (loop sums', and blocks'), which the tests read likewise.
@@ -959,8 +959,9 @@ struct KnownPart {
     node: u32,
 }
 
-/// Records `out[t] = term(i)` for each index `i` of `range` (`t = i - range.start`) as the
-/// loop `for i in range { out[i] = e }` would one fused record per element: term `i`'s leaf `k`
+/// Records `out[t] = term(i)` for each index `i` of `range` (`t = i - range.start`; the terms
+/// by `terms`, a few at a time where a block takes them [`InLanes`]) as the loop `for i in range
+/// { out[i] = e }` would one fused record per element: term `i`'s leaf `k`
 /// is `slices[k][offsets[k] + t · steps[k]]` (step 1 or 0, as in [`PendingSum::add_loop`]), or
 /// `out[t]` itself before it is written when `own[k]` (`y[i] += e` reads `y[i]`). Each leaf is
 /// checked once for the whole range, in a loop with no branch: its elements must all be nodes
@@ -986,7 +987,7 @@ pub(crate) fn fill_loop<const K: usize>(
     steps: [usize; K],
     own: [bool; K],
     same: [bool; K],
-    mut term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
+    terms: impl Terms<K>,
 ) -> bool {
     let count = out.len();
     assert!(range.len() == count && steps.iter().all(|&step| step <= 1));
@@ -1053,7 +1054,14 @@ pub(crate) fn fill_loop<const K: usize>(
             unsafe { (*recording).known_leaves += parts.iter().flatten().count() };
             // Forgotten before the elements change, should a term panic.
             *out_known = Known::default();
-            fill_block(recording, out_ptr, range, (bases, steps, same), block, term);
+            fill_block(
+                recording,
+                out_ptr,
+                range,
+                (bases, steps, same),
+                block,
+                terms,
+            );
             *out_known = written_known(out_start, count, first_node, tag);
             return true;
         }
@@ -1106,6 +1114,7 @@ pub(crate) fn fill_loop<const K: usize>(
         nodes: first,
         slots: end,
     };
+    let mut term = terms.one_by_one();
     for (t, i) in range.enumerate() {
         // Plain loops over `k`, not `array::from_fn` and `map` (1.6 % more instructions on
         // ode's gradient).
@@ -1158,18 +1167,19 @@ fn written_known(start: usize, count: usize, node: u32, tag: u32) -> Known {
 
 /// [`fill_loop`] of a loop kept as `block` ([`Block::of_loop`]): writes each term's value to
 /// `out[t]` (through `out`, `range.len()` elements) as node `first + t`, and its partials to the
-/// block. Inlined, so that each leaf's step is a constant of the loop (out of line, ode's
-/// gradient took 5-7 % more instructions).
+/// block ([`Terms::write_elements`]). Inlined, so that each leaf's step is a constant of the
+/// loop (out of line, ode's gradient took 5-7 % more instructions).
 #[inline(always)]
-fn fill_block<const K: usize>(
+fn fill_block<const K: usize, T: Terms<K>>(
     recording: *mut Recording,
     out: *mut Var,
     range: std::ops::Range<usize>,
-    (bases, steps, same): ([*const Var; K], [usize; K], [bool; K]),
+    leaves: ([*const Var; K], [usize; K], [bool; K]),
     mut block: Box<Block>,
-    mut term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
+    terms: T,
 ) {
     let count = range.len();
+    let same = leaves.2;
     // Where each leaf's partials start (`Block::of_loop` laid them out from this `same`).
     let starts: [usize; K] = std::array::from_fn(|k| block.lanes[k].start);
     let (first, tag, partials) = {
@@ -1178,6 +1188,7 @@ fn fill_block<const K: usize>(
         let first = r.ends.len();
         r.whole_loops += 1;
         r.same_partials += same.iter().filter(|&&same| same).count();
+        r.loops_in_lanes += usize::from(T::IN_LANES);
         block.first = first as u32;
         // The terms' nodes, with no slots (`fill_loop` checked the limit).
         let end = r.slots.len() as u32;
@@ -1192,29 +1203,73 @@ fn fill_block<const K: usize>(
         block: Some(block),
         done: 0,
     };
-    for (t, i) in range.enumerate() {
+    let to = Elements {
+        out,
+        first,
+        tag,
+        partials,
+        starts,
+    };
+    // SAFETY: leaf `k` holds `count` elements from `bases[k]` (one for step 0), checked by
+    // `fill_loop`, read before `out` is written (an own leaf's element `t` is `out[t]`);
+    // `out` holds `count` elements, and `Block::of_loop` reserved the partials from `starts`.
+    unsafe { terms.write_elements(range, leaves, to, &mut written.done) };
+}
+
+/// Where [`Terms::write_elements`] writes a block's terms: term `t`'s value to `out + t` as
+/// node `first + t` of the session tagged `tag`, leaf `k`'s partial to `partials + starts[k] +
+/// t` (one partial at `starts[k]`, the first term's, for a leaf the same in every term).
+#[derive(Clone, Copy)]
+pub(crate) struct Elements<const K: usize> {
+    out: *mut Var,
+    first: usize,
+    tag: u32,
+    partials: *mut f64,
+    starts: [usize; K],
+}
+
+/// The terms `from..range.len()` of [`Terms::write_elements`], one at a time by `term`.
+///
+/// # Safety
+///
+/// As [`Terms::write_elements`].
+#[inline(always)]
+unsafe fn fill_terms<const K: usize>(
+    from: usize,
+    range: std::ops::Range<usize>,
+    (bases, steps, same): ([*const Var; K], [usize; K], [bool; K]),
+    to: Elements<K>,
+    done: &mut usize,
+    mut term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
+) {
+    let Elements {
+        out,
+        first,
+        tag,
+        partials,
+        starts,
+    } = to;
+    for t in from..range.len() {
         let mut values = [0.0; K];
         for k in 0..K {
-            // SAFETY: leaf `k` holds `count` elements from `bases[k]` (one for step 0), checked
-            // by `fill_loop`, and `t < count`; an own leaf's element `t` is read before it is
-            // written.
+            // SAFETY: leaf `k` holds `count` elements from `bases[k]` (one for step 0), and
+            // `t < count`; an own leaf's element `t` is read before it is written.
             values[k] = unsafe { (*bases[k].add(t * steps[k])).value };
         }
-        let (value, term_partials) = term(i, values);
+        let (value, term_partials) = term(range.start + t, values);
         for (k, partial) in term_partials.into_iter().enumerate() {
             if !same[k] {
-                // SAFETY: `of_loop` reserved `count` partials from `starts[k]` for a leaf not
-                // the same in every term; `t < count`.
+                // SAFETY: `count` partials from `starts[k]` for a leaf not the same in every
+                // term (the caller's promise); `t < count`.
                 unsafe { partials.add(starts[k] + t).write(partial) };
             } else if t == 0 {
-                // SAFETY: `of_loop` reserved one partial at `starts[k]` for a leaf the same in
-                // every term.
+                // SAFETY: one partial at `starts[k]` for a leaf the same in every term.
                 unsafe { partials.add(starts[k]).write(partial) };
             }
         }
         // SAFETY: `t < count`, the length of the `out` that `out` points into.
         unsafe { write_var(out.add(t), value, (first + t) as u32, tag) };
-        written.done = t + 1;
+        *done = t + 1;
     }
 }
 
@@ -2171,8 +2226,8 @@ fn write_terms<const K: usize>(
     }
 }
 
-/// How a loop sum's terms are computed ([`PendingSum::add_loop`]): [`OneByOne`], or
-/// [`InLanes`] where the loop is kept as runs.
+/// How a whole loop's terms are computed ([`PendingSum::add_loop`], [`fill_loop`]):
+/// [`OneByOne`], or [`InLanes`] where the loop is kept as runs or a block.
 pub(crate) trait Terms<const K: usize> {
     /// Whether [`Terms::write_runs`] computes a few terms at a time.
     const IN_LANES: bool;
@@ -2199,6 +2254,24 @@ pub(crate) trait Terms<const K: usize> {
         steps: [usize; K],
         out: *mut f64,
     ) -> f64;
+
+    /// Writes the terms of an element loop kept as a block, in order, to `to` (see
+    /// [`Elements`]), leaf `k`'s element of term `t` read at `bases[k] + t · steps[k]`, and
+    /// sets `done` to the number of terms written after each: as [`fill_block`] does.
+    ///
+    /// # Safety
+    ///
+    /// Leaf `k` holds `range.len()` elements from `bases[k]` (one for step 0), each read
+    /// before `to.out` is written (an own leaf's element `t` is `to.out + t`); `to.out` holds
+    /// `range.len()` elements, and `to.partials` has room for `range.len()` partials from
+    /// `to.starts[k]` for a leaf not the same in every term (`same[k]`), one for the others.
+    unsafe fn write_elements(
+        self,
+        range: std::ops::Range<usize>,
+        leaves: ([*const Var; K], [usize; K], [bool; K]),
+        to: Elements<K>,
+        done: &mut usize,
+    );
 }
 
 /// A loop's terms one at a time, by the closure the macro writes for every loop.
@@ -2230,6 +2303,18 @@ impl<const K: usize, F: FnMut(usize, [f64; K]) -> (f64, [f64; K])> Terms<K> for 
             out.add(lane * count + t).write(partial);
         };
         write_terms(value, subtract, range, leaves, firsts, steps, self.0, put)
+    }
+
+    #[inline(always)]
+    unsafe fn write_elements(
+        self,
+        range: std::ops::Range<usize>,
+        leaves: ([*const Var; K], [usize; K], [bool; K]),
+        to: Elements<K>,
+        done: &mut usize,
+    ) {
+        // SAFETY: the caller's promise.
+        unsafe { fill_terms(0, range, leaves, to, done, self.0) }
     }
 }
 
@@ -2275,6 +2360,62 @@ where
         };
         // SAFETY: the caller's promise.
         unsafe { write(value, range, leaves, firsts, steps, block, term, out) }
+    }
+
+    #[inline(always)]
+    unsafe fn write_elements(
+        self,
+        range: std::ops::Range<usize>,
+        leaves: ([*const Var; K], [usize; K], [bool; K]),
+        to: Elements<K>,
+        done: &mut usize,
+    ) {
+        let InLanes { mut block, term } = self;
+        let (bases, steps, same) = leaves;
+        let Elements {
+            out,
+            first,
+            tag,
+            partials,
+            starts,
+        } = to;
+        let count = range.len();
+        let whole = count - count % L;
+        let mut t = 0;
+        while t < whole {
+            // SAFETY: leaf `k` holds `count` elements from `bases[k]` (one for step 0), and
+            // `t + l < whole <= count`; an own leaf's elements `t..t + L` are read before any
+            // is written.
+            let values = std::array::from_fn(|k| {
+                Pack(std::array::from_fn(|l| unsafe {
+                    (*bases[k].add((t + l) * steps[k])).value
+                }))
+            });
+            let (values, block_partials) = block(range.start + t, values);
+            for (k, lanes) in block_partials.into_iter().enumerate() {
+                if !same[k] {
+                    // SAFETY: `count` partials from `starts[k]` for this leaf, and
+                    // `t + L <= count`.
+                    unsafe {
+                        partials
+                            .add(starts[k] + t)
+                            .cast::<[f64; L]>()
+                            .write_unaligned(lanes.0)
+                    };
+                } else if t == 0 {
+                    // SAFETY: one partial at `starts[k]`, the first term's.
+                    unsafe { partials.add(starts[k]).write(lanes.0[0]) };
+                }
+            }
+            for (l, value) in values.0.into_iter().enumerate() {
+                // SAFETY: `t + l < count`, the length of the `out` that `out` points into.
+                unsafe { write_var(out.add(t + l), value, (first + t + l) as u32, tag) };
+            }
+            t += L;
+            *done = t;
+        }
+        // SAFETY: the caller's promise, for the terms `whole..count`.
+        unsafe { fill_terms(whole, range, leaves, to, done, term) }
     }
 }
 
@@ -2504,7 +2645,7 @@ impl Tape {
         self.with_active(|r| r.loops_as_runs)
     }
 
-    /// How many loops kept as runs computed their terms in lanes (see
+    /// How many loops kept as runs or blocks computed their terms in lanes (see
     /// `ad::__private::loops_in_lanes`).
     pub(crate) fn loops_in_lanes(&self) -> usize {
         self.with_active(|r| r.loops_in_lanes)

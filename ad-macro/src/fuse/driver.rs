@@ -516,8 +516,6 @@ pub trait Driver: Fold {
                     })
                     .collect();
                 let values: Vec<Ident> = carried.iter().map(carried_value).collect();
-                // A loop sum's term may also be computed a few terms at a time.
-                let lanes = matches!(target, Target::Sum { .. }).then_some(&bound[..]);
                 let same = term.same_partials(&bound);
                 let (closure, lanes) = term.expand_loop_term(
                     &index,
@@ -526,7 +524,7 @@ pub trait Driver: Fold {
                     &carried_out(),
                     bindings,
                     quote!(#(#advanced)* #advance),
-                    lanes,
+                    &bound,
                     |expr, fuse| self.translate(expr, fuse),
                 );
                 Some((same, lanes, closure))
@@ -653,14 +651,12 @@ pub trait Driver: Fold {
             steps.push(step);
             owns.push(own);
         }
+        // With a closure over lanes, the method's `_lanes` form, which takes it before the other.
+        let suffix = if lanes.is_some() { "_lanes" } else { "" };
+        let lanes = lanes.into_iter();
         let call = match target {
             Target::Sum { sum, subtract, .. } => {
-                // With a closure over lanes, `add_loop_lanes`, which takes it before the other.
-                let method = match lanes {
-                    Some(_) => quote!(add_loop_lanes),
-                    None => quote!(add_loop),
-                };
-                let lanes = lanes.into_iter();
+                let method = format_ident!("add_loop{suffix}");
                 quote_spanned! {span=>
                     <#scalar as ::ad::__private::Accumulate>::#method(
                         &mut #sum,
@@ -684,8 +680,9 @@ pub trait Driver: Fold {
                         quote!((&mut (#out)[..], &mut ::core::default::Default::default()))
                     }
                 };
+                let method = format_ident!("fuse_loop{suffix}");
                 quote_spanned! {span=>
-                    <#scalar as ::ad::__private::Fuse>::fuse_loop(
+                    <#scalar as ::ad::__private::Fuse>::#method(
                         #out,
                         #range,
                         [#(#slices),*],
@@ -694,6 +691,7 @@ pub trait Driver: Fold {
                         [#(#steps),*],
                         [#(#owns),*],
                         [#(#same),*],
+                        #(#lanes,)*
                         #closure,
                     )
                 }

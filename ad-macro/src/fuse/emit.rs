@@ -257,10 +257,10 @@ impl Fusion {
     /// positions `leaves` names take their values in the term instead of the loop's; and
     /// after each term the closure writes them through `out` (a `&mut [f64; _]`).
     ///
-    /// With `lanes` (a loop sum's: the names the loop binds or advances), also the closure over
-    /// `Pack` that computes `LANES` terms at once, when the term may ([`Fusion::in_lanes`]) and
-    /// nothing is advanced after each term (`after` empty: no scalar, no counter), which a block
-    /// could not do term by term.
+    /// Also the closure over `Pack` that computes `LANES` terms at once, when the term may
+    /// ([`Fusion::in_lanes`] of `bound`, the names the loop binds or advances) and nothing is
+    /// advanced after each term (`after` empty: no scalar, no counter), which a block could not
+    /// do term by term.
     #[allow(clippy::too_many_arguments)]
     pub fn expand_loop_term(
         self,
@@ -270,24 +270,22 @@ impl Fusion {
         out: &Ident,
         bindings: TokenStream,
         after: TokenStream,
-        lanes: Option<&[Ident]>,
+        bound: &[Ident],
         mut translate: impl FnMut(Expr, bool) -> Expr,
     ) -> (TokenStream, Option<TokenStream>) {
         let constants = self.constant_lets(&mut translate);
         let derivative = self.derivative(quote!(f64));
         let slots = self.slots;
-        let block = lanes
-            .filter(|bound| after.is_empty() && self.in_lanes(bound))
-            .map(|_| {
-                let pack = quote!(::ad::__private::rules::Pack<#LANES>);
-                let derivative = self.derivative(pack.clone());
-                quote_spanned! {self.span=>
-                    |#[allow(unused_variables)] #index: usize, __ad_values: [#pack; #slots]| {
-                        #(#constants)*
-                        (#derivative)(__ad_values)
-                    }
+        let block = (after.is_empty() && self.in_lanes(bound)).then(|| {
+            let pack = quote!(::ad::__private::rules::Pack<#LANES>);
+            let derivative = self.derivative(pack.clone());
+            quote_spanned! {self.span=>
+                |#[allow(unused_variables)] #index: usize, __ad_values: [#pack; #slots]| {
+                    #(#constants)*
+                    (#derivative)(__ad_values)
                 }
-            });
+            }
+        });
         let value = Ident::new("__ad_term", Span::mixed_site());
         let term = quote_spanned! {self.span=>
             #bindings
@@ -335,7 +333,7 @@ impl Fusion {
     }
 
     /// Whether a loop's term may be computed `LANES` terms at once ([`Fusion::expand_loop_term`]'s
-    /// second closure, over `Pack`: `Accumulate::add_loop_lanes`): every operation computes lane
+    /// second closure, over `Pack`: `Accumulate::add_loop_lanes`, `Fuse::fuse_loop_lanes`): every operation computes lane
     /// by lane (`+`, `-`, `*`, `/`, unary `-`: `rules::Arithmetic`), there are two or more (a
     /// single product gains nothing: its partials are its leaves), and every constant is the
     /// same in every term ([`is_invariant`] of `bound`, the names the loop binds or advances),

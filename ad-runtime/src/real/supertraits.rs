@@ -120,6 +120,26 @@ pub trait Fuse: Sized {
     ) -> bool {
         false
     }
+
+    /// [`Fuse::fuse_loop`] of a term whose operations all compute lane by lane ([`Pack`]):
+    /// `block(i, values)` gives terms `i..i + L` at once, as
+    /// [`Accumulate::add_loop_lanes`]'s does. By default, `fuse_loop` with `term`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn fuse_loop_lanes<const K: usize, const L: usize>(
+        out: (&mut [Self], &mut Self::Known),
+        range: Range<usize>,
+        slices: [&[Self]; K],
+        offsets: impl FnOnce() -> (usize, [usize; K]),
+        known: [Self::Known; K],
+        steps: [usize; K],
+        own: [bool; K],
+        same: [bool; K],
+        _block: impl FnMut(usize, [Pack<L>; K]) -> (Pack<L>, [Pack<L>; K]),
+        term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
+    ) -> bool {
+        Self::fuse_loop(out, range, slices, offsets, known, steps, own, same, term)
+    }
 }
 
 /// How each scalar type accumulates a sum that a loop builds with `total += e` and `total -= e`

@@ -180,22 +180,76 @@ impl Fuse for Var {
         same: [bool; K],
         term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
     ) -> bool {
-        // As `add_loop`: an empty loop writes nothing, a short one runs as written.
-        if range.is_empty() {
-            return true;
-        }
-        if range.len() < SHORTEST_WHOLE_LOOP {
-            return false;
-        }
-        let (first, offsets) = offsets();
-        let written = first
-            .checked_add(range.len())
-            .and_then(|end| out.get_mut(first..end));
-        written.is_some_and(|out| {
-            let out = (out, first, out_known);
-            fill_loop(out, range, slices, offsets, known, steps, own, same, term)
-        })
+        let out = (out, out_known);
+        let terms = OneByOne(term);
+        fill_whole_loop(
+            out,
+            range,
+            slices,
+            offsets,
+            known,
+            steps,
+            (own, same),
+            terms,
+        )
     }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn fuse_loop_lanes<const K: usize, const L: usize>(
+        out: (&mut [Var], &mut Known),
+        range: Range<usize>,
+        slices: [&[Var]; K],
+        offsets: impl FnOnce() -> (usize, [usize; K]),
+        known: [Known; K],
+        steps: [usize; K],
+        own: [bool; K],
+        same: [bool; K],
+        block: impl FnMut(usize, [Pack<L>; K]) -> (Pack<L>, [Pack<L>; K]),
+        term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
+    ) -> bool {
+        let terms = InLanes { block, term };
+        fill_whole_loop(
+            out,
+            range,
+            slices,
+            offsets,
+            known,
+            steps,
+            (own, same),
+            terms,
+        )
+    }
+}
+
+/// [`Fuse::fuse_loop`] and [`Fuse::fuse_loop_lanes`] for `Var`: as `add_loop`, an empty loop
+/// writes nothing, a short one runs as written.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn fill_whole_loop<const K: usize>(
+    (out, out_known): (&mut [Var], &mut Known),
+    range: Range<usize>,
+    slices: [&[Var]; K],
+    offsets: impl FnOnce() -> (usize, [usize; K]),
+    known: [Known; K],
+    steps: [usize; K],
+    (own, same): ([bool; K], [bool; K]),
+    terms: impl Terms<K>,
+) -> bool {
+    if range.is_empty() {
+        return true;
+    }
+    if range.len() < SHORTEST_WHOLE_LOOP {
+        return false;
+    }
+    let (first, offsets) = offsets();
+    let written = first
+        .checked_add(range.len())
+        .and_then(|end| out.get_mut(first..end));
+    written.is_some_and(|out| {
+        let out = (out, first, out_known);
+        fill_loop(out, range, slices, offsets, known, steps, own, same, terms)
+    })
 }
 
 /// A fused expression's `second` at the values of its leaves along their tangents: its value
