@@ -15,7 +15,7 @@ use crate::attr;
 use crate::companions;
 use crate::companions::signature::{expect_as_allow, generic_arguments};
 use crate::fallback;
-use crate::fuse::held_arrays;
+use crate::fuse::{held_arrays, held_parameters};
 use crate::model::{is_function_bound, Function, Role};
 use crate::names::{free_callee, is_no_grad, scalar_param};
 use crate::primitive;
@@ -241,7 +241,7 @@ fn reverse_diff(args: TokenStream, item: ItemFn, block: Option<&Siblings>) -> To
         attr::Options::default()
     });
     validate::check_original(&item, &mut errors);
-    let function = Function::new(item, in_impl);
+    let mut function = Function::new(item, in_impl);
     validate::check(&function, &mut errors);
     validate::check_primitive(
         options.primitive.is_some(),
@@ -251,6 +251,10 @@ fn reverse_diff(args: TokenStream, item: ItemFn, block: Option<&Siblings>) -> To
     );
     match errors.finish() {
         Ok(()) => {
+            // A primitive's or fused callee's body is not the one its companions record.
+            if options.primitive.is_none() && !options.fused {
+                function.held = held_parameters(&function);
+            }
             let siblings = block.cloned().unwrap_or_default();
             let (generic, unfused) =
                 primitive::wrap(&options, &function, generic_function(&function, siblings));
@@ -307,7 +311,8 @@ fn generic_function(function: &Function, siblings: Siblings) -> ItemFn {
         **ty = translator.fold_type((**ty).clone());
     }
     let arrays = held_arrays(&item.block);
-    item.block = Box::new(translator.fold_block_holding(*item.block, arrays));
+    let values = function.held.clone();
+    item.block = Box::new(translator.fold_block_holding(*item.block, arrays, values));
     // Before: `F: Fn(f64) -> f64`. After: `F: Fn(S) -> S`. Other bounds (`T: Into<f64>`)
     // describe constant data and stay as written.
     let syn::Generics {
@@ -363,8 +368,33 @@ fn generic_function(function: &Function, siblings: Siblings) -> ItemFn {
 ///          Real>(x: DifferentiableF64) -> .. { 2.0 * x }`
 fn free_function(function: &Function, generic: ItemFn) -> (ItemFn, ItemFn) {
     let callee = free_callee(&generic.sig.ident);
-    let holder = primitive::hidden_copy(&generic, callee.clone());
-    let names = function.params.iter().map(|param| &param.name);
+    let mut holder = primitive::hidden_copy(&generic, callee.clone());
+    // Before: `x: &[DifferentiableF64]`, `x` held as values. After: `x: impl
+    // ::ad::__private::Slice<DifferentiableF64>`, which the function's `&[S]` is too.
+    let scalar = scalar_param();
+    let typed = holder.sig.inputs.iter_mut().filter_map(|arg| match arg {
+        FnArg::Typed(typed) => Some(typed),
+        FnArg::Receiver(_) => None,
+    });
+    for (typed, param) in typed.zip(&function.params) {
+        if function.holds_values(param) {
+            *typed.ty = syn::parse_quote!(impl ::ad::__private::Slice<#scalar>);
+        }
+    }
+    // Lints that look for slices (clippy's `needless_range_loop`) no longer see such a
+    // parameter as one: an `#[expect]` of the body, which they may leave unfulfilled, allows.
+    if !function.held.is_empty() {
+        holder.attrs = holder.attrs.iter().map(expect_as_allow).collect();
+    }
+    // A parameter held as values goes to the body as `Plain`.
+    let names = function.params.iter().map(|param| {
+        let name = &param.name;
+        if function.holds_values(param) {
+            quote!(::ad::__private::hold(#name))
+        } else {
+            quote!(#name)
+        }
+    });
     let arguments = generic_arguments(function);
     let mut wrapper =
         primitive::with_body(function, generic, quote!(#callee #arguments (#(#names),*)));

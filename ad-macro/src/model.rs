@@ -55,6 +55,9 @@ pub struct Function {
     /// `io::Result<f64>`, `Option<f64>`): `f_grad` then returns the same wrapper around
     /// `(f64, G)` and passes an `Err` or a `None` through.
     pub fallible: Option<Fallible>,
+    /// The names of the parameters held as values (`crate::fuse::held_parameters`): set by
+    /// the expansion once the options allow it, empty until then.
+    pub held: std::collections::HashSet<String>,
 }
 
 /// The wrapper of a fallible scalar result.
@@ -186,7 +189,15 @@ impl Function {
             params,
             returns_scalar,
             fallible,
+            held: std::collections::HashSet::new(),
         }
+    }
+
+    /// Whether `param` is held as values: `f_grad`, `f_vjp` and `f_jacobian` seed it as
+    /// `ad::__private::Values`, and the body takes it as `impl Slice<S>`.
+    pub fn holds_values(&self, param: &Param) -> bool {
+        use syn::ext::IdentExt;
+        self.held.contains(&param.name.unraw().to_string())
     }
 
     /// How many scalars the differentiable parameters hold, when every one's type says so:

@@ -112,14 +112,17 @@ impl Translator {
     }
 
     /// A function's body with the locals `arrays` held as arrays that know their elements
-    /// ([`crate::fuse::held_arrays`]). Before: `..; k` (`k` one of them). After: `..;
+    /// ([`crate::fuse::held_arrays`]) and the parameters `values` held as values
+    /// ([`crate::fuse::held_parameters`]). Before: `..; k` (`k` one of them). After: `..;
     /// ::ad::__private::Array::into_vec(k)`, the function's value as written.
     pub fn fold_block_holding(
         &mut self,
         mut block: syn::Block,
         arrays: HashSet<String>,
+        values: HashSet<String>,
     ) -> syn::Block {
         self.fusion.arrays = arrays;
+        self.fusion.values = values;
         self.fusion.unsafe_code |= idents(block.to_token_stream())
             .iter()
             .any(|ident| ident == "unsafe");
@@ -901,6 +904,15 @@ impl Fold for Translator {
         let inline = std::mem::take(&mut self.fusion.inline);
         let keep_constant = std::mem::take(&mut self.keep_constant);
         match expr {
+            // Before: `x[i]`, `x` a parameter held as values. After:
+            // `::ad::__private::Slice::read(x, &x[i])`, the element by value, read through the
+            // index as written (which panics, and reads to lints, as it did).
+            Expr::Index(mut index) if self.fusion.holds_values(&index.expr) => {
+                *index.index = self.fold_expr(*index.index);
+                let slice = &index.expr;
+                syn::parse_quote_spanned!(Span::mixed_site()=>
+                    ::ad::__private::Slice::read(#slice, &#index))
+            }
             // Before: `2.5`. After: `<S as ::ad::Real>::from_f64(2.5)`.
             Expr::Lit(ExprLit {
                 lit: Lit::Float(lit),

@@ -6,6 +6,7 @@
 //! the buffers are warm; n-ary records (user primitives, fused callees) use the same layout
 //! with n slots.
 
+use crate::held::Leaf;
 use crate::scalar::rules::Pack;
 use crate::Var;
 use std::cell::{Cell, RefCell};
@@ -635,7 +636,9 @@ pub(crate) fn remembering<R>(seed: impl FnOnce() -> R) -> R {
     seed()
 }
 
-/// A slice [`Tape::vars`] seeded for a companion's call ([`remembering`]): its elements, from
+/// A slice [`Tape::vars`] seeded for a companion's call ([`remembering`]), or the `Var`s built
+/// for a parameter held as values (`held::Values::vars`, handed back by `Values::recycle`,
+/// with the same promises): its elements, from
 /// the address `start` on, are the nodes `first..first + len` of the session tagged `tag`, in
 /// order.
 ///
@@ -663,9 +666,9 @@ const SEEDED_KEPT: usize = 8;
 /// shorter one costs less to check than to look up.
 const SEEDED_SHORTEST: usize = 32;
 
-/// Keeps `vars`, just seeded by [`Tape::vars`], in [`SEEDED`] when it is long enough and there
-/// is room.
-fn remember_seeded(vars: &[Var]) {
+/// Keeps `vars`, just seeded by [`Tape::vars`] (or built by `Values::vars`), in [`SEEDED`]
+/// when it is long enough and there is room.
+pub(crate) fn remember_seeded(vars: &[Var]) {
     let Some(first) = vars.first().filter(|_| vars.len() >= SEEDED_SHORTEST) else {
         return;
     };
@@ -2024,7 +2027,7 @@ impl PendingSum {
         &mut self,
         subtract: bool,
         range: std::ops::Range<usize>,
-        slices: [&[Var]; K],
+        slices: [Leaf<'_, Var>; K],
         offsets: [usize; K],
         known: [Known; K],
         steps: [usize; K],
@@ -2032,7 +2035,7 @@ impl PendingSum {
     ) -> bool {
         let count = range.len();
         let tag = with_active_recording(|r| r.tag).unwrap_or(0);
-        let mut leaves: [&[Var]; K] = [&[]; K];
+        let mut leaves = [Strided::EMPTY; K];
         // The node of each leaf's first element, `None` for constants.
         let mut firsts = [None; K];
         let mut taken = 0;
@@ -2040,25 +2043,36 @@ impl PendingSum {
             // `loop_leaf` written out: through it, gradbench's lse took 9 % more instructions
             // (its terms' loop compiled to more, with one codegen unit).
             let elements = if steps[k] == 0 { 1 } else { count };
-            let Some(leaf) = offsets[k]
-                .checked_add(elements)
-                .and_then(|high| slices[k].get(offsets[k]..high))
-            else {
-                return false;
-            };
-            // A leaf an array knows whole is a run, found without reading it.
-            let whole = known[k]
-                .within(offsets[k], steps[k], count, tag)
-                .filter(|part| part.low == 0 && part.high == count);
-            let first = match whole {
-                Some(part) => {
-                    taken += 1;
-                    Some(part.node)
+            let within = offsets[k]..offsets[k].saturating_add(elements);
+            let (leaf, first) = match slices[k] {
+                Leaf::Scalars(vars) => {
+                    let Some(leaf) = vars.get(within) else {
+                        return false;
+                    };
+                    // A leaf an array knows whole is a run, found without reading it.
+                    let whole = known[k]
+                        .within(offsets[k], steps[k], count, tag)
+                        .filter(|part| part.low == 0 && part.high == count);
+                    let first = match whole {
+                        Some(part) => {
+                            taken += 1;
+                            Some(part.node)
+                        }
+                        None => match run_of(leaf, tag) {
+                            Some(first) => first,
+                            None => return false,
+                        },
+                    };
+                    (Strided::of_vars(leaf), first)
                 }
-                None => match run_of(leaf, tag) {
-                    Some(first) => first,
-                    None => return false,
-                },
+                // A parameter held as values: its nodes follow its first, unread.
+                Leaf::Values(held) => {
+                    let (values, node, held_tag) = held.parts();
+                    let Some(leaf) = values.get(within).filter(|_| held_tag == tag) else {
+                        return false;
+                    };
+                    (Strided::of_values(leaf), Some(node + offsets[k] as u32))
+                }
             };
             leaves[k] = leaf;
             firsts[k] = first;
@@ -2108,7 +2122,7 @@ impl PendingSum {
         mut runs: Box<Runs>,
         subtract: bool,
         range: std::ops::Range<usize>,
-        leaves: [&[Var]; K],
+        leaves: [Strided<'_>; K],
         firsts: [Option<u32>; K],
         steps: [usize; K],
         terms: T,
@@ -2200,6 +2214,76 @@ fn finish_slots(sum: Var, slots: Vec<Slot>) -> Var {
     })
 }
 
+/// The values of a whole loop's leaf: element `t`'s at `at + t · stride` (in `f64`s), `len` of
+/// them, borrowed for `'a`: the values of `Var`s (stride 2, each value the first half of its
+/// 16-byte `Var`), or of a parameter held as values (stride 1).
+#[derive(Clone, Copy)]
+pub(crate) struct Strided<'a> {
+    at: *const f64,
+    stride: usize,
+    len: usize,
+    values: PhantomData<&'a [f64]>,
+}
+
+// `Strided::of_vars` reads a `Var`'s value as the first `f64` of its 16 bytes.
+const _: () = assert!(
+    std::mem::size_of::<Var>() == 2 * std::mem::size_of::<f64>()
+        && std::mem::offset_of!(Var, value) == 0
+);
+
+impl<'a> Strided<'a> {
+    /// No elements.
+    const EMPTY: Strided<'static> = Strided::of_values(&[]);
+
+    /// The values of `vars`.
+    fn of_vars(vars: &'a [Var]) -> Strided<'a> {
+        Strided {
+            at: vars.as_ptr().cast(),
+            stride: 2,
+            len: vars.len(),
+            values: PhantomData,
+        }
+    }
+
+    /// `values` themselves.
+    const fn of_values(values: &'a [f64]) -> Strided<'a> {
+        Strided {
+            at: values.as_ptr(),
+            stride: 1,
+            len: values.len(),
+            values: PhantomData,
+        }
+    }
+
+    /// How many values.
+    fn len(self) -> usize {
+        self.len
+    }
+
+    /// The values from element `from` on.
+    fn after(self, from: usize) -> Strided<'a> {
+        assert!(from <= self.len);
+        Strided {
+            // SAFETY: at most one past the last element (asserted).
+            at: unsafe { self.at.add(from * self.stride) },
+            len: self.len - from,
+            ..self
+        }
+    }
+
+    /// Element `t`'s value.
+    ///
+    /// # Safety
+    ///
+    /// `t < self.len()`.
+    #[inline(always)]
+    unsafe fn get(self, t: usize) -> f64 {
+        // SAFETY: element `t` is within the borrowed values (the caller's promise), at
+        // `t · stride` `f64`s from the first.
+        unsafe { *self.at.add(t * self.stride) }
+    }
+}
+
 /// The loop of [`PendingSum::add_loop`], once its leaves are checked: adds each term to `value`
 /// (returned) and hands `put` each (term `t`, lane, operand, partial) of the leaves with nodes,
 /// term by term, the lanes `0..live` in leaf order within a term: `put` is called exactly
@@ -2212,7 +2296,7 @@ fn write_terms<const K: usize>(
     value: f64,
     subtract: bool,
     range: std::ops::Range<usize>,
-    leaves: [&[Var]; K],
+    leaves: [Strided<'_>; K],
     firsts: [Option<u32>; K],
     steps: [usize; K],
     term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
@@ -2249,7 +2333,7 @@ pub(crate) trait Terms<const K: usize> {
         value: f64,
         subtract: bool,
         range: std::ops::Range<usize>,
-        leaves: [&[Var]; K],
+        leaves: [Strided<'_>; K],
         firsts: [Option<u32>; K],
         steps: [usize; K],
         out: *mut f64,
@@ -2291,7 +2375,7 @@ impl<const K: usize, F: FnMut(usize, [f64; K]) -> (f64, [f64; K])> Terms<K> for 
         value: f64,
         subtract: bool,
         range: std::ops::Range<usize>,
-        leaves: [&[Var]; K],
+        leaves: [Strided<'_>; K],
         firsts: [Option<u32>; K],
         steps: [usize; K],
         out: *mut f64,
@@ -2344,7 +2428,7 @@ where
         value: f64,
         subtract: bool,
         range: std::ops::Range<usize>,
-        leaves: [&[Var]; K],
+        leaves: [Strided<'_>; K],
         firsts: [Option<u32>; K],
         steps: [usize; K],
         out: *mut f64,
@@ -2431,7 +2515,7 @@ where
 unsafe fn write_blocks<const K: usize, const L: usize, const ALL: bool, const SUBTRACT: bool>(
     mut value: f64,
     range: std::ops::Range<usize>,
-    leaves: [&[Var]; K],
+    leaves: [Strided<'_>; K],
     firsts: [Option<u32>; K],
     steps: [usize; K],
     mut block: impl FnMut(usize, [Pack<L>; K]) -> (Pack<L>, [Pack<L>; K]),
@@ -2445,20 +2529,19 @@ unsafe fn write_blocks<const K: usize, const L: usize, const ALL: bool, const SU
     let whole = count - count % L;
     // Each leaf's element of the block's first term, advanced by `L · step` a block, and the
     // lanes' places from it (`l · step`): no multiplication by a step in the loop.
-    let mut at: [*const Var; K] = std::array::from_fn(|k| leaves[k].as_ptr());
-    let places: [[usize; L]; K] = std::array::from_fn(|k| std::array::from_fn(|l| l * steps[k]));
+    let mut at: [*const f64; K] = std::array::from_fn(|k| leaves[k].at);
+    let jumps: [usize; K] = std::array::from_fn(|k| steps[k] * leaves[k].stride);
+    let places: [[usize; L]; K] = std::array::from_fn(|k| std::array::from_fn(|l| l * jumps[k]));
     let mut t = 0;
     while t < whole {
         // SAFETY: `leaves[k]` holds `count` elements, or one for step 0 (asserted); `at[k]` is
         // its element `t · steps[k]`, and `t + l < whole <= count`.
         let values = std::array::from_fn(|k| {
-            Pack(std::array::from_fn(|l| unsafe {
-                (*at[k].add(places[k][l])).value
-            }))
+            Pack(std::array::from_fn(|l| unsafe { *at[k].add(places[k][l]) }))
         });
         for k in 0..K {
             // SAFETY: at most one past the leaf's last element (`t + L <= count`).
-            at[k] = unsafe { at[k].add(L * steps[k]) };
+            at[k] = unsafe { at[k].add(L * jumps[k]) };
         }
         let (terms, partials) = block(range.start + t, values);
         for term in terms.0 {
@@ -2484,11 +2567,11 @@ unsafe fn write_blocks<const K: usize, const L: usize, const ALL: bool, const SU
         t += L;
     }
     // The last terms one at a time, as `write_terms` writes them (terms `whole..count`).
-    let tail: [&[Var]; K] = std::array::from_fn(|k| {
+    let tail: [Strided<'_>; K] = std::array::from_fn(|k| {
         if steps[k] == 0 {
             leaves[k]
         } else {
-            &leaves[k][whole..]
+            leaves[k].after(whole)
         }
     });
     let tail_firsts: [Option<u32>; K] =
@@ -2508,7 +2591,7 @@ fn write_terms_as<const K: usize, const ALL: bool>(
     mut value: f64,
     subtract: bool,
     range: std::ops::Range<usize>,
-    leaves: [&[Var]; K],
+    leaves: [Strided<'_>; K],
     firsts: [Option<u32>; K],
     steps: [usize; K],
     mut term: impl FnMut(usize, [f64; K]) -> (f64, [f64; K]),
@@ -2522,8 +2605,7 @@ fn write_terms_as<const K: usize, const ALL: bool>(
     for (t, i) in range.enumerate() {
         // SAFETY: `leaves[k]` holds `count` elements, or one for step 0 (asserted), and
         // `t < count`.
-        let values =
-            std::array::from_fn(|k| unsafe { leaves[k].get_unchecked(t * steps[k]) }.value);
+        let values = std::array::from_fn(|k| unsafe { leaves[k].get(t * steps[k]) });
         let (term, partials) = term(i, values);
         value = if subtract { value - term } else { value + term };
         let mut lane = 0;
@@ -2612,27 +2694,32 @@ impl Tape {
     /// thread (hand it back with [`recycle_vars`]): the seeds of a slice of `f64`. The nodes are
     /// appended in bulk, with one capacity and limit check for all of them.
     pub(crate) fn vars(&self, values: &[f64]) -> Vec<Var> {
-        let mut vars = SEED_BUFFERS
-            .with(|spare| spare.borrow_mut().pop())
-            .unwrap_or_default();
-        self.with_active(|r| {
-            let first = r.ends.len();
-            if (r.limit as usize).saturating_sub(first) < values.len() {
-                tape_full(r.limit);
-            }
-            // Inputs have no operand slots: each closes at the operand count so far.
-            let end = r.slots.len() as u32;
-            r.ends.resize(first + values.len(), end);
-            vars.reserve(values.len());
-            let spare = &mut vars.spare_capacity_mut()[..values.len()];
-            write_inputs(spare, values, first as u32, r.tag);
-            // SAFETY: the first `values.len()` elements past the length were written above.
-            unsafe { vars.set_len(vars.len() + values.len()) };
-        });
+        let first = self.inputs(values.len());
+        let vars = inputs_of(values, first, self.tag);
         if REMEMBER.with(Cell::get) {
             remember_seeded(&vars);
         }
         vars
+    }
+
+    /// The first of `count` new inputs, nodes with no operands appended in bulk, with one
+    /// capacity and limit check for all of them; the `Var`s are not written.
+    pub(crate) fn inputs(&self, count: usize) -> u32 {
+        self.with_active(|r| {
+            let first = r.ends.len();
+            if (r.limit as usize).saturating_sub(first) < count {
+                tape_full(r.limit);
+            }
+            // Inputs have no operand slots: each closes at the operand count so far.
+            let end = r.slots.len() as u32;
+            r.ends.resize(first + count, end);
+            first as u32
+        })
+    }
+
+    /// This session's tag, which its `Var`s carry.
+    pub(crate) fn tag(&self) -> u32 {
+        self.tag
     }
 
     /// How many loops this session has recorded whole (see `ad::__private::whole_loops`).
@@ -3021,6 +3108,16 @@ impl Adjoints<'_> {
             .collect()
     }
 
+    /// The adjoints of the `count` nodes from `first` (the inputs of a parameter held as
+    /// values, `ad::__private::Values`), 0 past the last node swept.
+    pub(crate) fn run(&self, first: u32, count: usize) -> Vec<f64> {
+        let first = first as usize;
+        let swept = self.adjoints.len().clamp(first, first + count);
+        let mut run = self.adjoints[first..swept].to_vec();
+        run.resize(count, 0.0);
+        run
+    }
+
     /// The adjoints of `vars` when they are the nodes `first, first + 1, ..` of this tape, in
     /// order ([`run_of`]).
     fn consecutive(&self, vars: &[Var]) -> Option<std::ops::Range<usize>> {
@@ -3028,6 +3125,20 @@ impl Adjoints<'_> {
         let run = first..first + vars.len();
         (run.end <= self.adjoints.len()).then_some(run)
     }
+}
+
+/// The `Var`s of the inputs from node `first` of the session tagged `tag`, with `values`, in a
+/// buffer reused from earlier calls on this thread (hand it back with [`recycle_vars`]).
+pub(crate) fn inputs_of(values: &[f64], first: u32, tag: u32) -> Vec<Var> {
+    let mut vars = SEED_BUFFERS
+        .with(|spare| spare.borrow_mut().pop())
+        .unwrap_or_default();
+    vars.reserve(values.len());
+    let spare = &mut vars.spare_capacity_mut()[..values.len()];
+    write_inputs(spare, values, first, tag);
+    // SAFETY: the first `values.len()` elements past the length were written above.
+    unsafe { vars.set_len(vars.len() + values.len()) };
+    vars
 }
 
 /// Keeps a buffer of seeds from [`Tape::vars`] for the next call on this thread.

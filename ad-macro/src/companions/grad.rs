@@ -41,7 +41,7 @@ pub fn grad(function: &Function) -> TokenStream {
     let lanes = forward_lanes(function);
     let inputs = match lanes {
         Some(lanes) => lane_inputs(function, lanes),
-        None => tape_inputs(function),
+        None => tape_inputs(function, true),
     };
     let SeededInputs {
         seeds,

@@ -79,15 +79,16 @@ struct TapeRun {
     bound: Option<TokenStream>,
 }
 
-/// The forward pass on a new tape for a companion of a function with result `result`.
-fn tape_run(function: &Function, result: &Type) -> TapeRun {
+/// The forward pass on a new tape for a companion of a function with result `result`, with
+/// the parameters held as values seeded as such when `values` (see [`tape_inputs`]).
+fn tape_run(function: &Function, result: &Type, values: bool) -> TapeRun {
     let SeededInputs {
         seeds,
         call,
         reads,
         gradient_type,
         recycle,
-    } = tape_inputs(function);
+    } = tape_inputs(function, values);
     let (tape, output) = (local("__tape"), local("__output"));
     TapeRun {
         forward: quote! {
@@ -118,7 +119,7 @@ pub fn vjp(function: &Function, result: &Type) -> TokenStream {
         gradient_type,
         recycle,
         bound,
-    } = tape_run(function, result);
+    } = tape_run(function, result, true);
     let (tape, adjoints, output) = (local("__tape"), local("__adjoints"), local("__output"));
     let cotangent = local("cotangent");
     // A scalar result is its own seed: no buffer of (scalar, cotangent) pairs to allocate.
@@ -178,7 +179,7 @@ pub fn pullback(function: &Function, result: &Type) -> TokenStream {
         gradient_type,
         bound,
         ..
-    } = tape_run(function, result);
+    } = tape_run(function, result, false);
     let (tape, adjoints, output) = (local("__tape"), local("__adjoints"), local("__output"));
     let body = quote! {
         #forward
@@ -208,7 +209,7 @@ pub fn jacobian(function: &Function, result: &Type) -> TokenStream {
         gradient_type,
         recycle,
         bound,
-    } = tape_run(function, result);
+    } = tape_run(function, result, true);
     let (tape, adjoints, output) = (local("__tape"), local("__adjoints"), local("__output"));
     let body = quote! {
         #forward

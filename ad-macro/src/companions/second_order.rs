@@ -60,11 +60,10 @@ fn second_order_run(
         reads,
         gradient_type,
         ..
-    } = seeded_inputs(
-        function,
-        seed,
-        |shape, seeded| quote!(::ad::__private::read_dual_gradient::<#shape>(&#seeded, #adjoints, #tangents)),
-    );
+    } = seeded_inputs(function, seed, |param, seeded| {
+        let shape = &param.shape;
+        quote!(::ad::__private::read_dual_gradient::<#shape>(&#seeded, #adjoints, #tangents))
+    });
     let run = quote! {
         let #tape = ::ad::Tape::new();
         #(#seeds)*

@@ -40,9 +40,8 @@ pub struct SeededInputs {
 pub fn seeded_inputs(
     function: &Function,
     mut seed: impl FnMut(&Param, TokenStream) -> TokenStream,
-    mut read: impl FnMut(&Type, &Ident) -> TokenStream,
+    mut read: impl FnMut(&Param, &Ident) -> TokenStream,
 ) -> SeededInputs {
-    let span = Span::mixed_site();
     let mut seeds = Vec::new();
     let mut call_args = Vec::new();
     if function.has_receiver {
@@ -57,7 +56,7 @@ pub fn seeded_inputs(
             call_args.push(quote!(#name));
             continue;
         }
-        let seeded = format_ident!("__seeded_{}", name, span = span);
+        let seeded = seeded_name(param);
         let value = seed(param, reference_to(param, name));
         seeds.push(quote_spanned! {param.ty.span()=> let #seeded = #value; });
         // Before: `f(__seeded_v)` moved a `Vec<Var>` that the read-back below still needs.
@@ -65,10 +64,14 @@ pub fn seeded_inputs(
         // for owned vectors.
         call_args.push(match param.passing {
             Passing::ByValue => quote!(::core::clone::Clone::clone(&#seeded)),
+            // As the body takes it: `Values` as they are, the others as `Plain`.
+            Passing::ByRef if function.holds_values(param) => {
+                quote!(::ad::__private::hold(&#seeded))
+            }
             Passing::ByRef => quote!(&#seeded),
             Passing::View => quote!(#seeded.view()),
         });
-        reads.push(read(&param.shape, &seeded));
+        reads.push(read(param, &seeded));
         let shape = &param.shape;
         recycle.extend(quote!(::ad::__private::recycle::<#shape>(#seeded);));
         gradient_types.push(match param.passing {
@@ -93,6 +96,11 @@ pub fn seeded_inputs(
     }
 }
 
+/// The name a companion gives a parameter's seeds: `__seeded_x` for `x`.
+fn seeded_name(param: &Param) -> Ident {
+    format_ident!("__seeded_{}", param.name, span = Span::mixed_site())
+}
+
 /// A reference to a parameter's value: `&x` for `x: T`, `x` for `x: &T`, an owned copy
 /// `&x.to_owned()` for a view `x` (of the parameter's shape, the owned array).
 pub fn reference_to(param: &Param, name: &Ident) -> TokenStream {
@@ -105,16 +113,45 @@ pub fn reference_to(param: &Param, name: &Ident) -> TokenStream {
 
 /// The seeds of reverse mode: each scalar a new input of `__tape`, the gradient read from
 /// `__adjoints` (shared by `f_grad`, `f_vjp` and `f_jacobian`).
-pub fn tape_inputs(function: &Function) -> SeededInputs {
+///
+/// With `values`, a parameter held as values ([`Function::holds_values`]) is seeded as
+/// `ad::__private::Values`: its nodes reserved, no `Var` written. Not for `f_pullback`, whose
+/// gradient is read after the call, when the values the seeds borrow may be gone.
+pub fn tape_inputs(function: &Function, values: bool) -> SeededInputs {
+    let held = |param: &Param| values && function.holds_values(param);
     let (tape, adjoints) = (local("__tape"), local("__adjoints"));
-    seeded_inputs(
+    let values = quote!(::ad::__private::Values);
+    let mut inputs = seeded_inputs(
         function,
         |param, source| {
             let shape = &param.shape;
-            quote!(::ad::__private::seed_lent::<#shape>(&#tape, #source))
+            if held(param) {
+                quote!(#values::seed(&#tape, #source))
+            } else {
+                quote!(::ad::__private::seed_lent::<#shape>(&#tape, #source))
+            }
         },
-        |shape, seeded| quote!(::ad::__private::read_gradient::<#shape>(&#seeded, #adjoints)),
-    )
+        |param, seeded| {
+            let shape = &param.shape;
+            if held(param) {
+                quote!(#values::gradient(&#seeded, #adjoints))
+            } else {
+                quote!(::ad::__private::read_gradient::<#shape>(&#seeded, #adjoints))
+            }
+        },
+    );
+    inputs.recycle = function
+        .differentiable()
+        .map(|param| {
+            let (shape, seeded) = (&param.shape, seeded_name(param));
+            if held(param) {
+                quote!(#values::recycle(#seeded);)
+            } else {
+                quote!(::ad::__private::recycle::<#shape>(#seeded);)
+            }
+        })
+        .collect();
+    inputs
 }
 
 /// The body of `f_grad` (no `cotangent`) or `f_vjp` over the caller's scalar `S`. At `f64` (a
@@ -197,7 +234,10 @@ pub fn over_scalar(
             }
             shape => quote!(::ad::__private::nested_input::<#shape, #scalar>(&#linear, #source)),
         },
-        |shape, seeded| quote!(::ad::__private::nested_gradient::<#shape, #scalar>(&#seeded, &#adjoints)),
+        |param, seeded| {
+            let shape = &param.shape;
+            quote!(::ad::__private::nested_gradient::<#shape, #scalar>(&#seeded, &#adjoints))
+        },
     );
     let seeds_of_output = match cotangent {
         None => quote!(::core::iter::once((#output, <#scalar as ::ad::Real>::from_f64(1.0)))),
@@ -279,7 +319,8 @@ pub fn lane_inputs_with(
             let first = seed_offset(&param.shape);
             seed(param, source, &lanes, &first)
         },
-        |shape, seeded| {
+        |param, seeded| {
+            let shape = &param.shape;
             let first = read_offset(shape);
             quote!(::ad::__private::lanes_gradient::<#shape, _, #lanes>(
                 &#seeded, &#tangent, #first))

@@ -20,7 +20,10 @@ use syn::parse::{Parse, ParseStream, Parser};
 use syn::visit::Visit;
 use syn::{Expr, Ident, Lit, Pat, Stmt, Token};
 
+use super::emit::compound_operator;
 use super::scopes::mentions;
+use crate::model::{Function, Passing, Role};
+use crate::names::is_f64;
 
 /// `value; count`, the repeat form of `vec!`.
 pub struct RepeatArgs {
@@ -51,6 +54,7 @@ pub fn held_arrays(body: &syn::Block) -> HashSet<String> {
         let mut accepted = Accepted {
             name: &name,
             count: 0,
+            reads_only: false,
         };
         for stmt in after {
             accepted.visit_stmt(stmt);
@@ -66,6 +70,45 @@ pub fn held_arrays(body: &syn::Block) -> HashSet<String> {
         }
     }
     held
+}
+
+/// The parameters of `function` held as values (`ad::__private::Values` in `f_grad`, `f_vjp`
+/// and `f_jacobian`): a differentiable `x: &[f64]` of a function that stands free, whose every
+/// mention in the body is an element read (`x[i]`, whose index is not a range) or its length
+/// (`x.len()`, `x.is_empty()`). Any other mention (`&x[a..]`, `x.iter()`, `x` passed on, a
+/// macro's argument, a string that contains the name, a pattern binding it again) leaves it a
+/// slice of `Var`s, as before.
+///
+/// Before: `fn dot(x: &[f64], y: &[f64]) -> f64 { for i in 0..x.len() { total += x[i] * y[i]; } .. }`.
+/// After: `{"x", "y"}`, and the function's body takes `x: impl Slice<S>`, reading `x[i]` as
+/// `Slice::at(x, i)` and a whole loop's leaf as `Slice::leaf(&x)`.
+pub fn held_parameters(function: &Function) -> HashSet<String> {
+    if function.in_impl {
+        return HashSet::new();
+    }
+    let body = &function.item.block;
+    function
+        .params
+        .iter()
+        .filter(|param| {
+            matches!(param.role, Role::Differentiable)
+                && matches!(param.passing, Passing::ByRef)
+                && matches!(&param.ty, syn::Type::Reference(reference)
+                    if reference.mutability.is_none()
+                        && matches!(&*reference.elem, syn::Type::Slice(slice)
+                            if is_f64(&slice.elem)))
+        })
+        .filter(|param| {
+            let mut accepted = Accepted {
+                name: &param.name,
+                count: 0,
+                reads_only: true,
+            };
+            accepted.visit_block(body);
+            accepted.count == mentions(body.to_token_stream(), &param.name)
+        })
+        .map(|param| param.name.unraw().to_string())
+        .collect()
 }
 
 /// The name `stmt` binds when it is `let mut v = vec![c; n];` or `let mut v = vec![c, ..];`,
@@ -106,11 +149,14 @@ fn array_let(stmt: &Stmt) -> Option<Ident> {
 }
 
 /// Counts the mentions of `name` an array takes: an element or range (`name[..]`), and
-/// `name.len()` or `name.is_empty()`. Nested items and macros' arguments are not entered (their
-/// mentions are counted by [`mentions`] only, so they keep the local a `Vec`).
+/// `name.len()` or `name.is_empty()`; with `reads_only`, the mentions a parameter held as values
+/// takes: an element read (`name[i]`, not a range, not a place written or lent mutably), its
+/// length. Nested items and macros' arguments are not entered (their mentions are counted by
+/// [`mentions`] only, so they keep the local a `Vec`, the parameter a slice).
 struct Accepted<'a> {
     name: &'a Ident,
     count: usize,
+    reads_only: bool,
 }
 
 impl Accepted<'_> {
@@ -124,10 +170,47 @@ impl Accepted<'_> {
     }
 }
 
+impl Accepted<'_> {
+    /// The index of `place` when it is an element of `name` that a parameter held as values
+    /// cannot be: written (`name[i] = e`, `name[i] += e`) or lent mutably (`&mut name[i]`).
+    fn written<'e>(&self, place: &'e Expr) -> Option<&'e Expr> {
+        match place {
+            Expr::Index(index) if self.reads_only && self.is_name(&index.expr) => {
+                Some(&index.index)
+            }
+            _ => None,
+        }
+    }
+}
+
 impl Visit<'_> for Accepted<'_> {
     fn visit_expr(&mut self, expr: &Expr) {
+        // Before: `x[i] = e` with `x` read only. After: `i` and `e` visited, `x` not counted.
+        let written = match expr {
+            Expr::Assign(assign) => Some((&*assign.left, Some(&*assign.right))),
+            Expr::Binary(binary) if compound_operator(&binary.op).is_some() => {
+                Some((&*binary.left, Some(&*binary.right)))
+            }
+            Expr::Reference(reference) if reference.mutability.is_some() => {
+                Some((&*reference.expr, None))
+            }
+            _ => None,
+        };
+        if let Some((place, value)) = written {
+            if let Some(index) = self.written(place) {
+                self.visit_expr(index);
+                if let Some(value) = value {
+                    self.visit_expr(value);
+                }
+                return;
+            }
+        }
         match expr {
-            Expr::Index(index) if index.attrs.is_empty() && self.is_name(&index.expr) => {
+            Expr::Index(index)
+                if index.attrs.is_empty()
+                    && self.is_name(&index.expr)
+                    && !(self.reads_only && matches!(&*index.index, Expr::Range(_))) =>
+            {
                 self.count += 1;
                 self.visit_expr(&index.index);
             }

@@ -37,6 +37,8 @@ pub struct FusionState {
     mapped_sums: usize,
     /// The locals held as arrays that know their elements ([`super::held_arrays`]).
     pub arrays: HashSet<String>,
+    /// The parameters held as values ([`crate::fuse::held_parameters`]).
+    pub values: HashSet<String>,
     /// Whether the function is an `unsafe fn` or holds an `unsafe` block: a raw pointer may
     /// then let a callee read what a statement changes, so no offer stays past a change
     /// ([`changed_variable`]).
@@ -55,6 +57,7 @@ impl FusionState {
             inlined: HashMap::new(),
             mapped_sums: 0,
             arrays: HashSet::new(),
+            values: HashSet::new(),
             unsafe_code: false,
         }
     }
@@ -62,6 +65,12 @@ impl FusionState {
     /// Whether `name` is a local held as an array that knows its elements (`r#k` is `k`).
     pub fn holds(&self, name: &Ident) -> bool {
         self.arrays.contains(&name.unraw().to_string())
+    }
+
+    /// Whether `expr` names a parameter held as values (`r#x` is `x`).
+    pub fn holds_values(&self, expr: &Expr) -> bool {
+        matches!(expr, Expr::Path(path) if path.qself.is_none() && path.path.get_ident()
+            .is_some_and(|name| self.values.contains(&name.unraw().to_string())))
     }
 }
 
@@ -627,8 +636,14 @@ pub trait Driver: Fold {
             });
             let (slice, offset, step, own) = match leaf {
                 Leaf::Element { slice, at: place } => {
-                    let slice = self.fold_keeping_constant(slice);
-                    let slice = quote!(::core::convert::AsRef::<[#scalar]>::as_ref(&#slice));
+                    let slice = if self.state().holds_values(&slice) {
+                        quote!(::ad::__private::Slice::leaf(&#slice))
+                    } else {
+                        let slice = self.fold_keeping_constant(slice);
+                        quote!(::ad::__private::Leaf::Scalars(
+                            ::core::convert::AsRef::<[#scalar]>::as_ref(&#slice)
+                        ))
+                    };
                     (slice, at(self, *place), 1usize, false)
                 }
                 Leaf::Invariant(scalar) => {
@@ -638,13 +653,18 @@ pub trait Driver: Fold {
                         None => self.fold_keeping_constant(scalar).into_token_stream(),
                     };
                     (
-                        quote!(::core::slice::from_ref(&#scalar)),
+                        quote!(::ad::__private::Leaf::Scalars(::core::slice::from_ref(&#scalar))),
                         quote!(0),
                         0,
                         false,
                     )
                 }
-                Leaf::Own => (quote!(&[]), quote!(0), 1, true),
+                Leaf::Own => (
+                    quote!(::ad::__private::Leaf::Scalars(&[])),
+                    quote!(0),
+                    1,
+                    true,
+                ),
             };
             slices.push(slice);
             offsets.push(offset);

@@ -52,7 +52,7 @@ mod emit;
 mod scopes;
 mod whole;
 
-pub use arrays::{held_arrays, RepeatArgs};
+pub use arrays::{held_arrays, held_parameters, RepeatArgs};
 pub use driver::{origin_of, Driver, FusionState};
 pub use emit::Fusion;
 pub use scopes::{idents, mapped_sum, Kind, Origin, Scopes};

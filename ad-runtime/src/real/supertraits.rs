@@ -7,6 +7,7 @@
 //! `ad::__private`.
 
 use crate::checkpoint::Schedule;
+use crate::held::Leaf;
 use crate::scalar::rules::Pack;
 use crate::Dual;
 use std::borrow::Cow;
@@ -110,7 +111,7 @@ pub trait Fuse: Sized {
     fn fuse_loop<const K: usize>(
         _out: (&mut [Self], &mut Self::Known),
         _range: Range<usize>,
-        _slices: [&[Self]; K],
+        _slices: [Leaf<'_, Self>; K],
         _offsets: impl FnOnce() -> (usize, [usize; K]),
         _known: [Self::Known; K],
         _steps: [usize; K],
@@ -129,7 +130,7 @@ pub trait Fuse: Sized {
     fn fuse_loop_lanes<const K: usize, const L: usize>(
         out: (&mut [Self], &mut Self::Known),
         range: Range<usize>,
-        slices: [&[Self]; K],
+        slices: [Leaf<'_, Self>; K],
         offsets: impl FnOnce() -> (usize, [usize; K]),
         known: [Self::Known; K],
         steps: [usize; K],
@@ -219,7 +220,7 @@ pub trait Accumulate: Fuse {
         _sum: &mut Self::Sum,
         _subtract: bool,
         _range: Range<usize>,
-        _slices: [&[Self]; K],
+        _slices: [Leaf<'_, Self>; K],
         _offsets: impl FnOnce() -> [usize; K],
         _known: [<Self as Fuse>::Known; K],
         _steps: [usize; K],
@@ -239,7 +240,7 @@ pub trait Accumulate: Fuse {
         sum: &mut Self::Sum,
         subtract: bool,
         range: Range<usize>,
-        slices: [&[Self]; K],
+        slices: [Leaf<'_, Self>; K],
         offsets: impl FnOnce() -> [usize; K],
         known: [<Self as Fuse>::Known; K],
         steps: [usize; K],

@@ -8,6 +8,7 @@ mod float;
 mod ops;
 
 use crate::checkpoint::Schedule;
+use crate::held::Leaf;
 use crate::real::{checked_partials, Accumulate, Checkpoint, Fuse, IntoReal, Primitive, Second};
 use crate::scalar::rules::Pack;
 use crate::tape::{
@@ -172,7 +173,7 @@ impl Fuse for Var {
     fn fuse_loop<const K: usize>(
         (out, out_known): (&mut [Var], &mut Known),
         range: Range<usize>,
-        slices: [&[Var]; K],
+        slices: [Leaf<'_, Var>; K],
         offsets: impl FnOnce() -> (usize, [usize; K]),
         known: [Known; K],
         steps: [usize; K],
@@ -199,7 +200,7 @@ impl Fuse for Var {
     fn fuse_loop_lanes<const K: usize, const L: usize>(
         out: (&mut [Var], &mut Known),
         range: Range<usize>,
-        slices: [&[Var]; K],
+        slices: [Leaf<'_, Var>; K],
         offsets: impl FnOnce() -> (usize, [usize; K]),
         known: [Known; K],
         steps: [usize; K],
@@ -229,7 +230,7 @@ impl Fuse for Var {
 fn fill_whole_loop<const K: usize>(
     (out, out_known): (&mut [Var], &mut Known),
     range: Range<usize>,
-    slices: [&[Var]; K],
+    slices: [Leaf<'_, Var>; K],
     offsets: impl FnOnce() -> (usize, [usize; K]),
     known: [Known; K],
     steps: [usize; K],
@@ -248,6 +249,8 @@ fn fill_whole_loop<const K: usize>(
         .and_then(|end| out.get_mut(first..end));
     written.is_some_and(|out| {
         let out = (out, first, out_known);
+        // A parameter held as values is read as `Var`s here, built once.
+        let slices: [&[Var]; K] = std::array::from_fn(|k| slices[k].vars());
         fill_loop(out, range, slices, offsets, known, steps, own, same, terms)
     })
 }
@@ -340,7 +343,7 @@ impl Accumulate for Var {
         sum: &mut PendingSum,
         subtract: bool,
         range: Range<usize>,
-        slices: [&[Var]; K],
+        slices: [Leaf<'_, Var>; K],
         offsets: impl FnOnce() -> [usize; K],
         known: [Known; K],
         steps: [usize; K],
@@ -364,7 +367,7 @@ impl Accumulate for Var {
         sum: &mut PendingSum,
         subtract: bool,
         range: Range<usize>,
-        slices: [&[Var]; K],
+        slices: [Leaf<'_, Var>; K],
         offsets: impl FnOnce() -> [usize; K],
         known: [Known; K],
         steps: [usize; K],
@@ -385,7 +388,7 @@ fn add_whole_loop<const K: usize>(
     sum: &mut PendingSum,
     subtract: bool,
     range: Range<usize>,
-    slices: [&[Var]; K],
+    slices: [Leaf<'_, Var>; K],
     offsets: impl FnOnce() -> [usize; K],
     known: [Known; K],
     steps: [usize; K],

@@ -1,0 +1,272 @@
+//! Parameter slices held as values: [`Values`], the seeds `f_grad`, `f_vjp` and `f_jacobian`
+//! give a `&[f64]` parameter whose every mention in the body is an element read, its length, or
+//! a leaf of a loop recorded whole (`ad-macro/src/fuse/arrays.rs`, `held_parameters`). The tape
+//! reserves the parameter's nodes, and nothing else is written: an element read builds its `Var`
+//! from the value (`Slice::read`), and a loop recorded whole reads the `f64`s themselves
+//! (`Leaf::Values`), where a `Vec<Var>` would have been written and then read, 16 bytes an
+//! element each way.
+
+use crate::tape::{inputs_of, recycle_vars, remember_seeded, Adjoints};
+use crate::{Tape, Var};
+use std::cell::Cell;
+use std::ops::Index;
+use std::sync::OnceLock;
+
+thread_local! {
+    /// How many parameters companions on this thread seeded as values ([`seeded_as_values`]).
+    static SEEDED_AS_VALUES: Cell<usize> = const { Cell::new(0) };
+}
+
+/// How many parameters the companions on this thread have seeded as values so far; for
+/// `tests/held_parameters.rs`. No generated code calls it.
+pub fn seeded_as_values() -> usize {
+    SEEDED_AS_VALUES.with(Cell::get)
+}
+
+/// A differentiable `&[f64]` parameter seeded on a tape without a `Var` per element: the
+/// values, the node of the first (the others follow it) and the session's tag. The companion
+/// owns it and hands the body a [`Held`]; the `Var`s are built only where something needs them
+/// (`Held::vars`: a loop that writes elements reads its leaves as `Var`s).
+pub struct Values<'a> {
+    values: &'a [f64],
+    first: u32,
+    tag: u32,
+    vars: OnceLock<Vec<Var>>,
+}
+
+impl<'a> Values<'a> {
+    /// `values` as new inputs of `tape`, one node each, in order.
+    pub fn seed(tape: &Tape, values: &'a [f64]) -> Values<'a> {
+        SEEDED_AS_VALUES.with(|count| count.set(count.get() + 1));
+        Values {
+            values,
+            first: tape.inputs(values.len()),
+            tag: tape.tag(),
+            vars: OnceLock::new(),
+        }
+    }
+
+    /// The gradient: the adjoints of the nodes, in order.
+    pub fn gradient(&self, adjoints: &Adjoints<'_>) -> Vec<f64> {
+        adjoints.run(self.first, self.values.len())
+    }
+
+    /// Gives the `Var`s back for the next call on this thread, if any were built.
+    pub fn recycle(self) {
+        if let Some(vars) = self.vars.into_inner() {
+            recycle_vars(vars);
+        }
+    }
+}
+
+/// What the body reads of [`Values`]: a copy of the values, the first node and the tag (no
+/// cell on the way to them, so the compiler keeps them in registers across a loop; through a
+/// `&Values`, whose cell may change, it loaded them again at every element, and the GMM
+/// benchmark's gradient took 5 % more time than with `Var`s), and the cell the `Var`s are built
+/// in, a `OnceLock`, so that the body may read the parameter from other threads (rayon) as it
+/// may a `&[Var]`.
+#[derive(Clone, Copy)]
+pub struct Held<'a> {
+    values: &'a [f64],
+    first: u32,
+    tag: u32,
+    vars: &'a OnceLock<Vec<Var>>,
+}
+
+impl<'a> Held<'a> {
+    /// The values, the node of the first and the tag.
+    pub(crate) fn parts(self) -> (&'a [f64], u32, u32) {
+        (self.values, self.first, self.tag)
+    }
+
+    /// The `Var`s, built the first time they are asked for, and kept as a seeded slice is
+    /// (the loops over them look their run up instead of checking each element): they do not
+    /// change, and [`Values::recycle`] hands them back.
+    pub(crate) fn vars(self) -> &'a [Var] {
+        self.vars.get_or_init(|| {
+            let vars = inputs_of(self.values, self.first, self.tag);
+            remember_seeded(&vars);
+            vars
+        })
+    }
+}
+
+/// A slice parameter as the body of a function with `#[reverse_diff]` takes it, when every
+/// mention is an element read, its length or a loop's leaf: [`Plain`] for every scalar, and
+/// [`Held`] for the `Var`s of `f_grad`. An element read `x[i]` stays an index, which the
+/// macro hands to [`Slice::read`] (`read(x, &x[i])`): it panics as indexing the slice does, and
+/// the loop it is in reads as written (lints included).
+pub trait Slice<S>: Copy + Index<usize> {
+    /// The number of elements.
+    fn len(self) -> usize;
+
+    /// Whether there are no elements.
+    fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+
+    /// The scalar of `element`, a reference this slice's indexing gave (`&x[i]`).
+    fn read(self, element: &Self::Output) -> S;
+
+    /// The elements as a leaf of a loop recorded whole (`Accumulate::add_loop`).
+    fn leaf(&self) -> Leaf<'_, S>;
+}
+
+/// A slice of scalars as a [`Slice`]: what the function passes its body, and the companions
+/// that seed `Var`s (or any other scalar).
+pub struct Plain<'a, S>(pub &'a [S]);
+
+// By hand: a derive would ask `S: Copy`, where only the reference is copied.
+impl<S> Clone for Plain<'_, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S> Copy for Plain<'_, S> {}
+
+impl<S> Index<usize> for Plain<'_, S> {
+    type Output = S;
+
+    #[inline(always)]
+    #[track_caller]
+    fn index(&self, index: usize) -> &S {
+        &self.0[index]
+    }
+}
+
+impl<S: Copy> Slice<S> for Plain<'_, S> {
+    #[inline(always)]
+    fn len(self) -> usize {
+        self.0.len()
+    }
+
+    #[inline(always)]
+    fn read(self, element: &S) -> S {
+        *element
+    }
+
+    #[inline(always)]
+    fn leaf(&self) -> Leaf<'_, S> {
+        Leaf::Scalars(self.0)
+    }
+}
+
+impl Index<usize> for Held<'_> {
+    type Output = f64;
+
+    #[inline(always)]
+    #[track_caller]
+    fn index(&self, index: usize) -> &f64 {
+        &self.values[index]
+    }
+}
+
+impl Slice<Var> for Held<'_> {
+    #[inline(always)]
+    fn len(self) -> usize {
+        self.values.len()
+    }
+
+    /// The `Var` of the value `element` points at: its node is the first's plus its place.
+    #[inline(always)]
+    fn read(self, element: &f64) -> Var {
+        let offset = element as *const f64 as usize - self.values.as_ptr() as usize;
+        let index = offset / std::mem::size_of::<f64>();
+        debug_assert!(index < self.values.len(), "an element of these values");
+        Var {
+            value: *element,
+            index: self.first + index as u32,
+            tape: self.tag,
+        }
+    }
+
+    #[inline(always)]
+    fn leaf(&self) -> Leaf<'_, Var> {
+        Leaf::Values(*self)
+    }
+}
+
+/// What a companion (or the function) passes its body for a parameter held as values
+/// ([`hold`]): [`Plain`] of a slice or vector, [`Held`] of [`Values`].
+pub trait Hold<S> {
+    /// The [`Slice`] the body takes.
+    type Held: Slice<S>;
+
+    /// `self` as the body takes it.
+    fn hold(self) -> Self::Held;
+}
+
+impl<'a, S: Copy> Hold<S> for &'a [S] {
+    type Held = Plain<'a, S>;
+
+    #[inline(always)]
+    fn hold(self) -> Plain<'a, S> {
+        Plain(self)
+    }
+}
+
+impl<'a, S: Copy> Hold<S> for &'a Vec<S> {
+    type Held = Plain<'a, S>;
+
+    #[inline(always)]
+    fn hold(self) -> Plain<'a, S> {
+        Plain(self)
+    }
+}
+
+impl<'a> Hold<Var> for &'a Values<'_> {
+    type Held = Held<'a>;
+
+    #[inline(always)]
+    fn hold(self) -> Held<'a> {
+        Held {
+            values: self.values,
+            first: self.first,
+            tag: self.tag,
+            vars: &self.vars,
+        }
+    }
+}
+
+/// A parameter held as values, as the body takes it ([`Hold`]).
+#[inline(always)]
+pub fn hold<S, T: Hold<S>>(parameter: T) -> T::Held {
+    parameter.hold()
+}
+
+/// One leaf slice of a loop recorded whole: scalars, or (for `Var`) a parameter held as
+/// values.
+pub enum Leaf<'a, S> {
+    /// The scalars themselves.
+    Scalars(&'a [S]),
+    /// A parameter held as values.
+    Values(Held<'a>),
+}
+
+// By hand: a derive would ask `S: Copy`, where only references are copied.
+impl<S> Clone for Leaf<'_, S> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<S> Copy for Leaf<'_, S> {}
+
+impl<'a, S> From<&'a [S]> for Leaf<'a, S> {
+    #[inline(always)]
+    fn from(scalars: &'a [S]) -> Leaf<'a, S> {
+        Leaf::Scalars(scalars)
+    }
+}
+
+impl<'a> Leaf<'a, Var> {
+    /// The elements as `Var`s (built, for a parameter held as values).
+    #[inline(always)]
+    pub(crate) fn vars(self) -> &'a [Var] {
+        match self {
+            Leaf::Scalars(vars) => vars,
+            Leaf::Values(values) => values.vars(),
+        }
+    }
+}

@@ -1,0 +1,316 @@
+//! Parameters held as values (`ad-macro/src/fuse/arrays.rs`, `held_parameters`): a `&[f64]`
+//! parameter whose every mention is an element read or its length is seeded by `f_grad`,
+//! `f_vjp` and `f_jacobian` as `ad::__private::Values`, its nodes reserved and no `Var`
+//! written; an element read builds its `Var` from the value, a loop sum recorded whole reads the
+//! `f64`s, and a loop that writes elements reads the `Var`s, built once.
+//!
+//! Checked here: that the parameters are held (`ad::__private::seeded_as_values`) where every
+//! mention allows it, and not otherwise; the value and the gradient bit for bit against
+//! `f_pullback`, which seeds a slice of `Var`s and runs the same body; the gradient against
+//! central differences; a panic's message against the function's own over `f64`; the companions
+//! over another scalar (a derivative of the gradient); random lengths and offsets.
+
+// Index loops are the form held parameters are read in.
+#![allow(clippy::needless_range_loop)]
+
+mod common;
+
+use ad::reverse_diff;
+use common::{assert_gradient_matches, expect_panic};
+use proptest::prelude::*;
+
+/// `Σ xᵢ yᵢ`: a loop sum over two held parameters, recorded whole.
+#[reverse_diff]
+fn dot(x: &[f64], y: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        total += x[i] * y[i];
+    }
+    total
+}
+
+/// Rosenbrock's function: neighbours (`x[i]`, `x[i + 1]`) of one held parameter.
+#[reverse_diff]
+fn rosenbrock(x: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..x.len() - 1 {
+        let d = x[i + 1] - x[i] * x[i];
+        let e = 1.0 - x[i];
+        total += 100.0 * (d * d) + e * e;
+    }
+    total
+}
+
+/// `Σᵢ Σⱼ aᵢⱼ xⱼ`: a row of `a` at an offset, times `x`, in nested loops.
+#[reverse_diff]
+fn matvec_sum(a: &[f64], x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut total = 0.0;
+    for i in 0..n {
+        let mut row = 0.0;
+        for j in 0..n {
+            row += a[i * n + j] * x[j];
+        }
+        total += row;
+    }
+    total
+}
+
+/// Every other way a held parameter is read: elements outside loops (`x[0]`), a loop too
+/// short to record whole (4 terms), a loop sum under `-=` reading a parameter not held (`w`,
+/// iterated), an element loop (`z[i] = ..`, which reads `x` as `Var`s), a closure, and
+/// `is_empty`.
+#[reverse_diff]
+fn mixed(x: &[f64], w: &[f64], c: f64) -> f64 {
+    if x.is_empty() {
+        return c;
+    }
+    let n = x.len();
+    let mut head = x[0] * c;
+    for i in 0..4 {
+        head += x[i] * x[i + 1];
+    }
+    let mut total = head;
+    for (i, wi) in w.iter().enumerate() {
+        total -= wi * x[i] / (x[i + 1] * x[i + 1] + 1.0);
+    }
+    let mut z = vec![0.0; n];
+    for i in 0..n {
+        z[i] = x[i] * c - x[n - 1 - i];
+    }
+    let scaled = |i: usize| x[i] * 0.5 + z[i];
+    let mut last = 0.0;
+    for i in 0..n {
+        last += scaled(i).sin();
+    }
+    total + last
+}
+
+/// A held parameter read past its end inside a loop recorded whole (`x[i + 1]` at the last
+/// `i`): the loop runs as written and panics where the function does.
+#[reverse_diff]
+fn past_the_end(x: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        total += x[i] * x[i + 1];
+    }
+    total
+}
+
+/// A vector result over a held parameter: `f_vjp` and `f_jacobian` hold it too.
+#[reverse_diff]
+fn differences(x: &[f64], c: f64) -> Vec<f64> {
+    let n = x.len();
+    let mut out = vec![0.0; n - 1];
+    for i in 0..n - 1 {
+        out[i] = (x[i + 1] - x[i]) * c;
+    }
+    out
+}
+
+/// A parameter not held: passed on (`dot(x, x)`), sliced and iterated.
+#[reverse_diff]
+fn not_held(x: &[f64]) -> f64 {
+    let tail = &x[1..];
+    let total: f64 = tail.iter().map(|v| v * v).sum();
+    total + dot(x, x)
+}
+
+/// The gradient of [`dot`] differentiated again: `dot_grad` over the caller's scalar.
+#[reverse_diff]
+fn gradient_norm(x: &[f64], y: &[f64]) -> f64 {
+    let (_, (gx, gy)) = dot_grad(x, y);
+    let mut total = 0.0;
+    for i in 0..gx.len() {
+        total += gx[i] * gx[i] + gy[i];
+    }
+    total
+}
+
+fn data(n: usize, seed: f64) -> Vec<f64> {
+    (0..n)
+        .map(|i| 0.6 * ((i as f64 + seed) * 0.37).sin() + 0.1)
+        .collect()
+}
+
+fn bits(values: &[f64]) -> Vec<u64> {
+    values.iter().map(|v| v.to_bits()).collect()
+}
+
+/// Runs `grad`, and says how many parameters it seeded as values.
+fn held_by<R>(grad: impl FnOnce() -> R) -> (R, usize) {
+    let before = ad::__private::seeded_as_values();
+    let result = grad();
+    (result, ad::__private::seeded_as_values() - before)
+}
+
+#[test]
+fn loop_sums_over_held_parameters_agree_with_slices_of_vars() {
+    for n in [3, 9, 128, 301] {
+        let (x, y) = (data(n, 0.0), data(n, 1.0));
+        let ((value, (gx, gy)), held) = held_by(|| dot_grad(&x, &y));
+        assert_eq!(held, 2);
+        let (pulled, pullback) = dot_pullback(&x, &y);
+        let (px, py) = pullback.pull(&1.0);
+        assert_eq!(value.to_bits(), pulled.to_bits());
+        assert_eq!((bits(&gx), bits(&gy)), (bits(&px), bits(&py)));
+        assert_eq!(value.to_bits(), dot(&x, &y).to_bits());
+        assert_eq!((bits(&gx), bits(&gy)), (bits(&y), bits(&x)));
+
+        let ((value, gradient), held) = held_by(|| rosenbrock_grad(&x));
+        assert_eq!(held, 1);
+        let (pulled, pullback) = rosenbrock_pullback(&x);
+        assert_eq!(value.to_bits(), pulled.to_bits());
+        assert_eq!(bits(&gradient), bits(&pullback.pull(&1.0)));
+        assert_gradient_matches(rosenbrock, &x, &gradient, 1e-6);
+    }
+    for n in [4, 12, 40] {
+        let (a, x) = (data(n * n, 2.0), data(n, 3.0));
+        let ((value, (ga, gx)), held) = held_by(|| matvec_sum_grad(&a, &x));
+        assert_eq!(held, 2);
+        let (pulled, pullback) = matvec_sum_pullback(&a, &x);
+        let (pa, px) = pullback.pull(&1.0);
+        assert_eq!(value.to_bits(), pulled.to_bits());
+        assert_eq!((bits(&ga), bits(&gx)), (bits(&pa), bits(&px)));
+        // ∂/∂aᵢⱼ = xⱼ, ∂/∂xⱼ = Σᵢ aᵢⱼ.
+        for i in 0..n {
+            assert_eq!(bits(&ga[i * n..(i + 1) * n]), bits(&x));
+        }
+        for j in 0..n {
+            let column: f64 = (0..n).map(|i| a[i * n + j]).sum();
+            assert!(
+                (gx[j] - column).abs() <= 1e-12,
+                "{} against {column}",
+                gx[j]
+            );
+        }
+    }
+}
+
+#[test]
+fn every_read_of_a_held_parameter_agrees_with_slices_of_vars() {
+    for n in [6, 40, 131] {
+        let (x, w) = (data(n, 4.0), data(n - 1, 5.0));
+        let c = 0.7;
+        let ((value, (gx, gw, gc)), held) = held_by(|| mixed_grad(&x, &w, c));
+        // `x` alone: `w` is iterated.
+        assert_eq!(held, 1);
+        let (pulled, pullback) = mixed_pullback(&x, &w, c);
+        let (px, pw, pc) = pullback.pull(&1.0);
+        assert_eq!(value.to_bits(), pulled.to_bits());
+        assert_eq!(value.to_bits(), mixed(&x, &w, c).to_bits());
+        assert_eq!(
+            (bits(&gx), bits(&gw), gc.to_bits()),
+            (bits(&px), bits(&pw), pc.to_bits())
+        );
+        let inputs: Vec<f64> = x.iter().chain(&w).chain([&c]).copied().collect();
+        let gradient: Vec<f64> = gx.iter().chain(&gw).chain([&gc]).copied().collect();
+        let f = |v: &[f64]| mixed(&v[..n], &v[n..2 * n - 1], v[2 * n - 1]);
+        assert_gradient_matches(f, &inputs, &gradient, 1e-6);
+    }
+    // `x.is_empty()`.
+    let ((value, (gx, gw, gc)), held) = held_by(|| mixed_grad(&[], &[], 2.5));
+    assert_eq!((value, gx, gw, gc, held), (2.5, vec![], vec![], 1.0, 1));
+}
+
+#[test]
+fn vector_results_hold_their_parameters_in_vjp_and_jacobian() {
+    let (x, c) = (data(50, 6.0), 1.5);
+    let cotangent = data(49, 7.0);
+    let ((value, (gx, gc)), held) = held_by(|| differences_vjp(&x, c, &cotangent));
+    assert_eq!(held, 1);
+    let (pulled, pullback) = differences_pullback(&x, c);
+    let (px, pc) = pullback.pull(&cotangent);
+    assert_eq!(
+        (bits(&value), bits(&gx), gc.to_bits()),
+        (bits(&pulled), bits(&px), pc.to_bits())
+    );
+    let ((rows_value, rows), held) = held_by(|| differences_jacobian(&x, c));
+    assert_eq!(held, 1);
+    assert_eq!(bits(&rows_value), bits(&value));
+    for (i, (row_x, row_c)) in rows.iter().enumerate() {
+        let expected: Vec<f64> = (0..50)
+            .map(|j| match j {
+                _ if j == i => -c,
+                _ if j == i + 1 => c,
+                _ => 0.0,
+            })
+            .collect();
+        assert_eq!(bits(row_x), bits(&expected));
+        assert_eq!(row_c.to_bits(), (x[i + 1] - x[i]).to_bits());
+    }
+}
+
+#[test]
+fn a_parameter_mentioned_otherwise_stays_a_slice_of_vars() {
+    let x = data(40, 8.0);
+    let ((value, gradient), held) = held_by(|| not_held_grad(&x));
+    assert_eq!(held, 0);
+    assert_eq!(value.to_bits(), not_held(&x).to_bits());
+    assert_gradient_matches(not_held, &x, &gradient, 1e-6);
+}
+
+#[test]
+fn a_held_parameter_read_past_its_end_panics_as_the_function_does() {
+    let x = data(20, 9.0);
+    let plain = expect_panic(|| past_the_end(&x));
+    assert_eq!(
+        plain,
+        "index out of bounds: the len is 20 but the index is 20"
+    );
+    let (message, held) = held_by(|| expect_panic(|| past_the_end_grad(&x)));
+    assert_eq!((message, held), (plain, 1));
+}
+
+#[test]
+fn the_gradient_of_a_held_function_is_differentiated_again() {
+    let (x, y) = (data(40, 10.0), data(40, 11.0));
+    // `Σ yᵢ² + Σ xᵢ`: `dot_grad`'s gradient is `(y, x)`.
+    let (value, (gx, gy)) = gradient_norm_grad(&x, &y);
+    let expected: f64 = y.iter().map(|v| v * v).sum::<f64>() + x.iter().sum::<f64>();
+    assert!((value - expected).abs() <= 1e-12);
+    assert!(gx.iter().all(|&g| g == 1.0));
+    for (g, v) in gy.iter().zip(&y) {
+        assert_eq!(g.to_bits(), (2.0 * v).to_bits());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 128,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// Random lengths (across the thresholds for whole loops and runs) and values: the held
+    /// companions give what `f_pullback` gives, to the bit.
+    #[test]
+    fn held_parameters_agree_with_slices_of_vars_at_random(
+        x in prop::collection::vec(-2.0f64..2.0, 2..300),
+        seed in 0.0f64..10.0,
+        c in -2.0f64..2.0,
+    ) {
+        let n = x.len();
+        let y = data(n, seed);
+        let (value, (gx, gy)) = dot_grad(&x, &y);
+        let (pulled, pullback) = dot_pullback(&x, &y);
+        let (px, py) = pullback.pull(&1.0);
+        prop_assert_eq!(value.to_bits(), pulled.to_bits());
+        prop_assert_eq!((bits(&gx), bits(&gy)), (bits(&px), bits(&py)));
+        let (value, gradient) = rosenbrock_grad(&x);
+        let (pulled, pullback) = rosenbrock_pullback(&x);
+        prop_assert_eq!(value.to_bits(), pulled.to_bits());
+        prop_assert_eq!(bits(&gradient), bits(&pullback.pull(&1.0)));
+        if n >= 6 {
+            let w = data(n - 1, seed + 1.0);
+            let (value, (gx, gw, gc)) = mixed_grad(&x, &w, c);
+            let (pulled, pullback) = mixed_pullback(&x, &w, c);
+            let (px, pw, pc) = pullback.pull(&1.0);
+            prop_assert_eq!(value.to_bits(), pulled.to_bits());
+            prop_assert_eq!(
+                (bits(&gx), bits(&gw), gc.to_bits()),
+                (bits(&px), bits(&pw), pc.to_bits())
+            );
+        }
+    }
+}
