@@ -637,7 +637,7 @@ pub(crate) fn remembering<R>(seed: impl FnOnce() -> R) -> R {
 }
 
 /// A slice [`Tape::vars`] seeded for a companion's call ([`remembering`]), or the `Var`s built
-/// for a parameter held as values (`held::Values::vars`, handed back by `Values::recycle`,
+/// for a parameter held as values (`held::Held::vars`, handed back by `Values::recycle`,
 /// with the same promises): its elements, from
 /// the address `start` on, are the nodes `first..first + len` of the session tagged `tag`, in
 /// order.
@@ -666,7 +666,7 @@ const SEEDED_KEPT: usize = 8;
 /// shorter one costs less to check than to look up.
 const SEEDED_SHORTEST: usize = 32;
 
-/// Keeps `vars`, just seeded by [`Tape::vars`] (or built by `Values::vars`), in [`SEEDED`]
+/// Keeps `vars`, just seeded by [`Tape::vars`] (or built by `Held::vars`), in [`SEEDED`]
 /// when it is long enough and there is room.
 pub(crate) fn remember_seeded(vars: &[Var]) {
     let Some(first) = vars.first().filter(|_| vars.len() >= SEEDED_SHORTEST) else {
@@ -963,8 +963,8 @@ struct KnownPart {
 }
 
 /// Records `out[t] = term(i)` for each index `i` of `range` (`t = i - range.start`; the terms
-/// by `terms`, a few at a time where a block takes them [`InLanes`]) as the loop `for i in range
-/// { out[i] = e }` would one fused record per element: term `i`'s leaf `k`
+/// by `terms`, a few at a time in a block when they are [`InLanes`]) as the loop `for i in
+/// range { out[i] = e }` would one fused record per element: term `i`'s leaf `k`
 /// is `slices[k][offsets[k] + t · steps[k]]` (step 1 or 0, as in [`PendingSum::add_loop`]), or
 /// `out[t]` itself before it is written when `own[k]` (`y[i] += e` reads `y[i]`). Each leaf is
 /// checked once for the whole range, in a loop with no branch: its elements must all be nodes

@@ -81,7 +81,7 @@ pub fn held_arrays(body: &syn::Block) -> HashSet<String> {
 ///
 /// Before: `fn dot(x: &[f64], y: &[f64]) -> f64 { for i in 0..x.len() { total += x[i] * y[i]; } .. }`.
 /// After: `{"x", "y"}`, and the function's body takes `x: impl Slice<S>`, reading `x[i]` as
-/// `Slice::at(x, i)` and a whole loop's leaf as `Slice::leaf(&x)`.
+/// `Slice::read(x, &x[i])` and a whole loop's leaf as `Slice::leaf(&x)`.
 pub fn held_parameters(function: &Function) -> HashSet<String> {
     if function.in_impl {
         return HashSet::new();
@@ -168,9 +168,7 @@ impl Accepted<'_> {
         matches!(expr, Expr::Path(path) if path.attrs.is_empty() && path.qself.is_none()
             && named(&path.path))
     }
-}
 
-impl Accepted<'_> {
     /// The index of `place` when it is an element of `name` that a parameter held as values
     /// cannot be: written (`name[i] = e`, `name[i] += e`) or lent mutably (`&mut name[i]`).
     fn written<'e>(&self, place: &'e Expr) -> Option<&'e Expr> {

@@ -333,10 +333,11 @@ impl Fusion {
     }
 
     /// Whether a loop's term may be computed `LANES` terms at once ([`Fusion::expand_loop_term`]'s
-    /// second closure, over `Pack`: `Accumulate::add_loop_lanes`, `Fuse::fuse_loop_lanes`): every operation computes lane
-    /// by lane (`+`, `-`, `*`, `/`, unary `-`: `rules::Arithmetic`), there are two or more (a
-    /// single product gains nothing: its partials are its leaves), and every constant is the
-    /// same in every term ([`is_invariant`] of `bound`, the names the loop binds or advances),
+    /// second closure, over `Pack`: `Accumulate::add_loop_lanes`, `Fuse::fuse_loop_lanes`):
+    /// every operation computes lane by lane (`+`, `-`, `*`, `/`, unary `-`:
+    /// `rules::Arithmetic`), there are two or more (a single product gains nothing: its
+    /// partials are its leaves), and every constant is the same in every term
+    /// ([`is_invariant`] of `bound`, the names the loop binds or advances),
     /// so that a block computes each once.
     fn in_lanes(&self, bound: &[Ident]) -> bool {
         let lane_by_lane = |operation: &Operation| {

@@ -207,9 +207,9 @@ pub trait Accumulate: Fuse {
 
     /// Adds (`subtract`: subtracts) the terms of a whole loop `for i in range { total += e }`
     /// whose every scalar leaf `k` is the element `offsets()[k] + (i - range.start) ·
-    /// steps[k]` of `slices[k]` (step 1: an element per term; step 0: one scalar the loop
-    /// does not change; an offset past every slice, `usize::MAX`, where computing it
-    /// overflowed): `term(i, values)` gives term `i`'s value and partials from its leaves'
+    /// steps[k]` of `slices[k]` (a [`Leaf`]: scalars, or for `Var` a parameter held as values;
+    /// step 1: an element per term; step 0: one scalar the loop does not change; an offset
+    /// past every slice, `usize::MAX`, where computing it overflowed): `term(i, values)` gives term `i`'s value and partials from its leaves'
     /// values. `true` when the scalar added them all (`Var`, when each leaf's elements
     /// are consecutive nodes or constants); `false`, having done nothing, when the caller must
     /// run the loop as written (`f64` and `Dual` always, so theirs is the loop itself).
