@@ -25,7 +25,6 @@
 mod array;
 pub mod checkpoint;
 mod differentiable;
-mod held;
 #[cfg(feature = "nalgebra")]
 pub mod linalg;
 mod linear;

@@ -6,7 +6,6 @@
 //! the buffers are warm; n-ary records (user primitives, fused callees) use the same layout
 //! with n slots.
 
-use crate::held::Leaf;
 use crate::scalar::rules::Pack;
 use crate::Var;
 use std::cell::{Cell, RefCell};
@@ -15,6 +14,10 @@ use std::mem::MaybeUninit;
 use std::ptr::{self, NonNull};
 use std::rc::Rc;
 use std::sync::atomic::{AtomicU32, Ordering};
+
+pub(crate) mod held;
+
+use held::Leaf;
 
 /// The largest number of nodes a tape holds: node indices are 32-bit.
 pub(crate) const MAX_NODES: u32 = u32::MAX;

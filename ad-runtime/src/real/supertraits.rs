@@ -7,8 +7,8 @@
 //! `ad::__private`.
 
 use crate::checkpoint::Schedule;
-use crate::held::Leaf;
 use crate::scalar::rules::Pack;
+use crate::tape::held::Leaf;
 use crate::Dual;
 use std::borrow::Cow;
 use std::ops::{AddAssign, Range, SubAssign};

@@ -8,9 +8,9 @@ mod float;
 mod ops;
 
 use crate::checkpoint::Schedule;
-use crate::held::Leaf;
 use crate::real::{checked_partials, Accumulate, Checkpoint, Fuse, IntoReal, Primitive, Second};
 use crate::scalar::rules::Pack;
+use crate::tape::held::Leaf;
 use crate::tape::{
     fill_loop, record_fused, record_nary, InLanes, Known, OneByOne, PendingSum, Terms,
 };
