@@ -127,6 +127,47 @@ fn gradient_norm(x: &[f64], y: &[f64]) -> f64 {
     total
 }
 
+/// An element borrowed past its statement (`best = &x[i]`): not held, since a value read
+/// could not be borrowed so.
+#[reverse_diff]
+fn largest_doubled(x: &[f64]) -> f64 {
+    let mut best = &x[0];
+    for i in 1..x.len() {
+        if x[i] > *best {
+            best = &x[i];
+        }
+    }
+    *best * 2.0
+}
+
+/// A closure returning a borrowed element: not held.
+#[reverse_diff]
+fn borrowed_sum(x: &[f64]) -> f64 {
+    let at = |i: usize| &x[i];
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        total += *at(i) * 2.0;
+    }
+    total
+}
+
+/// An index that is a range kept in a variable: not held, since only an element can be read
+/// by value.
+#[reverse_diff]
+fn ranged(x: &[f64]) -> f64 {
+    let r = 1..3;
+    let middle: f64 = x[r].iter().sum();
+    middle * x[0]
+}
+
+/// A held parameter read on another thread (its length): held, as a `&[Var]` could be.
+#[reverse_diff]
+fn scoped(x: &[f64]) -> f64 {
+    let n = x.len();
+    let twice = std::thread::scope(|s| s.spawn(|| x.len() * 2).join().unwrap());
+    twice as f64 * x[0] + x[n - 1]
+}
+
 fn data(n: usize, seed: f64) -> Vec<f64> {
     (0..n)
         .map(|i| 0.6 * ((i as f64 + seed) * 0.37).sin() + 0.1)
@@ -248,6 +289,27 @@ fn a_parameter_mentioned_otherwise_stays_a_slice_of_vars() {
     assert_eq!(held, 0);
     assert_eq!(value.to_bits(), not_held(&x).to_bits());
     assert_gradient_matches(not_held, &x, &gradient, 1e-6);
+}
+
+#[test]
+fn borrowed_elements_ranges_and_threads_compile_as_before() {
+    let x = data(40, 12.0);
+    let ((value, gradient), held) = held_by(|| largest_doubled_grad(&x));
+    let at = (0..40).fold(0, |best, i| if x[i] > x[best] { i } else { best });
+    assert_eq!((value, held), (2.0 * x[at], 0));
+    assert!(gradient
+        .iter()
+        .enumerate()
+        .all(|(i, &g)| g == if i == at { 2.0 } else { 0.0 }));
+    let ((value, gradient), held) = held_by(|| borrowed_sum_grad(&x));
+    assert_eq!((value, held), (borrowed_sum(&x), 0));
+    assert!(gradient.iter().all(|&g| g == 2.0));
+    let ((value, gradient), held) = held_by(|| ranged_grad(&x));
+    assert_eq!((value, held), (ranged(&x), 0));
+    assert_eq!(&gradient[..4], &[x[1] + x[2], x[0], x[0], 0.0]);
+    let ((value, gradient), held) = held_by(|| scoped_grad(&x));
+    assert_eq!((value, held), (80.0 * x[0] + x[39], 1));
+    assert_eq!((gradient[0], gradient[39], gradient[1]), (80.0, 1.0, 0.0));
 }
 
 #[test]

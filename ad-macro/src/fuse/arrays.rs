@@ -54,7 +54,7 @@ pub fn held_arrays(body: &syn::Block) -> HashSet<String> {
         let mut accepted = Accepted {
             name: &name,
             count: 0,
-            reads_only: false,
+            reads_only: None,
         };
         for stmt in after {
             accepted.visit_stmt(stmt);
@@ -74,10 +74,10 @@ pub fn held_arrays(body: &syn::Block) -> HashSet<String> {
 
 /// The parameters of `function` held as values (`ad::__private::Values` in `f_grad`, `f_vjp`
 /// and `f_jacobian`): a differentiable `x: &[f64]` of a function that stands free, whose every
-/// mention in the body is an element read (`x[i]`, whose index is not a range) or its length
-/// (`x.len()`, `x.is_empty()`). Any other mention (`&x[a..]`, `x.iter()`, `x` passed on, a
-/// macro's argument, a string that contains the name, a pattern binding it again) leaves it a
-/// slice of `Var`s, as before.
+/// mention in the body is an element read (`x[i]`, at an index [`is_element_index`], neither
+/// written nor borrowed) or its length (`x.len()`, `x.is_empty()`). Any other mention
+/// (`&x[a..]`, `&x[i]`, `x.iter()`, `x` passed on, a macro's argument, a string that contains
+/// the name, a pattern binding it again) leaves it a slice of `Var`s, as before.
 ///
 /// Before: `fn dot(x: &[f64], y: &[f64]) -> f64 { for i in 0..x.len() { total += x[i] * y[i]; } .. }`.
 /// After: `{"x", "y"}`, and the function's body takes `x: impl Slice<S>`, reading `x[i]` as
@@ -87,6 +87,7 @@ pub fn held_parameters(function: &Function) -> HashSet<String> {
         return HashSet::new();
     }
     let body = &function.item.block;
+    let ranges = maybe_ranges(function);
     function
         .params
         .iter()
@@ -102,13 +103,102 @@ pub fn held_parameters(function: &Function) -> HashSet<String> {
             let mut accepted = Accepted {
                 name: &param.name,
                 count: 0,
-                reads_only: true,
+                reads_only: Some(&ranges),
             };
             accepted.visit_block(body);
             accepted.count == mentions(body.to_token_stream(), &param.name)
         })
         .map(|param| param.name.unraw().to_string())
         .collect()
+}
+
+/// Whether `index` is an integer by its form, not a range: an integer literal, a name not in
+/// `ranges`, arithmetic, a cast, a negation or dereference, an element, or a method of
+/// integers (`i.min(n)`). Anything else (a call, a field, a block) may be a range, which a
+/// parameter held as values cannot be indexed with.
+///
+/// Before: `x[i * n + j + 1]`, `x[k.min(n - 1)]`. After: `true`. Before: `x[r]` after
+/// `let r = 1..3;`, `x[span(i)]`. After: `false`.
+fn is_element_index(index: &Expr, ranges: &HashSet<String>) -> bool {
+    use syn::BinOp::*;
+    const INTEGER_METHODS: [&str; 10] = [
+        "len",
+        "min",
+        "max",
+        "abs_diff",
+        "rem_euclid",
+        "pow",
+        "saturating_add",
+        "saturating_sub",
+        "wrapping_add",
+        "wrapping_sub",
+    ];
+    match index {
+        Expr::Lit(literal) => matches!(literal.lit, Lit::Int(_)),
+        Expr::Path(path) => path
+            .path
+            .get_ident()
+            .is_some_and(|name| !ranges.contains(&name.unraw().to_string())),
+        Expr::Binary(binary) => matches!(
+            binary.op,
+            Add(_)
+                | Sub(_)
+                | Mul(_)
+                | Div(_)
+                | Rem(_)
+                | BitAnd(_)
+                | BitOr(_)
+                | BitXor(_)
+                | Shl(_)
+                | Shr(_)
+        ),
+        Expr::Paren(paren) => is_element_index(&paren.expr, ranges),
+        Expr::Group(group) => is_element_index(&group.expr, ranges),
+        Expr::Cast(_) | Expr::Unary(_) | Expr::Index(_) => true,
+        Expr::MethodCall(call) => INTEGER_METHODS.iter().any(|method| call.method == method),
+        _ => false,
+    }
+}
+
+/// The names in `function` that may hold a range: its parameters of any type but an integer,
+/// and the `let`s the body binds to a range (`let r = 1..3;`) or ascribes one (`let r:
+/// Range<usize> = ..;`), nested blocks included.
+fn maybe_ranges(function: &Function) -> HashSet<String> {
+    struct Lets(HashSet<String>);
+    impl Visit<'_> for Lets {
+        fn visit_local(&mut self, local: &syn::Local) {
+            let (pat, ascribed) = match &local.pat {
+                Pat::Type(typed) => (&*typed.pat, typed.ty.to_token_stream().to_string()),
+                pat => (pat, String::new()),
+            };
+            let range = local
+                .init
+                .as_ref()
+                .is_some_and(|init| matches!(&*init.expr, Expr::Range(_)));
+            if let Pat::Ident(pat) = pat {
+                if range || ascribed.contains("Range") {
+                    self.0.insert(pat.ident.unraw().to_string());
+                }
+            }
+            syn::visit::visit_local(self, local);
+        }
+        fn visit_item(&mut self, _: &syn::Item) {}
+    }
+    let integer = |ty: &syn::Type| {
+        let spelled = ty.to_token_stream().to_string();
+        [
+            "usize", "u8", "u16", "u32", "u64", "u128", "isize", "i8", "i16", "i32", "i64", "i128",
+        ]
+        .contains(&spelled.as_str())
+    };
+    let mut lets = Lets(HashSet::new());
+    lets.visit_block(&function.item.block);
+    let params = function
+        .params
+        .iter()
+        .filter(|param| !integer(&param.ty))
+        .map(|param| param.name.unraw().to_string());
+    lets.0.into_iter().chain(params).collect()
 }
 
 /// The name `stmt` binds when it is `let mut v = vec![c; n];` or `let mut v = vec![c, ..];`,
@@ -150,13 +240,14 @@ fn array_let(stmt: &Stmt) -> Option<Ident> {
 
 /// Counts the mentions of `name` an array takes: an element or range (`name[..]`), and
 /// `name.len()` or `name.is_empty()`; with `reads_only`, the mentions a parameter held as values
-/// takes: an element read (`name[i]`, not a range, not a place written or lent mutably), its
-/// length. Nested items and macros' arguments are not entered (their mentions are counted by
+/// takes: an element read (`name[i]`, at an index [`is_element_index`] of the names that may
+/// hold ranges; not written, not borrowed, which would outlive the value read), its length.
+/// Nested items and macros' arguments are not entered (their mentions are counted by
 /// [`mentions`] only, so they keep the local a `Vec`, the parameter a slice).
 struct Accepted<'a> {
     name: &'a Ident,
     count: usize,
-    reads_only: bool,
+    reads_only: Option<&'a HashSet<String>>,
 }
 
 impl Accepted<'_> {
@@ -170,10 +261,11 @@ impl Accepted<'_> {
     }
 
     /// The index of `place` when it is an element of `name` that a parameter held as values
-    /// cannot be: written (`name[i] = e`, `name[i] += e`) or lent mutably (`&mut name[i]`).
+    /// cannot be: written (`name[i] = e`, `name[i] += e`) or borrowed (`&name[i]`, which may
+    /// be kept past the statement: `best = &x[i]`, a closure returning it).
     fn written<'e>(&self, place: &'e Expr) -> Option<&'e Expr> {
         match place {
-            Expr::Index(index) if self.reads_only && self.is_name(&index.expr) => {
+            Expr::Index(index) if self.reads_only.is_some() && self.is_name(&index.expr) => {
                 Some(&index.index)
             }
             _ => None,
@@ -189,9 +281,7 @@ impl Visit<'_> for Accepted<'_> {
             Expr::Binary(binary) if compound_operator(&binary.op).is_some() => {
                 Some((&*binary.left, Some(&*binary.right)))
             }
-            Expr::Reference(reference) if reference.mutability.is_some() => {
-                Some((&*reference.expr, None))
-            }
+            Expr::Reference(reference) => Some((&*reference.expr, None)),
             _ => None,
         };
         if let Some((place, value)) = written {
@@ -207,7 +297,9 @@ impl Visit<'_> for Accepted<'_> {
             Expr::Index(index)
                 if index.attrs.is_empty()
                     && self.is_name(&index.expr)
-                    && !(self.reads_only && matches!(&*index.index, Expr::Range(_))) =>
+                    && self
+                        .reads_only
+                        .is_none_or(|ranges| is_element_index(&index.index, ranges)) =>
             {
                 self.count += 1;
                 self.visit_expr(&index.index);

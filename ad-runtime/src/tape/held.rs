@@ -96,7 +96,7 @@ impl<'a> Held<'a> {
 /// [`Held`] for the `Var`s of `f_grad`. An element read `x[i]` stays an index, which the
 /// macro hands to [`Slice::read`] (`read(x, &x[i])`): it panics as indexing the slice does, and
 /// the loop it is in reads as written (lints included).
-pub trait Slice<S>: Copy + Index<usize> {
+pub trait Slice<S>: Copy + Index<usize> + Send + Sync {
     /// The number of elements.
     fn len(self) -> usize;
 
@@ -135,7 +135,7 @@ impl<S> Index<usize> for Plain<'_, S> {
     }
 }
 
-impl<S: Copy> Slice<S> for Plain<'_, S> {
+impl<S: Copy + Sync> Slice<S> for Plain<'_, S> {
     #[inline(always)]
     fn len(self) -> usize {
         self.0.len()
@@ -197,7 +197,7 @@ pub trait Hold<S> {
     fn hold(self) -> Self::Held;
 }
 
-impl<'a, S: Copy> Hold<S> for &'a [S] {
+impl<'a, S: Copy + Sync> Hold<S> for &'a [S] {
     type Held = Plain<'a, S>;
 
     #[inline(always)]
@@ -206,7 +206,7 @@ impl<'a, S: Copy> Hold<S> for &'a [S] {
     }
 }
 
-impl<'a, S: Copy> Hold<S> for &'a Vec<S> {
+impl<'a, S: Copy + Sync> Hold<S> for &'a Vec<S> {
     type Held = Plain<'a, S>;
 
     #[inline(always)]
