@@ -671,7 +671,7 @@ const SEEDED_SHORTEST: usize = 32;
 
 /// Keeps `vars`, just seeded by [`Tape::vars`] (or built by `Held::vars`), in [`SEEDED`]
 /// when it is long enough and there is room.
-pub(crate) fn remember_seeded(vars: &[Var]) {
+fn remember_seeded(vars: &[Var]) {
     let Some(first) = vars.first().filter(|_| vars.len() >= SEEDED_SHORTEST) else {
         return;
     };
@@ -2707,7 +2707,7 @@ impl Tape {
 
     /// The first of `count` new inputs, nodes with no operands appended in bulk, with one
     /// capacity and limit check for all of them; the `Var`s are not written.
-    pub(crate) fn inputs(&self, count: usize) -> u32 {
+    fn inputs(&self, count: usize) -> u32 {
         self.with_active(|r| {
             let first = r.ends.len();
             if (r.limit as usize).saturating_sub(first) < count {
@@ -2718,11 +2718,6 @@ impl Tape {
             r.ends.resize(first + count, end);
             first as u32
         })
-    }
-
-    /// This session's tag, which its `Var`s carry.
-    pub(crate) fn tag(&self) -> u32 {
-        self.tag
     }
 
     /// How many loops this session has recorded whole (see `ad::__private::whole_loops`).
@@ -3113,7 +3108,7 @@ impl Adjoints<'_> {
 
     /// The adjoints of the `count` nodes from `first` (the inputs of a parameter held as
     /// values, `ad::__private::Values`), 0 past the last node swept.
-    pub(crate) fn run(&self, first: u32, count: usize) -> Vec<f64> {
+    fn run(&self, first: u32, count: usize) -> Vec<f64> {
         let first = first as usize;
         let swept = self.adjoints.len().clamp(first, first + count);
         let mut run = self.adjoints[first..swept].to_vec();
@@ -3132,7 +3127,7 @@ impl Adjoints<'_> {
 
 /// The `Var`s of the inputs from node `first` of the session tagged `tag`, with `values`, in a
 /// buffer reused from earlier calls on this thread (hand it back with [`recycle_vars`]).
-pub(crate) fn inputs_of(values: &[f64], first: u32, tag: u32) -> Vec<Var> {
+fn inputs_of(values: &[f64], first: u32, tag: u32) -> Vec<Var> {
     let mut vars = SEED_BUFFERS
         .with(|spare| spare.borrow_mut().pop())
         .unwrap_or_default();

@@ -39,8 +39,8 @@ pub fn grad(function: &Function) -> TokenStream {
     let output = quote_spanned!(span=> __output);
 
     let lanes = forward_lanes(function);
-    let inputs = match lanes {
-        Some(lanes) => lane_inputs(function, lanes),
+    let (inputs, recycle) = match lanes {
+        Some(lanes) => (lane_inputs(function, lanes), TokenStream::new()),
         None => tape_inputs(function, true),
     };
     let SeededInputs {
@@ -48,7 +48,6 @@ pub fn grad(function: &Function) -> TokenStream {
         call,
         reads,
         gradient_type,
-        recycle,
     } = inputs;
     let (setup, scalar, sweep, value) = match lanes {
         Some(lanes) => {

@@ -82,13 +82,15 @@ struct TapeRun {
 /// The forward pass on a new tape for a companion of a function with result `result`, with
 /// the parameters held as values seeded as such when `values` (see [`tape_inputs`]).
 fn tape_run(function: &Function, result: &Type, values: bool) -> TapeRun {
-    let SeededInputs {
-        seeds,
-        call,
-        reads,
-        gradient_type,
+    let (
+        SeededInputs {
+            seeds,
+            call,
+            reads,
+            gradient_type,
+        },
         recycle,
-    } = tape_inputs(function, values);
+    ) = tape_inputs(function, values);
     let (tape, output) = (local("__tape"), local("__output"));
     TapeRun {
         forward: quote! {

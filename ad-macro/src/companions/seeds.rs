@@ -25,9 +25,6 @@ pub struct SeededInputs {
     pub reads: TokenStream,
     /// The gradient's type `G`.
     pub gradient_type: TokenStream,
-    /// For seeds on the tape: `recycle::<T>(__seeded_x);` for each seeded parameter, which hands
-    /// its buffers back once the gradient has been read.
-    pub recycle: TokenStream,
 }
 
 /// Seeds each differentiable parameter with `seed(param, source)` (`source` is a reference to
@@ -49,7 +46,6 @@ pub fn seeded_inputs(
     }
     let mut reads = Vec::new();
     let mut gradient_types = Vec::new();
-    let mut recycle = TokenStream::new();
     for param in &function.params {
         let name = &param.name;
         if !matches!(param.role, Role::Differentiable) {
@@ -72,8 +68,6 @@ pub fn seeded_inputs(
             Passing::View => quote!(#seeded.view()),
         });
         reads.push(read(param, &seeded));
-        let shape = &param.shape;
-        recycle.extend(quote!(::ad::__private::recycle::<#shape>(#seeded);));
         gradient_types.push(match param.passing {
             Passing::View => gradient_type(&param.shape),
             _ => gradient_type(&param.ty),
@@ -92,7 +86,6 @@ pub fn seeded_inputs(
         call: quote!(#callee(#(#call_args),*)),
         reads: tuple_or_single(&reads),
         gradient_type: tuple_or_single(&gradient_types),
-        recycle,
     }
 }
 
@@ -112,46 +105,45 @@ pub fn reference_to(param: &Param, name: &Ident) -> TokenStream {
 }
 
 /// The seeds of reverse mode: each scalar a new input of `__tape`, the gradient read from
-/// `__adjoints` (shared by `f_grad`, `f_vjp` and `f_jacobian`).
+/// `__adjoints` (shared by `f_grad`, `f_vjp`, `f_jacobian` and `f_pullback`), and
+/// `recycle::<T>(__seeded_x);` for each seeded parameter, which hands its buffers back once
+/// the gradient has been read.
 ///
 /// With `values`, a parameter held as values ([`Function::holds_values`]) is seeded as
 /// `ad::__private::Values`: its nodes reserved, no `Var` written. Not for `f_pullback`, whose
 /// gradient is read after the call, when the values the seeds borrow may be gone.
-pub fn tape_inputs(function: &Function, values: bool) -> SeededInputs {
-    let held = |param: &Param| values && function.holds_values(param);
+pub fn tape_inputs(function: &Function, values: bool) -> (SeededInputs, TokenStream) {
     let (tape, adjoints) = (local("__tape"), local("__adjoints"));
-    let values = quote!(::ad::__private::Values);
-    let mut inputs = seeded_inputs(
+    // The runtime function that seeds, reads or recycles a parameter: `Values::held` for one
+    // held as values, `plain::<Shape>` for the others.
+    let runtime = |param: &Param, plain: &str, held: &str| {
+        if values && function.holds_values(param) {
+            let held = format_ident!("{held}");
+            quote!(::ad::__private::Values::#held)
+        } else {
+            let (plain, shape) = (format_ident!("{plain}"), &param.shape);
+            quote!(::ad::__private::#plain::<#shape>)
+        }
+    };
+    let inputs = seeded_inputs(
         function,
         |param, source| {
-            let shape = &param.shape;
-            if held(param) {
-                quote!(#values::seed(&#tape, #source))
-            } else {
-                quote!(::ad::__private::seed_lent::<#shape>(&#tape, #source))
-            }
+            let seed = runtime(param, "seed_lent", "seed");
+            quote!(#seed(&#tape, #source))
         },
         |param, seeded| {
-            let shape = &param.shape;
-            if held(param) {
-                quote!(#values::gradient(&#seeded, #adjoints))
-            } else {
-                quote!(::ad::__private::read_gradient::<#shape>(&#seeded, #adjoints))
-            }
+            let read = runtime(param, "read_gradient", "gradient");
+            quote!(#read(&#seeded, #adjoints))
         },
     );
-    inputs.recycle = function
+    let recycle = function
         .differentiable()
         .map(|param| {
-            let (shape, seeded) = (&param.shape, seeded_name(param));
-            if held(param) {
-                quote!(#values::recycle(#seeded);)
-            } else {
-                quote!(::ad::__private::recycle::<#shape>(#seeded);)
-            }
+            let (recycle, seeded) = (runtime(param, "recycle", "recycle"), seeded_name(param));
+            quote!(#recycle(#seeded);)
         })
         .collect();
-    inputs
+    (inputs, recycle)
 }
 
 /// The body of `f_grad` (no `cotangent`) or `f_vjp` over the caller's scalar `S`. At `f64` (a

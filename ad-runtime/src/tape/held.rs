@@ -41,7 +41,7 @@ impl<'a> Values<'a> {
         Values {
             values,
             first: tape.inputs(values.len()),
-            tag: tape.tag(),
+            tag: tape.tag,
             vars: OnceLock::new(),
         }
     }
@@ -252,13 +252,6 @@ impl<S> Clone for Leaf<'_, S> {
 }
 
 impl<S> Copy for Leaf<'_, S> {}
-
-impl<'a, S> From<&'a [S]> for Leaf<'a, S> {
-    #[inline(always)]
-    fn from(scalars: &'a [S]) -> Leaf<'a, S> {
-        Leaf::Scalars(scalars)
-    }
-}
 
 impl<'a> Leaf<'a, Var> {
     /// The elements as `Var`s (built, for a parameter held as values).
