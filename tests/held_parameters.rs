@@ -86,6 +86,44 @@ fn mixed(x: &[f64], w: &[f64], c: f64) -> f64 {
     total + last
 }
 
+/// Loop sums of products of two held parameters, whose records read their partials from the
+/// parameters (`ad::__private::products_lent`) when long (64 terms or more) and first in their
+/// sum: elements at the same place, the same parameter at neighbouring places under `-=`
+/// (`a[i + 1] * a[i]`: two runs that overlap), and a sum that holds a term already (`late`),
+/// which stores its partials instead.
+#[reverse_diff]
+fn products(a: &[f64], b: &[f64]) -> f64 {
+    let n = b.len();
+    let mut total = 0.0;
+    for i in 0..n {
+        total += a[i] * b[i];
+    }
+    let mut back = 0.0;
+    for i in 0..n - 1 {
+        back -= a[i + 1] * a[i];
+    }
+    let mut late = a[0] * 2.0;
+    for i in 0..n {
+        late += b[i] * a[i + 1];
+    }
+    total * 0.5 + back * late
+}
+
+/// Two sums of products as a vector result: `f_jacobian` sweeps the records that read the
+/// parameters once per output.
+#[reverse_diff]
+fn two_products(a: &[f64], b: &[f64]) -> Vec<f64> {
+    let mut first = 0.0;
+    let mut second = 0.0;
+    for i in 0..b.len() {
+        first += a[i] * b[i];
+    }
+    for i in 0..b.len() {
+        second -= b[i] * a[i + 1];
+    }
+    vec![first * first, second]
+}
+
 /// A held parameter read past its end inside a loop recorded whole (`x[i + 1]` at the last
 /// `i`): the loop runs as written and panics where the function does.
 #[reverse_diff]
@@ -314,14 +352,100 @@ fn borrowed_elements_ranges_and_threads_compile_as_before() {
 
 #[test]
 fn a_held_parameter_read_past_its_end_panics_as_the_function_does() {
-    let x = data(20, 9.0);
-    let plain = expect_panic(|| past_the_end(&x));
+    // 100: long enough for a loop of products to read its partials from the parameter.
+    for n in [20, 100] {
+        let x = data(n, 9.0);
+        let plain = expect_panic(|| past_the_end(&x));
+        assert_eq!(
+            plain,
+            format!("index out of bounds: the len is {n} but the index is {n}")
+        );
+        let before = ad::__private::products_lent();
+        let (message, held) = held_by(|| expect_panic(|| past_the_end_grad(&x)));
+        assert_eq!((message, held), (plain, 1));
+        assert_eq!(ad::__private::products_lent(), before);
+    }
+}
+
+/// Runs `grad`, and says how many loops of products read their partials from the parameters.
+fn lent_by<R>(grad: impl FnOnce() -> R) -> (R, usize) {
+    let before = ad::__private::products_lent();
+    let result = grad();
+    (result, ad::__private::products_lent() - before)
+}
+
+#[test]
+fn loops_of_products_read_their_partials_from_the_parameters() {
+    // Below 64 terms the loops store their partials; from 64, `total` and `back` read them
+    // from `a` and `b` (`late` holds a term before its loop, so it stores them).
+    for (n, lent) in [(20, 0), (63, 0), (65, 2), (200, 2)] {
+        let (a, b) = (data(n + 1, 12.0), data(n, 13.0));
+        let ((value, (ga, gb)), counted) = lent_by(|| products_grad(&a, &b));
+        assert_eq!(counted, lent, "n = {n}");
+        let (pulled, pullback) = products_pullback(&a, &b);
+        let (pa, pb) = pullback.pull(&1.0);
+        assert_eq!(value.to_bits(), pulled.to_bits());
+        assert_eq!((bits(&ga), bits(&gb)), (bits(&pa), bits(&pb)));
+        assert_eq!(value.to_bits(), products(&a, &b).to_bits());
+        assert_gradient_matches(|a| products(a, &b), &a, &ga, 1e-6);
+        assert_gradient_matches(|b| products(&a, b), &b, &gb, 1e-6);
+
+        let cotangent = vec![0.75, -1.5];
+        let ((value, (ja, jb)), counted) = lent_by(|| two_products_vjp(&a, &b, &cotangent));
+        assert_eq!(counted, lent, "n = {n}");
+        let (pulled, pullback) = two_products_pullback(&a, &b);
+        let (pa, pb) = pullback.pull(&cotangent);
+        assert_eq!(bits(&value), bits(&pulled));
+        assert_eq!((bits(&ja), bits(&jb)), (bits(&pa), bits(&pb)));
+        let ((value, rows), counted) = lent_by(|| two_products_jacobian(&a, &b));
+        assert_eq!(counted, lent, "n = {n}");
+        assert_eq!(bits(&value), bits(&pulled));
+        for (output, (ra, rb)) in rows.iter().enumerate() {
+            let mut seed = vec![0.0; 2];
+            seed[output] = 1.0;
+            let (pa, pb) = pullback.pull(&seed);
+            assert_eq!((bits(ra), bits(rb)), (bits(&pa), bits(&pb)));
+        }
+    }
+    // Rows of a matrix at an offset: one loop of products a row.
+    let n = 70;
+    let (a, x) = (data(n * n, 14.0), data(n, 15.0));
+    let ((value, (ga, gx)), counted) = lent_by(|| matvec_sum_grad(&a, &x));
+    assert_eq!(counted, n);
+    let (pulled, pullback) = matvec_sum_pullback(&a, &x);
+    let (pa, px) = pullback.pull(&1.0);
+    assert_eq!(value.to_bits(), pulled.to_bits());
+    assert_eq!((bits(&ga), bits(&gx)), (bits(&pa), bits(&px)));
+}
+
+/// A record that reads its partials from values is never swept once the values' holder is
+/// gone: what `ad::__private` would allow, a tape kept past its `Values`, panics instead.
+#[test]
+fn a_tape_is_not_swept_after_the_values_its_records_read() {
+    use ad::__private::{hold, Accumulate, Slice, Values};
+    let tape = ad::Tape::new();
+    let output = {
+        let (a, b) = (data(100, 16.0), data(100, 17.0));
+        let (a, b) = (Values::seed(&tape, &a), Values::seed(&tape, &b));
+        let (a, b) = (hold(&a), hold(&b));
+        let mut sum = <ad::Var as Accumulate>::start(ad::Var::constant(0.0));
+        let added = <ad::Var as Accumulate>::add_products(
+            &mut sum,
+            false,
+            0..100,
+            [a.leaf(), b.leaf()],
+            || [0, 0],
+            Default::default(),
+            [1, 1],
+            |_, [x, y]| (x * y, [y, x]),
+        );
+        assert!(added);
+        <ad::Var as Accumulate>::finish(sum)
+    };
     assert_eq!(
-        plain,
-        "index out of bounds: the len is 20 but the index is 20"
+        expect_panic(|| tape.backward(output)),
+        "ad: a tape swept after the parameter values it read were dropped"
     );
-    let (message, held) = held_by(|| expect_panic(|| past_the_end_grad(&x)));
-    assert_eq!((message, held), (plain, 1));
 }
 
 #[test]

@@ -23,7 +23,9 @@ pub use num_traits::Float;
 /// A local vector of scalars the body holds with what is known of its elements (the macro's
 /// `fuse/arrays.rs`), and what `Var` knows of them.
 pub use crate::array::Array;
-pub use crate::tape::held::{hold, seeded_as_values, Held, Hold, Leaf, Plain, Slice, Values};
+pub use crate::tape::held::{
+    hold, products_lent, seeded_as_values, Held, Hold, Leaf, Plain, Slice, Values,
+};
 pub use crate::tape::Known;
 
 /// The scalars a whole loop advances after its term (`power *= t`), kept over `f64`s while

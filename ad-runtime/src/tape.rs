@@ -81,6 +81,11 @@ pub(crate) struct Recording {
     /// How many leaves of those blocks kept one partial, the same in every term, which the
     /// tests read likewise.
     same_partials: usize,
+    /// Whether a record reads its partials from values a [`held::Values`] lent ([`Runs::lent`]).
+    lends: bool,
+    /// Whether a [`held::Values`] of this session has been dropped: its values may be gone, so
+    /// with `lends` the recording may not be swept again ([`Recording::check_lent`]).
+    lenders_gone: bool,
 }
 
 /// A segment of a computation whose operations are not kept: its outputs are nodes with no
@@ -120,6 +125,8 @@ impl Recording {
             loops_in_lanes: 0,
             known_leaves: 0,
             same_partials: 0,
+            lends: false,
+            lenders_gone: false,
         }
     }
 
@@ -145,6 +152,17 @@ impl Recording {
         self.loops_in_lanes = 0;
         self.known_leaves = 0;
         self.same_partials = 0;
+        self.lends = false;
+        self.lenders_gone = false;
+    }
+
+    /// Panics when a record reads partials lent by values that may be gone: the companions
+    /// sweep before they drop what they seeded, so only a misuse of `__private` gets here.
+    fn check_lent(&self) {
+        assert!(
+            !(self.lends && self.lenders_gone),
+            "ad: a tape swept after the parameter values it read were dropped"
+        );
     }
 
     /// Drops every node from `nodes` on, and returns the checkpoints among them, for the caller
@@ -268,6 +286,7 @@ impl Recording {
     /// Sweeps the nodes `low..high`, from the top: each passes its adjoint back to its
     /// operands. Checkpoints are the caller's ([`sweep_recording`]).
     fn sweep_nodes(&mut self, low: usize, high: usize) {
+        self.check_lent();
         let Recording {
             ends,
             slots,
@@ -1430,6 +1449,10 @@ const RUN_SUM: usize = 128;
 /// and the sweep passes each back as one loop in that order. A step-0 leaf's
 /// node is reached at every term, so every addition to it is made term by term instead (and
 /// the step-1 loops skip it), in one sum kept in a register.
+///
+/// A loop of products of two parameters held as values ([`PendingSum::add_products`]) stores
+/// no partials: each leaf's are the other's values, which the record reads where they are
+/// ([`Runs::lent`]).
 #[derive(Default)]
 struct Runs {
     count: usize,
@@ -1437,6 +1460,13 @@ struct Runs {
     firsts: [u32; RUN_LEAVES],
     steps: [u32; RUN_LEAVES],
     partials: Vec<f64>,
+    /// For a loop of products: where leaf `j`'s `count` partials are read instead of
+    /// `partials` (every leaf's, or none), values lent by a [`held::Values`], which the
+    /// recording is not swept without ([`Recording::check_lent`]).
+    lent: [Option<NonNull<f64>>; RUN_LEAVES],
+    /// Whether the lent partials are to be negated (a `-=` loop): the sweep passes back the
+    /// adjoint negated instead, to the same bits.
+    negated: bool,
     /// The slot buffer of what the sum adds after the loop, kept with the runs between
     /// sessions (see [`PendingSum::add_runs`]).
     after: Vec<Slot>,
@@ -1471,13 +1501,26 @@ impl Runs {
         runs
     }
 
+    /// Leaf `j`'s partials, term by term (lent ones before [`Runs::negated`]).
+    #[inline(always)]
+    fn partials_of(&self, j: usize) -> &[f64] {
+        match self.lent[j] {
+            // SAFETY: lent partials are `count` values a `held::Values` of this recording's
+            // session lent, and a recording is not read once one has been dropped
+            // (`Recording::check_lent`, `Tape::detach`).
+            Some(at) => unsafe { std::slice::from_raw_parts(at.as_ptr(), self.count) },
+            None => &self.partials[j * self.count..][..self.count],
+        }
+    }
+
     /// The operands and partials, term by term: the slots the loop would have recorded.
     #[cfg(feature = "sparse")]
     fn slots(&self) -> impl Iterator<Item = (u32, f64)> + '_ {
+        let sign = if self.negated { -1.0 } else { 1.0 };
         (0..self.count).flat_map(move |t| {
             (0..self.leaves).map(move |j| {
                 let operand = self.firsts[j] + t as u32 * self.steps[j];
-                (operand, self.partials[j * self.count + t])
+                (operand, sign * self.partials_of(j)[t])
             })
         })
     }
@@ -1488,7 +1531,9 @@ impl Runs {
     #[inline(never)]
     fn pass_back(&self, adjoint: f64, adjoints: &mut [f64]) {
         let (count, leaves) = (self.count, self.leaves);
-        let partials = |j: usize| &self.partials[j * count..][..count];
+        let partials = |j: usize| self.partials_of(j);
+        // `adjoint · -p` and `-adjoint · p` are the same number.
+        let adjoint = if self.negated { -adjoint } else { adjoint };
         // The step-1 leaves first, by descending first node; stable: equal firsts stay in leaf
         // order.
         let mut order: [usize; RUN_LEAVES] = std::array::from_fn(|j| j);
@@ -2070,11 +2115,10 @@ impl PendingSum {
                 }
                 // A parameter held as values: its nodes follow its first, unread.
                 Leaf::Values(held) => {
-                    let (values, node, held_tag) = held.parts();
-                    let Some(leaf) = values.get(within).filter(|_| held_tag == tag) else {
+                    let Some((leaf, node)) = held.part(within, tag) else {
                         return false;
                     };
-                    (Strided::of_values(leaf), Some(node + offsets[k] as u32))
+                    (Strided::of_values(leaf), Some(node))
                 }
             };
             leaves[k] = leaf;
@@ -2132,12 +2176,7 @@ impl PendingSum {
     ) {
         let (count, live) = (runs.count, runs.leaves);
         assert!(count == range.len() && live == firsts.iter().flatten().count());
-        // The sum's slot buffer goes back to the pool, as a short sum's would, and the sum
-        // takes the one kept with the runs: a sum kept as runs holds no buffer another sum
-        // could have grown (had it, warm calls could hand a long sum of slots a small buffer).
-        let buffer = std::mem::replace(&mut self.slots, std::mem::take(&mut runs.after));
-        with_active_recording(|r| keep_spare(&mut r.spare_sums, buffer));
-        runs.partials.clear();
+        self.trade_buffer(&mut runs);
         runs.partials.reserve(count * live);
         let out = runs.partials.as_mut_ptr();
         // SAFETY: there is room for `count · live` partials (reserved above), and `write_runs`
@@ -2146,8 +2185,97 @@ impl PendingSum {
             unsafe { terms.write_runs(self.value, subtract, range, leaves, firsts, steps, out) };
         // SAFETY: the `count · live` partials were written above.
         unsafe { runs.partials.set_len(count * live) };
+        self.pend(runs, |r| r.loops_in_lanes += usize::from(T::IN_LANES));
+    }
+
+    /// [`PendingSum::add_loop`] of a loop whose term is the product of its two leaves
+    /// (`a[..] * b[..]`: each leaf's partial is the other's value), with each leaf's slice,
+    /// offset and step. When both are parameters held as values, of this session and within
+    /// their slices, and the loop is long and first in its sum, it is kept as [`Runs`] that
+    /// store no partials: they read them from the values ([`Runs::lent`]), which stay until
+    /// the companion has swept. Otherwise as `add_loop` of `term`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(crate) fn add_products(
+        &mut self,
+        subtract: bool,
+        range: std::ops::Range<usize>,
+        slices: [Leaf<'_, Var>; 2],
+        offsets: [usize; 2],
+        known: [Known; 2],
+        steps: [usize; 2],
+        term: impl FnMut(usize, [f64; 2]) -> (f64, [f64; 2]),
+    ) -> bool {
+        let count = range.len();
+        let long = count * 2 >= RUN_SUM && self.runs == 0 && self.slots.is_empty();
+        if let ([Leaf::Values(a), Leaf::Values(b)], [1, 1], true) = (slices, steps, long) {
+            let tag = with_active_recording(|r| r.tag).unwrap_or(0);
+            let within = |offset: usize| offset..offset.saturating_add(count);
+            let (a, b) = (
+                a.part(within(offsets[0]), tag),
+                b.part(within(offsets[1]), tag),
+            );
+            if let (Some(a), Some(b), true) = (a, b, self.tag == 0 || self.tag == tag) {
+                self.tag = tag;
+                self.add_lent(subtract, range, [a, b], term);
+                return true;
+            }
+        }
+        self.add_loop(
+            subtract,
+            range,
+            slices,
+            offsets,
+            known,
+            steps,
+            OneByOne(term),
+        )
+    }
+
+    /// [`PendingSum::add_products`] of two factors' values and first nodes, kept as runs
+    /// whose partials are the values. Out of line, as [`PendingSum::add_runs`].
+    #[inline(never)]
+    fn add_lent(
+        &mut self,
+        subtract: bool,
+        range: std::ops::Range<usize>,
+        factors: [(&[f64], u32); 2],
+        mut term: impl FnMut(usize, [f64; 2]) -> (f64, [f64; 2]),
+    ) {
+        let [(a, a_first), (b, b_first)] = factors;
+        let mut runs = Runs::of_loop(range.len(), &[Some(a_first), Some(b_first)], &[1, 1]);
+        self.trade_buffer(&mut runs);
+        // Each factor's partials are the other's values.
+        runs.lent[0] = Some(NonNull::from(b).cast());
+        runs.lent[1] = Some(NonNull::from(a).cast());
+        runs.negated = subtract;
+        let mut value = self.value;
+        for ((i, &a), &b) in range.zip(a).zip(b) {
+            let (term, _) = term(i, [a, b]);
+            value = if subtract { value - term } else { value + term };
+        }
+        self.value = value;
+        self.pend(runs, |r| {
+            r.whole_loops += 1;
+            r.lends = true;
+        });
+        held::count_lent();
+    }
+
+    /// Hands the sum's slot buffer back to the pool, as a short sum's would be, and takes the
+    /// one kept with `runs`, which this sum is now kept as: a sum kept as runs holds no buffer
+    /// another sum could have grown (had it, warm calls could hand a long sum of slots a small
+    /// buffer).
+    fn trade_buffer(&mut self, runs: &mut Runs) {
+        let buffer = std::mem::replace(&mut self.slots, std::mem::take(&mut runs.after));
+        with_active_recording(|r| keep_spare(&mut r.spare_sums, buffer));
+        runs.partials.clear();
+    }
+
+    /// Keeps `runs` as this sum's until it finishes, and counts it (`count`).
+    fn pend(&mut self, runs: Box<Runs>, count: impl FnOnce(&mut Recording)) {
         self.runs = with_recording(|r| {
-            r.loops_in_lanes += usize::from(T::IN_LANES);
+            count(r);
             r.pending_runs.push(Some(runs));
             r.pending_runs.len() as u32
         });
@@ -2752,6 +2880,15 @@ impl Tape {
         TERM_BY_TERM.with(|session| session.set(self.tag));
     }
 
+    /// Notes that a `held::Values` seeded on this tape is gone: the records that read its
+    /// values may not be swept any more ([`Recording::check_lent`]).
+    fn lender_gone(&self) {
+        // SAFETY: the recording is alive (owned by `self`) and seen by this thread only; no
+        // reference into it is held (the caller is a `Values`' drop, not code run under
+        // `with_recording`). Not through `with_active`: it need not be the innermost.
+        unsafe { (*self.recording.as_ptr()).lenders_gone = true };
+    }
+
     /// How many nodes (inputs and operations) have been recorded.
     pub fn len(&self) -> usize {
         self.with_active(|r| r.ends.len())
@@ -2894,6 +3031,9 @@ impl Tape {
         // and no tape is nested in it (it was the innermost); `tape` is not dropped, so this
         // box is now its only owner.
         let recording = unsafe { Box::from_raw(tape.recording.as_ptr()) };
+        // A `held::Values` borrows its tape, so none of this one's is left: its values may
+        // be gone.
+        recording.check_lent();
         Detached {
             nodes: recording.ends.len(),
             recording: RefCell::new(std::mem::ManuallyDrop::new(recording)),

@@ -526,6 +526,7 @@ pub trait Driver: Fold {
                     .collect();
                 let values: Vec<Ident> = carried.iter().map(carried_value).collect();
                 let same = term.same_partials(&bound);
+                let product = term.is_product();
                 let (closure, lanes) = term.expand_loop_term(
                     &index,
                     &values,
@@ -536,12 +537,19 @@ pub trait Driver: Fold {
                     &bound,
                     |expr, fuse| self.translate(expr, fuse),
                 );
-                Some((same, lanes, closure))
+                Some((same, product, lanes, closure))
             }
             _ => None,
         };
         self.state_mut().scopes.pop();
-        let (leaves, (same, lanes, closure)) = (leaves?, closure?);
+        let (leaves, (same, product, lanes, closure)) = (leaves?, closure?);
+        // A sum of products of two parameters held as values: the record may read its partials
+        // from them (`Accumulate::add_products`).
+        let lent = product
+            && leaves.iter().all(|leaf| match leaf {
+                Leaf::Element { slice, .. } => self.state().holds_values(slice),
+                _ => false,
+            });
         // The bounds are evaluated once, as the loop would; the loop over them binds its
         // variable as the loop as written does.
         let mut bounds = Vec::new();
@@ -676,7 +684,11 @@ pub trait Driver: Fold {
         let lanes = lanes.into_iter();
         let call = match target {
             Target::Sum { sum, subtract, .. } => {
-                let method = format_ident!("add_loop{suffix}");
+                let method = if lent {
+                    format_ident!("add_products")
+                } else {
+                    format_ident!("add_loop{suffix}")
+                };
                 quote_spanned! {span=>
                     <#scalar as ::ad::__private::Accumulate>::#method(
                         &mut #sum,

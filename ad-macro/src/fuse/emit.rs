@@ -125,6 +125,24 @@ impl Fusion {
         }
     }
 
+    /// Whether the expression is the product of two different scalar leaves and nothing else
+    /// (`a[i] * b[j]`): each leaf's partial is the other's value (`Accumulate::add_products`).
+    pub fn is_product(&self) -> bool {
+        let factors = |operation: &Operation| match operation.operands.as_slice() {
+            [Operand::Slot(a), Operand::Slot(b)] => a != b,
+            _ => false,
+        };
+        // No constant besides the leaves.
+        let leaves_alone = || {
+            let scalar = |temp: &Temp| matches!(temp.role, Role::Scalar(_));
+            self.temps.iter().all(scalar)
+        };
+        match self.operations.as_slice() {
+            [operation] => operation.rule == "mul" && factors(operation) && leaves_alone(),
+            _ => false,
+        }
+    }
+
     /// Whether an inlined `let` computes a transcendental or a call again.
     pub fn recomputes(&self) -> bool {
         self.recomputes

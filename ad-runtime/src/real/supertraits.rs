@@ -249,6 +249,25 @@ pub trait Accumulate: Fuse {
     ) -> bool {
         Self::add_loop(sum, subtract, range, slices, offsets, known, steps, term)
     }
+
+    /// [`Accumulate::add_loop`] of a term that is the product of its two leaves, each a
+    /// parameter held as values (`total += a[i] * b[i]`), each leaf's partial the other's
+    /// value. A scalar may use that (`Var` keeps a long loop as runs that read the partials
+    /// from the parameters instead of storing them); by default, `add_loop`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn add_products(
+        sum: &mut Self::Sum,
+        subtract: bool,
+        range: Range<usize>,
+        slices: [Leaf<'_, Self>; 2],
+        offsets: impl FnOnce() -> [usize; 2],
+        known: [<Self as Fuse>::Known; 2],
+        steps: [usize; 2],
+        term: impl FnMut(usize, [f64; 2]) -> (f64, [f64; 2]),
+    ) -> bool {
+        Self::add_loop(sum, subtract, range, slices, offsets, known, steps, term)
+    }
 }
 
 /// How each scalar type runs a checkpointed loop ([`crate::checkpoint`]): a supertrait of

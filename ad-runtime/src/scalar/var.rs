@@ -377,6 +377,23 @@ impl Accumulate for Var {
         let terms = InLanes { block, term };
         add_whole_loop(sum, subtract, range, slices, offsets, known, steps, terms)
     }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn add_products(
+        sum: &mut PendingSum,
+        subtract: bool,
+        range: Range<usize>,
+        slices: [Leaf<'_, Var>; 2],
+        offsets: impl FnOnce() -> [usize; 2],
+        known: [Known; 2],
+        steps: [usize; 2],
+        term: impl FnMut(usize, [f64; 2]) -> (f64, [f64; 2]),
+    ) -> bool {
+        range.is_empty()
+            || range.len() >= SHORTEST_WHOLE_LOOP
+                && sum.add_products(subtract, range, slices, offsets(), known, steps, term)
+    }
 }
 
 /// [`Accumulate::add_loop`] and [`Accumulate::add_loop_lanes`] for `Var`: an empty loop adds

@@ -9,12 +9,14 @@
 use crate::tape::{inputs_of, recycle_vars, remember_seeded, Adjoints};
 use crate::{Tape, Var};
 use std::cell::Cell;
-use std::ops::Index;
+use std::ops::{Index, Range};
 use std::sync::OnceLock;
 
 thread_local! {
     /// How many parameters companions on this thread seeded as values ([`seeded_as_values`]).
     static SEEDED_AS_VALUES: Cell<usize> = const { Cell::new(0) };
+    /// How many loops of products on this thread read their partials from values ([`products_lent`]).
+    static PRODUCTS_LENT: Cell<usize> = const { Cell::new(0) };
 }
 
 /// How many parameters the companions on this thread have seeded as values so far; for
@@ -23,26 +25,44 @@ pub fn seeded_as_values() -> usize {
     SEEDED_AS_VALUES.with(Cell::get)
 }
 
+/// How many loops of products of two parameters held as values have been kept on this
+/// thread as runs that read their partials from the values (`Accumulate::add_products`); for
+/// `tests/held_parameters.rs`. No generated code calls it.
+pub fn products_lent() -> usize {
+    PRODUCTS_LENT.with(Cell::get)
+}
+
+/// Counts a loop of products kept so ([`products_lent`]).
+pub(crate) fn count_lent() {
+    PRODUCTS_LENT.with(|count| count.set(count.get() + 1));
+}
+
 /// A differentiable `&[f64]` parameter seeded on a tape without a `Var` per element: the
 /// values, the node of the first (the others follow it) and the session's tag. The companion
 /// owns it and hands the body a [`Held`]; the `Var`s are built only where something needs them
 /// (`Held::vars`: a loop that writes elements reads its leaves as `Var`s).
+///
+/// Records may read the values as partials (a loop of products,
+/// `PendingSum::add_products`); the companion sweeps before it drops the `Values`, and the
+/// tape, which a `Values` borrows, is not swept after (`Tape::lender_gone`).
 pub struct Values<'a> {
     values: &'a [f64],
     first: u32,
     tag: u32,
     vars: OnceLock<Vec<Var>>,
+    tape: &'a Tape,
 }
 
 impl<'a> Values<'a> {
     /// `values` as new inputs of `tape`, one node each, in order.
-    pub fn seed(tape: &Tape, values: &'a [f64]) -> Values<'a> {
+    pub fn seed(tape: &'a Tape, values: &'a [f64]) -> Values<'a> {
         SEEDED_AS_VALUES.with(|count| count.set(count.get() + 1));
         Values {
             values,
             first: tape.inputs(values.len()),
             tag: tape.tag,
             vars: OnceLock::new(),
+            tape,
         }
     }
 
@@ -52,10 +72,16 @@ impl<'a> Values<'a> {
     }
 
     /// Gives the `Var`s back for the next call on this thread, if any were built.
-    pub fn recycle(self) {
-        if let Some(vars) = self.vars.into_inner() {
+    pub fn recycle(mut self) {
+        if let Some(vars) = std::mem::take(&mut self.vars).into_inner() {
             recycle_vars(vars);
         }
+    }
+}
+
+impl Drop for Values<'_> {
+    fn drop(&mut self) {
+        self.tape.lender_gone();
     }
 }
 
@@ -74,9 +100,13 @@ pub struct Held<'a> {
 }
 
 impl<'a> Held<'a> {
-    /// The values, the node of the first and the tag.
-    pub(crate) fn parts(self) -> (&'a [f64], u32, u32) {
-        (self.values, self.first, self.tag)
+    /// The values `within` and the node of the first of them, when they are within the values
+    /// and the parameter was seeded on the session tagged `tag`.
+    pub(crate) fn part(self, within: Range<usize>, tag: u32) -> Option<(&'a [f64], u32)> {
+        let start = within.start;
+        let values = self.values.get(within).filter(|_| self.tag == tag)?;
+        // Within the values, so within their nodes.
+        Some((values, self.first + start as u32))
     }
 
     /// The `Var`s, built the first time they are asked for, and kept as a seeded slice is
