@@ -468,8 +468,8 @@ proptest! {
         ..ProptestConfig::default()
     })]
 
-    /// Random lengths (across the thresholds for whole loops and runs) and values: the held
-    /// companions give what `f_pullback` gives, to the bit.
+    /// Random lengths (across the thresholds for whole loops, runs and lent partials) and
+    /// values: the held companions give what `f_pullback` gives, to the bit.
     #[test]
     fn held_parameters_agree_with_slices_of_vars_at_random(
         x in prop::collection::vec(-2.0f64..2.0, 2..300),
@@ -487,6 +487,14 @@ proptest! {
         let (pulled, pullback) = rosenbrock_pullback(&x);
         prop_assert_eq!(value.to_bits(), pulled.to_bits());
         prop_assert_eq!(bits(&gradient), bits(&pullback.pull(&1.0)));
+        // Loops of products, their partials read from the parameters from 64 terms on
+        // (`a[i + 1] * a[i]`: one parameter, two overlapping runs).
+        let a = data(n + 1, seed + 2.0);
+        let (value, (ga, gx)) = products_grad(&a, &x);
+        let (pulled, pullback) = products_pullback(&a, &x);
+        let (pa, px) = pullback.pull(&1.0);
+        prop_assert_eq!(value.to_bits(), pulled.to_bits());
+        prop_assert_eq!((bits(&ga), bits(&gx)), (bits(&pa), bits(&px)));
         if n >= 6 {
             let w = data(n - 1, seed + 1.0);
             let (value, (gx, gw, gc)) = mixed_grad(&x, &w, c);
