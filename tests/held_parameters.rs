@@ -418,36 +418,6 @@ fn loops_of_products_read_their_partials_from_the_parameters() {
     assert_eq!((bits(&ga), bits(&gx)), (bits(&pa), bits(&px)));
 }
 
-/// A record that reads its partials from values is never swept once the values' holder is
-/// gone: what `ad::__private` would allow, a tape kept past its `Values`, panics instead.
-#[test]
-fn a_tape_is_not_swept_after_the_values_its_records_read() {
-    use ad::__private::{hold, Accumulate, Slice, Values};
-    let tape = ad::Tape::new();
-    let output = {
-        let (a, b) = (data(100, 16.0), data(100, 17.0));
-        let (a, b) = (Values::seed(&tape, &a), Values::seed(&tape, &b));
-        let (a, b) = (hold(&a), hold(&b));
-        let mut sum = <ad::Var as Accumulate>::start(ad::Var::constant(0.0));
-        let added = <ad::Var as Accumulate>::add_products(
-            &mut sum,
-            false,
-            0..100,
-            [a.leaf(), b.leaf()],
-            || [0, 0],
-            Default::default(),
-            [1, 1],
-            |_, [x, y]| (x * y, [y, x]),
-        );
-        assert!(added);
-        <ad::Var as Accumulate>::finish(sum)
-    };
-    assert_eq!(
-        expect_panic(|| tape.backward(output)),
-        "ad: a tape swept after the parameter values it read were dropped"
-    );
-}
-
 #[test]
 fn the_gradient_of_a_held_function_is_differentiated_again() {
     let (x, y) = (data(40, 10.0), data(40, 11.0));

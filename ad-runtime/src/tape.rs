@@ -81,11 +81,6 @@ pub(crate) struct Recording {
     /// How many leaves of those blocks kept one partial, the same in every term, which the
     /// tests read likewise.
     same_partials: usize,
-    /// Whether a record reads its partials from values a [`held::Values`] lent ([`Runs::lent`]).
-    lends: bool,
-    /// Whether a [`held::Values`] of this session has been dropped: its values may be gone, so
-    /// with `lends` the recording may not be swept again ([`Recording::check_lent`]).
-    lenders_gone: bool,
 }
 
 /// A segment of a computation whose operations are not kept: its outputs are nodes with no
@@ -125,8 +120,6 @@ impl Recording {
             loops_in_lanes: 0,
             known_leaves: 0,
             same_partials: 0,
-            lends: false,
-            lenders_gone: false,
         }
     }
 
@@ -152,17 +145,6 @@ impl Recording {
         self.loops_in_lanes = 0;
         self.known_leaves = 0;
         self.same_partials = 0;
-        self.lends = false;
-        self.lenders_gone = false;
-    }
-
-    /// Panics when a record reads partials lent by values that may be gone: the companions
-    /// sweep before they drop what they seeded, so only a misuse of `__private` gets here.
-    fn check_lent(&self) {
-        assert!(
-            !(self.lends && self.lenders_gone),
-            "ad: a tape swept after the parameter values it read were dropped"
-        );
     }
 
     /// Drops every node from `nodes` on, and returns the checkpoints among them, for the caller
@@ -294,7 +276,6 @@ impl Recording {
     /// Sweeps the nodes `low..high`, from the top: each passes its adjoint back to its
     /// operands. Checkpoints are the caller's ([`sweep_recording`]).
     fn sweep_nodes(&mut self, low: usize, high: usize) {
-        self.check_lent();
         let Recording {
             ends,
             slots,
@@ -1469,11 +1450,12 @@ struct Runs {
     steps: [u32; RUN_LEAVES],
     partials: Vec<f64>,
     /// For a loop of products: where leaf `j`'s `count` partials are read instead of
-    /// `partials` (every leaf's, or none), values lent by a [`held::Values`], which the
-    /// recording is not swept without ([`Recording::check_lent`]).
+    /// `partials` (every leaf's, or none), values a [`held::Values`] lent, which live as long
+    /// as this session can be swept ([`held::Lending`]).
     lent: [Option<NonNull<f64>>; RUN_LEAVES],
     /// Whether the lent partials are to be negated (a `-=` loop): the sweep passes back the
-    /// adjoint negated instead, to the same bits.
+    /// adjoint negated instead: the same number (but a NaN's sign, which Rust leaves
+    /// unspecified, and which debug and release builds of the stored path already differ on).
     negated: bool,
     /// The slot buffer of what the sum adds after the loop, kept with the runs between
     /// sessions (see [`PendingSum::add_runs`]).
@@ -1513,9 +1495,11 @@ impl Runs {
     #[inline(always)]
     fn partials_of(&self, j: usize) -> &[f64] {
         match self.lent[j] {
-            // SAFETY: lent partials are `count` values a `held::Values` of this recording's
-            // session lent, and a recording is not read once one has been dropped
-            // (`Recording::check_lent`, `Tape::detach`).
+            // SAFETY: lent partials are `count` values of a `held::Values` (`add_lent`, from
+            // `Held::part`, within them), seeded on this session's `held::Lending` tape and
+            // borrowed for longer than that tape lives. The session's records are read only
+            // while it lives: a sweep is through the tape, the tape cannot be detached (only
+            // lent), and a new session clears the recording before recording.
             Some(at) => unsafe { std::slice::from_raw_parts(at.as_ptr(), self.count) },
             None => &self.partials[j * self.count..][..self.count],
         }
@@ -1540,7 +1524,7 @@ impl Runs {
     fn pass_back(&self, adjoint: f64, adjoints: &mut [f64]) {
         let (count, leaves) = (self.count, self.leaves);
         let partials = |j: usize| self.partials_of(j);
-        // `adjoint · -p` and `-adjoint · p` are the same number.
+        // `adjoint · -p` and `-adjoint · p` are the same number (a NaN's sign aside).
         let adjoint = if self.negated { -adjoint } else { adjoint };
         // The step-1 leaves first, by descending first node; stable: equal firsts stay in leaf
         // order.
@@ -2200,8 +2184,8 @@ impl PendingSum {
     /// (`a[..] * b[..]`: each leaf's partial is the other's value), with each leaf's slice,
     /// offset and step. When both are parameters held as values, of this session and within
     /// their slices, and the loop is long and first in its sum, it is kept as [`Runs`] that
-    /// store no partials: they read them from the values ([`Runs::lent`]), which stay until
-    /// the companion has swept. Otherwise as `add_loop` of `term`.
+    /// store no partials: they read them from the values ([`Runs::lent`]), which outlive
+    /// the session ([`held::Lending`]). Otherwise as `add_loop` of `term`.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     pub(crate) fn add_products(
@@ -2263,10 +2247,7 @@ impl PendingSum {
             value = if subtract { value - term } else { value + term };
         }
         self.value = value;
-        self.pend(runs, |r| {
-            r.whole_loops += 1;
-            r.lends = true;
-        });
+        self.pend(runs, |r| r.whole_loops += 1);
         held::count_lent();
     }
 
@@ -2883,15 +2864,6 @@ impl Tape {
         TERM_BY_TERM.with(|session| session.set(self.tag));
     }
 
-    /// Notes that a `held::Values` seeded on this tape is gone: the records that read its
-    /// values may not be swept any more ([`Recording::check_lent`]).
-    fn lender_gone(&self) {
-        // SAFETY: the recording is alive (owned by `self`) and seen by this thread only; no
-        // reference into it is held (the caller is a `Values`' drop, not code run under
-        // `with_recording`). Not through `with_active`: it need not be the innermost.
-        unsafe { (*self.recording.as_ptr()).lenders_gone = true };
-    }
-
     /// How many nodes (inputs and operations) have been recorded.
     pub fn len(&self) -> usize {
         self.with_active(|r| r.ends.len())
@@ -3034,9 +3006,6 @@ impl Tape {
         // and no tape is nested in it (it was the innermost); `tape` is not dropped, so this
         // box is now its only owner.
         let recording = unsafe { Box::from_raw(tape.recording.as_ptr()) };
-        // A `held::Values` borrows its tape, so none of this one's is left: its values may
-        // be gone.
-        recording.check_lent();
         Detached {
             nodes: recording.ends.len(),
             recording: RefCell::new(std::mem::ManuallyDrop::new(recording)),

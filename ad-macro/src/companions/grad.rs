@@ -4,7 +4,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::Type;
 
-use super::seeds::{forward_lanes, lane_inputs, over_scalar, tape_inputs, SeededInputs};
+use super::seeds::{forward_lanes, lane_inputs, on_tape, over_scalar, tape_inputs, SeededInputs};
 use super::signature::{companion_attributes, companion_signature, companion_signature_with};
 use crate::model::{FallibleKind, Function};
 use crate::names::{replace_f64, scalar_type};
@@ -16,10 +16,10 @@ use crate::names::{replace_f64, scalar_type};
 ///
 /// Before: `fn f(x: f64, ys: &[f64]) -> f64`
 /// After:  `fn f_grad(x: f64, ys: &[f64]) -> (f64, (f64, Vec<f64>)) {
-///              let tape = Tape::new(); let x' = seed(&tape, &x); let ys' = seed(&tape, ys);
+///              lending(|tape| { let x' = seed(&tape, &x); let ys' = seed(&tape, ys);
 ///              let out = f(x', &ys'); tape.backward(out);
 ///              let g = tape.with_adjoints(|adj| (read(&x', adj), read(&ys', adj)));
-///              recycle(x'); recycle(ys'); (out.value(), g) }`
+///              recycle(x'); recycle(ys'); (out.value(), g) }) }` (see [`on_tape`])
 ///
 /// Before: `fn f(x: f64, y: f64) -> f64`
 /// After:  `fn f_grad(x: f64, y: f64) -> (f64, (f64, f64)) {
@@ -49,18 +49,16 @@ pub fn grad(function: &Function) -> TokenStream {
         reads,
         gradient_type,
     } = inputs;
-    let (setup, scalar, sweep, value) = match lanes {
+    let (scalar, sweep, value) = match lanes {
         Some(lanes) => {
             let lanes = proc_macro2::Literal::usize_unsuffixed(lanes);
             (
-                quote!(),
                 quote!(::ad::Dual<f64, ::ad::Lanes<#lanes>>),
                 quote!(let __gradient = #reads;),
                 quote!(#output.value),
             )
         }
         None => (
-            quote!(let #tape = ::ad::Tape::new();),
             quote!(::ad::Var),
             quote! {
                 #tape.backward(#output);
@@ -102,14 +100,17 @@ pub fn grad(function: &Function) -> TokenStream {
     } else {
         quote!(#wrap(#result))
     };
-    let top_level = quote! {
-        #setup
+    let run = quote! {
         #(#seeds)*
         // A `#[deprecated]` function's companion is deprecated too, and calls it freely.
         #[allow(deprecated)]
         let #output: #scalar = #forward;
         #sweep
         #finished
+    };
+    let top_level = match lanes {
+        Some(_) => run,
+        None => on_tape(true, run),
     };
     let vis = &item.vis;
     let attrs = companion_attributes(item);

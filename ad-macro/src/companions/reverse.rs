@@ -4,7 +4,7 @@ use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
 use syn::Type;
 
-use super::seeds::{over_scalar, tape_inputs, SeededInputs};
+use super::seeds::{on_tape, over_scalar, tape_inputs, SeededInputs};
 use super::signature::{companion, local};
 use crate::model::Function;
 use crate::names::{is_f64, replace_f64, scalar_type};
@@ -66,7 +66,7 @@ pub fn is_structural(ty: &Type) -> bool {
 
 /// What the reverse-mode companions of any result share: the forward pass on a new tape.
 struct TapeRun {
-    /// `let __tape = Tape::new(); <seeds>; let __output = f(..);`
+    /// `<seeds>; let __output = f(..);`, on the tape `__tape` ([`on_tape`]).
     forward: TokenStream,
     /// The gradient read back from `__adjoints`.
     reads: TokenStream,
@@ -91,10 +91,9 @@ fn tape_run(function: &Function, result: &Type, values: bool) -> TapeRun {
         },
         recycle,
     ) = tape_inputs(function, values);
-    let (tape, output) = (local("__tape"), local("__output"));
+    let output = local("__output");
     TapeRun {
         forward: quote! {
-            let #tape = ::ad::Tape::new();
             #(#seeds)*
             let #output = #call;
         },
@@ -111,9 +110,9 @@ fn tape_run(function: &Function, result: &Type, values: bool) -> TapeRun {
 ///
 /// Before: `fn f(x: f64, ys: &[f64]) -> [f64; 2]`
 /// After:  `fn f_vjp(x: f64, ys: &[f64], cotangent: &[f64; 2]) -> ([f64; 2], (f64, Vec<f64>)) {
-///              let __tape = Tape::new(); <seeds>; let __output = f(..);
+///              lending(|__tape| { <seeds>; let __output = f(..);
 ///              __tape.backward_seeded(cotangent_seeds::<[f64; 2]>(&__output, cotangent));
-///              (output_values::<[f64; 2], Var>(&__output), <read the gradient>) }`
+///              (output_values::<[f64; 2], Var>(&__output), <read the gradient>) }) }`
 pub fn vjp(function: &Function, result: &Type) -> TokenStream {
     let TapeRun {
         forward,
@@ -130,13 +129,16 @@ pub fn vjp(function: &Function, result: &Type) -> TokenStream {
     } else {
         quote!(::ad::__private::cotangent_seeds::<#result>(&#output, #cotangent))
     };
-    let top_level = quote! {
-        #forward
-        #tape.backward_seeded(#seeds_of_output);
-        let __gradient = #tape.with_adjoints(|#adjoints| #reads);
-        #recycle
-        (::ad::__private::output_values::<#result, ::ad::Var>(&#output), __gradient)
-    };
+    let top_level = on_tape(
+        true,
+        quote! {
+            #forward
+            #tape.backward_seeded(#seeds_of_output);
+            let __gradient = #tape.with_adjoints(|#adjoints| #reads);
+            #recycle
+            (::ad::__private::output_values::<#result, ::ad::Var>(&#output), __gradient)
+        },
+    );
     let scalar = scalar_type();
     let nested = nests(function, result);
     let (output_type, body) = if nested {
@@ -183,12 +185,15 @@ pub fn pullback(function: &Function, result: &Type) -> TokenStream {
         ..
     } = tape_run(function, result, false);
     let (tape, adjoints, output) = (local("__tape"), local("__adjoints"), local("__output"));
-    let body = quote! {
-        #forward
-        let __value = ::ad::__private::output_values::<#result, ::ad::Var>(&#output);
-        let __outputs = ::ad::__private::output_vars::<#result>(&#output);
-        (__value, ::ad::__private::pullback::<#result, _>(#tape, __outputs, move |#adjoints| #reads))
-    };
+    let body = on_tape(
+        false,
+        quote! {
+            #forward
+            let __value = ::ad::__private::output_values::<#result, ::ad::Var>(&#output);
+            let __outputs = ::ad::__private::output_vars::<#result>(&#output);
+            (__value, ::ad::__private::pullback::<#result, _>(#tape, __outputs, move |#adjoints| #reads))
+        },
+    );
     companion(
         function,
         "pullback",
@@ -213,13 +218,16 @@ pub fn jacobian(function: &Function, result: &Type) -> TokenStream {
         bound,
     } = tape_run(function, result, true);
     let (tape, adjoints, output) = (local("__tape"), local("__adjoints"), local("__output"));
-    let body = quote! {
-        #forward
-        let __rows = ::ad::__private::jacobian_rows::<#result, _>(&#tape, &#output,
-            |#adjoints| #reads);
-        #recycle
-        (::ad::__private::output_values::<#result, ::ad::Var>(&#output), __rows)
-    };
+    let body = on_tape(
+        true,
+        quote! {
+            #forward
+            let __rows = ::ad::__private::jacobian_rows::<#result, _>(&#tape, &#output,
+                |#adjoints| #reads);
+            #recycle
+            (::ad::__private::output_values::<#result, ::ad::Var>(&#output), __rows)
+        },
+    );
     companion(
         function,
         "jacobian",

@@ -104,6 +104,22 @@ pub fn reference_to(param: &Param, name: &Ident) -> TokenStream {
     }
 }
 
+/// `body` (seeds, forward pass, sweeps and reads) on a new tape named `__tape`: with
+/// parameters seeded as values (`values`, as [`tape_inputs`]), lent to `body` by
+/// `ad::__private::lending`, whose records may then read those values until it returns;
+/// otherwise owned, so that `f_pullback` may keep it.
+///
+/// Before: `<body>`
+/// After:  `::ad::__private::lending(|__tape| { <body> })`, or `{ let __tape = Tape::new(); <body> }`
+pub fn on_tape(values: bool, body: TokenStream) -> TokenStream {
+    let tape = local("__tape");
+    if values {
+        quote!(::ad::__private::lending(|#tape| { #body }))
+    } else {
+        quote!({ let #tape = ::ad::Tape::new(); #body })
+    }
+}
+
 /// The seeds of reverse mode: each scalar a new input of `__tape`, the gradient read from
 /// `__adjoints` (shared by `f_grad`, `f_vjp`, `f_jacobian` and `f_pullback`), and
 /// `recycle::<T>(__seeded_x);` for each seeded parameter, which hands its buffers back once

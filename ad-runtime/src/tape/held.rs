@@ -9,7 +9,8 @@
 use crate::tape::{inputs_of, recycle_vars, remember_seeded, Adjoints};
 use crate::{Tape, Var};
 use std::cell::Cell;
-use std::ops::{Index, Range};
+use std::marker::PhantomData;
+use std::ops::{Deref, Index, Range};
 use std::sync::OnceLock;
 
 thread_local! {
@@ -42,27 +43,52 @@ pub(crate) fn count_lent() {
 /// owns it and hands the body a [`Held`]; the `Var`s are built only where something needs them
 /// (`Held::vars`: a loop that writes elements reads its leaves as `Var`s).
 ///
-/// Records may read the values as partials (a loop of products,
-/// `PendingSum::add_products`); the companion sweeps before it drops the `Values`, and the
-/// tape, which a `Values` borrows, is not swept after (`Tape::lender_gone`).
+/// Records may read the values as partials (a loop of products, `PendingSum::add_products`):
+/// they are seeded only on a [`Lending`] tape, which is swept only while they are borrowed.
 pub struct Values<'a> {
     values: &'a [f64],
     first: u32,
     tag: u32,
     vars: OnceLock<Vec<Var>>,
-    tape: &'a Tape,
+}
+
+/// A tape whose records may borrow parameters for `'env` ([`Values`]): made by [`lending`],
+/// which lends it to a closure and drops it before returning, so it is swept, if at all,
+/// while everything borrowed for `'env` lives. (Invariant in `'env`, as
+/// `std::thread::Scope` is: a value made inside the closure cannot be lent.)
+pub struct Lending<'env> {
+    tape: Tape,
+    env: PhantomData<&'env mut &'env ()>,
+}
+
+impl Deref for Lending<'_> {
+    type Target = Tape;
+
+    fn deref(&self) -> &Tape {
+        &self.tape
+    }
+}
+
+/// Runs `body` on a new [`Lending`] tape, which ends when `body` returns (the companions
+/// `f_grad`, `f_vjp` and `f_jacobian` run their forward pass, sweeps and reads in it).
+#[inline(always)]
+pub fn lending<'env, R>(body: impl for<'scope> FnOnce(&'scope Lending<'env>) -> R) -> R {
+    let lending = Lending {
+        tape: Tape::new(),
+        env: PhantomData,
+    };
+    body(&lending)
 }
 
 impl<'a> Values<'a> {
     /// `values` as new inputs of `tape`, one node each, in order.
-    pub fn seed(tape: &'a Tape, values: &'a [f64]) -> Values<'a> {
+    pub fn seed(tape: &Lending<'a>, values: &'a [f64]) -> Values<'a> {
         SEEDED_AS_VALUES.with(|count| count.set(count.get() + 1));
         Values {
             values,
             first: tape.inputs(values.len()),
             tag: tape.tag,
             vars: OnceLock::new(),
-            tape,
         }
     }
 
@@ -72,16 +98,10 @@ impl<'a> Values<'a> {
     }
 
     /// Gives the `Var`s back for the next call on this thread, if any were built.
-    pub fn recycle(mut self) {
-        if let Some(vars) = std::mem::take(&mut self.vars).into_inner() {
+    pub fn recycle(self) {
+        if let Some(vars) = self.vars.into_inner() {
             recycle_vars(vars);
         }
-    }
-}
-
-impl Drop for Values<'_> {
-    fn drop(&mut self) {
-        self.tape.lender_gone();
     }
 }
 
