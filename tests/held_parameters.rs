@@ -87,10 +87,10 @@ fn mixed(x: &[f64], w: &[f64], c: f64) -> f64 {
 }
 
 /// Loop sums of products of two held parameters, whose records read their partials from the
-/// parameters (`ad::__private::products_lent`) when long (64 terms or more) and first in their
-/// sum: elements at the same place, the same parameter at neighbouring places under `-=`
-/// (`a[i + 1] * a[i]`: two runs that overlap), and a sum that holds a term already (`late`),
-/// which stores its partials instead.
+/// parameters (`ad::__private::products_lent`) when long (64 terms or more) and the first loop
+/// of their sum: elements at the same place, the same parameter at neighbouring places under
+/// `-=` (`a[i + 1] * a[i]`: two runs that overlap), and a sum that holds a term before each of
+/// its two loops (`late`: `a[0] · 2`, then what the first loop left).
 #[reverse_diff]
 fn products(a: &[f64], b: &[f64]) -> f64 {
     let n = b.len();
@@ -105,6 +105,9 @@ fn products(a: &[f64], b: &[f64]) -> f64 {
     let mut late = a[0] * 2.0;
     for i in 0..n {
         late += b[i] * a[i + 1];
+    }
+    for i in 0..n {
+        late += a[i] * b[i];
     }
     total * 0.5 + back * late
 }
@@ -122,6 +125,60 @@ fn two_products(a: &[f64], b: &[f64]) -> Vec<f64> {
         second -= b[i] * a[i + 1];
     }
     vec![first * first, second]
+}
+
+/// Sums that hold a term before their loop: an affine map's rows `b[i] + Σⱼ a[i·n + j] x[j]`
+/// (a loop of products after `b[i]`), `x[0]` then a loop of products reading `x[0]` again
+/// (under `-=`: two additions to one adjoint, whose order the bits tell), and `x[1]` then a loop
+/// whose partials are stored (`x[j].sin() · a[j + 1]`). Recorded whole, each keeps what it held
+/// before the loop and sweeps it first.
+#[reverse_diff]
+fn affine(a: &[f64], x: &[f64], b: &[f64]) -> f64 {
+    let n = x.len();
+    let mut total = 0.0;
+    for i in 0..b.len() {
+        let mut row = b[i];
+        for j in 0..n {
+            row += a[i * n + j] * x[j];
+        }
+        total += row * row;
+    }
+    let mut shared = x[0];
+    for j in 0..n {
+        shared -= x[j] * a[j];
+    }
+    let mut stored = x[1];
+    for j in 0..n {
+        stored += x[j].sin() * a[j + 1];
+    }
+    total + shared * stored
+}
+
+/// [`affine`] with its inner loops run as written (an attribute keeps a loop from being
+/// recorded whole): one record per operation, the reference for its bits.
+#[reverse_diff]
+fn affine_as_written(a: &[f64], x: &[f64], b: &[f64]) -> f64 {
+    let n = x.len();
+    let mut total = 0.0;
+    for i in 0..b.len() {
+        let mut row = b[i];
+        #[allow(clippy::needless_range_loop)]
+        for j in 0..n {
+            row += a[i * n + j] * x[j];
+        }
+        total += row * row;
+    }
+    let mut shared = x[0];
+    #[allow(clippy::needless_range_loop)]
+    for j in 0..n {
+        shared -= x[j] * a[j];
+    }
+    let mut stored = x[1];
+    #[allow(clippy::needless_range_loop)]
+    for j in 0..n {
+        stored += x[j].sin() * a[j + 1];
+    }
+    total + shared * stored
 }
 
 /// A held parameter read past its end inside a loop recorded whole (`x[i + 1]` at the last
@@ -376,9 +433,9 @@ fn lent_by<R>(grad: impl FnOnce() -> R) -> (R, usize) {
 
 #[test]
 fn loops_of_products_read_their_partials_from_the_parameters() {
-    // Below 64 terms the loops store their partials; from 64, `total` and `back` read them
-    // from `a` and `b` (`late` holds a term before its loop, so it stores them).
-    for (n, lent) in [(20, 0), (63, 0), (65, 2), (200, 2)] {
+    // Below 64 terms the loops store their partials; from 64, `total`, `back` and both of
+    // `late`'s read them from `a` and `b`, and so do both sums of `two_products`.
+    for (n, lent, two) in [(20, 0, 0), (63, 0, 0), (65, 4, 2), (200, 4, 2)] {
         let (a, b) = (data(n + 1, 12.0), data(n, 13.0));
         let ((value, (ga, gb)), counted) = lent_by(|| products_grad(&a, &b));
         assert_eq!(counted, lent, "n = {n}");
@@ -392,13 +449,13 @@ fn loops_of_products_read_their_partials_from_the_parameters() {
 
         let cotangent = vec![0.75, -1.5];
         let ((value, (ja, jb)), counted) = lent_by(|| two_products_vjp(&a, &b, &cotangent));
-        assert_eq!(counted, lent, "n = {n}");
+        assert_eq!(counted, two, "n = {n}");
         let (pulled, pullback) = two_products_pullback(&a, &b);
         let (pa, pb) = pullback.pull(&cotangent);
         assert_eq!(bits(&value), bits(&pulled));
         assert_eq!((bits(&ja), bits(&jb)), (bits(&pa), bits(&pb)));
         let ((value, rows), counted) = lent_by(|| two_products_jacobian(&a, &b));
-        assert_eq!(counted, lent, "n = {n}");
+        assert_eq!(counted, two, "n = {n}");
         assert_eq!(bits(&value), bits(&pulled));
         for (output, (ra, rb)) in rows.iter().enumerate() {
             let mut seed = vec![0.0; 2];
@@ -416,6 +473,26 @@ fn loops_of_products_read_their_partials_from_the_parameters() {
     let (pa, px) = pullback.pull(&1.0);
     assert_eq!(value.to_bits(), pulled.to_bits());
     assert_eq!((bits(&ga), bits(&gx)), (bits(&pa), bits(&px)));
+}
+
+#[test]
+fn sums_that_hold_a_term_before_their_loop_sweep_it_first() {
+    // From 64 terms the rows and `shared` lend their partials after the term they hold, and
+    // `stored` keeps its loop as runs after its own: every bit as the loops run as written.
+    for (n, lent) in [(20, 0), (64, 5), (150, 5)] {
+        let (a, x, b) = (data(4 * n + 1, 18.0), data(n, 19.0), data(4, 20.0));
+        let ((value, (ga, gx, gb)), counted) = lent_by(|| affine_grad(&a, &x, &b));
+        assert_eq!(counted, lent, "n = {n}");
+        let (written, (wa, wx, wb)) = affine_as_written_grad(&a, &x, &b);
+        assert_eq!(value.to_bits(), written.to_bits());
+        assert_eq!(
+            (bits(&ga), bits(&gx), bits(&gb)),
+            (bits(&wa), bits(&wx), bits(&wb))
+        );
+        assert_eq!(value.to_bits(), affine(&a, &x, &b).to_bits());
+        assert_gradient_matches(|x| affine(&a, x, &b), &x, &gx, 1e-6);
+        assert_gradient_matches(|b| affine(&a, &x, b), &b, &gb, 1e-6);
+    }
 }
 
 #[test]
@@ -465,6 +542,15 @@ proptest! {
         let (pa, px) = pullback.pull(&1.0);
         prop_assert_eq!(value.to_bits(), pulled.to_bits());
         prop_assert_eq!((bits(&ga), bits(&gx)), (bits(&pa), bits(&px)));
+        // Sums that hold a term before their loop, against their loops run as written.
+        let (a, b) = (data(4 * n + 1, seed + 3.0), data(4, seed + 4.0));
+        let (value, (ga, gx, gb)) = affine_grad(&a, &x, &b);
+        let (written, (wa, wx, wb)) = affine_as_written_grad(&a, &x, &b);
+        prop_assert_eq!(value.to_bits(), written.to_bits());
+        prop_assert_eq!(
+            (bits(&ga), bits(&gx), bits(&gb)),
+            (bits(&wa), bits(&wx), bits(&wb))
+        );
         if n >= 6 {
             let w = data(n - 1, seed + 1.0);
             let (value, (gx, gw, gc)) = mixed_grad(&x, &w, c);

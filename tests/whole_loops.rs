@@ -1781,9 +1781,9 @@ fn long_loops_are_kept_as_runs_with_the_same_record() {
     };
     let f = |v: &[Var]| long_sums(&v[..n], &w, v[n], 7);
     check(&values, 4, f, |v| long_sums(&v[..n], &w, v[n], 7), plain);
-    // The first three loops as runs (the second's `m` is one of its run's nodes); the fourth
-    // adds to a sum that already has slots.
-    assert_eq!(loops_kept(&values, f), (4, 3));
+    // The four loops as runs (the second's `m` is one of its run's nodes); the fourth adds to
+    // a sum that holds a slot already, kept before its runs and swept first.
+    assert_eq!(loops_kept(&values, f), (4, 4));
     // Of those, the second and third in lanes: the first's term calls `sin`.
     assert_eq!(loops_in_lanes(&values, f), 2);
     // Short loops (fewer than 128 operands) are slots.
@@ -2413,10 +2413,10 @@ fn loops_over_a_seeded_slice_are_runs_found_from_the_seeding() {
         let x: Vec<Var> = values.iter().map(|&v| tape.var(v)).collect();
         sweep(&tape, &x)
     };
-    // Three loops recorded whole; the first loop sum kept as runs and the element loop as a
-    // block (the second sum adds to one that has runs already, in slots).
-    assert_eq!(seeded_run.2, (3, 2));
-    assert_eq!(one_by_one.2, (3, 2));
+    // Three loops recorded whole; both loop sums kept as runs (the second after the slot of
+    // the sum it adds to) and the element loop as a block.
+    assert_eq!(seeded_run.2, (3, 3));
+    assert_eq!(one_by_one.2, (3, 3));
     assert_eq!(seeded_run.0.to_bits(), one_by_one.0.to_bits());
     let bits = |g: &[f64]| g.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
     assert_eq!(bits(&seeded_run.1), bits(&one_by_one.1));

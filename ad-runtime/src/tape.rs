@@ -193,6 +193,7 @@ impl Recording {
         match runs {
             Some(mut runs) => {
                 runs.partials.clear();
+                runs.before.clear();
                 slots.clear();
                 runs.after = slots;
                 self.spare_runs.push(runs);
@@ -1460,6 +1461,9 @@ struct Runs {
     /// The slot buffer of what the sum adds after the loop, kept with the runs between
     /// sessions (see [`PendingSum::add_runs`]).
     after: Vec<Slot>,
+    /// What the sum held before the loop (`row = b[i]`, then the loop), copied here: swept
+    /// before the runs, as its slots come before the loop's.
+    before: Vec<Slot>,
 }
 
 impl Runs {
@@ -1487,6 +1491,7 @@ impl Runs {
         .unwrap_or_default();
         shape.partials = std::mem::take(&mut runs.partials);
         shape.after = std::mem::take(&mut runs.after);
+        shape.before = std::mem::take(&mut runs.before);
         *runs = shape;
         runs
     }
@@ -1627,8 +1632,13 @@ impl SumOperands {
     /// Every operand and its partial, in order.
     #[cfg(feature = "sparse")]
     fn slots(&self) -> impl Iterator<Item = (u32, f64)> + '_ {
-        let slots = self.slots.iter().map(|slot| (slot.operand, slot.partial));
-        self.runs.iter().flat_map(|runs| runs.slots()).chain(slots)
+        let pair = |slot: &Slot| (slot.operand, slot.partial);
+        let runs = self.runs.iter();
+        let before = runs
+            .clone()
+            .flat_map(move |runs| runs.before.iter().map(pair));
+        let looped = runs.flat_map(|runs| runs.slots());
+        before.chain(looped).chain(self.slots.iter().map(pair))
     }
 
     /// [`pass_back`] of the sum recorded as `node`.
@@ -1639,6 +1649,7 @@ impl SumOperands {
     #[inline(always)]
     unsafe fn pass_back(&self, node: usize, adjoints: &mut [f64]) {
         if let Some(runs) = &self.runs {
+            pass_back(node, &runs.before, adjoints);
             let adjoint = *adjoints.get_unchecked(node);
             if adjoint != 0.0 {
                 runs.pass_back(adjoint, adjoints);
@@ -2056,8 +2067,9 @@ impl PendingSum {
     /// consecutive nodes of this session (a slice seeded in bulk, or built one record per
     /// element) or all constants. Each leaf is checked once for the whole range, in a loop with
     /// no branch, and the terms then write their slots without a check each: the record is the
-    /// one the loop would make term by term. A long loop first in its sum is kept as [`Runs`]
-    /// instead, which the sweep passes back as that record would. `false` (nothing added) when
+    /// one the loop would make term by term. A long loop, the first in its sum (what the sum
+    /// holds before it, `row = b[i]`, kept with it), is kept as [`Runs`] instead, which the
+    /// sweep passes back as that record would. `false` (nothing added) when
     /// a leaf is neither, or out of its slice: the caller runs the loop as written, which
     /// records it or panics as the function would. A leaf an array knows whole (`known[k]`,
     /// see [`Known`]) is taken as that run, unread.
@@ -2128,8 +2140,7 @@ impl PendingSum {
             r.known_leaves += taken;
         });
         let steps = steps.map(|step| usize::from(step != 0));
-        if live <= RUN_LEAVES && count * live >= RUN_SUM && self.runs == 0 && self.slots.is_empty()
-        {
+        if live <= RUN_LEAVES && count * live >= RUN_SUM && self.runs == 0 {
             let runs = Runs::of_loop(count, &firsts, &steps);
             self.add_runs(runs, subtract, range, leaves, firsts, steps, terms);
             return true;
@@ -2151,7 +2162,7 @@ impl PendingSum {
         true
     }
 
-    /// [`PendingSum::add_loop`] of a loop kept as `runs` ([`Runs::of_loop`]), the first thing
+    /// [`PendingSum::add_loop`] of a loop kept as `runs` ([`Runs::of_loop`]), the first loop
     /// added to this sum. Out of line: the short loops' code around it stays as small as it was
     /// (inlined, it cost the MLP benchmark's gradient 1.7 % more instructions).
     #[allow(clippy::too_many_arguments)]
@@ -2183,7 +2194,7 @@ impl PendingSum {
     /// [`PendingSum::add_loop`] of a loop whose term is the product of its two leaves
     /// (`a[..] * b[..]`: each leaf's partial is the other's value), with each leaf's slice,
     /// offset and step. When both are parameters held as values, of this session and within
-    /// their slices, and the loop is long and first in its sum, it is kept as [`Runs`] that
+    /// their slices, and the loop is long and the first in its sum, it is kept as [`Runs`] that
     /// store no partials: they read them from the values ([`Runs::lent`]), which outlive
     /// the session ([`held::Lending`]). Otherwise as `add_loop` of `term`.
     #[allow(clippy::too_many_arguments)]
@@ -2199,7 +2210,7 @@ impl PendingSum {
         term: impl FnMut(usize, [f64; 2]) -> (f64, [f64; 2]),
     ) -> bool {
         let count = range.len();
-        let long = count * 2 >= RUN_SUM && self.runs == 0 && self.slots.is_empty();
+        let long = count * 2 >= RUN_SUM && self.runs == 0;
         if let ([Leaf::Values(a), Leaf::Values(b)], [1, 1], true) = (slices, steps, long) {
             let tag = with_active_recording(|r| r.tag).unwrap_or(0);
             let within = |offset: usize| offset..offset.saturating_add(count);
@@ -2251,11 +2262,13 @@ impl PendingSum {
         held::count_lent();
     }
 
-    /// Hands the sum's slot buffer back to the pool, as a short sum's would be, and takes the
-    /// one kept with `runs`, which this sum is now kept as: a sum kept as runs holds no buffer
-    /// another sum could have grown (had it, warm calls could hand a long sum of slots a small
-    /// buffer).
+    /// Copies what the sum holds so far into `runs.before`, hands the sum's slot buffer back
+    /// to the pool, as a short sum's would be, and takes the one kept with `runs`, which this
+    /// sum is now kept as: a sum kept as runs holds no buffer another sum could have grown
+    /// (had it, warm calls could hand a long sum of slots a small buffer).
     fn trade_buffer(&mut self, runs: &mut Runs) {
+        runs.before.clear();
+        runs.before.extend_from_slice(&self.slots);
         let buffer = std::mem::replace(&mut self.slots, std::mem::take(&mut runs.after));
         with_active_recording(|r| keep_spare(&mut r.spare_sums, buffer));
         runs.partials.clear();
