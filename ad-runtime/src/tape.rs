@@ -2067,7 +2067,7 @@ impl PendingSum {
     /// consecutive nodes of this session (a slice seeded in bulk, or built one record per
     /// element) or all constants. Each leaf is checked once for the whole range, in a loop with
     /// no branch, and the terms then write their slots without a check each: the record is the
-    /// one the loop would make term by term. A long loop, the first in its sum (what the sum
+    /// one the loop would make term by term. A long loop, the first loop of its sum (what the sum
     /// holds before it, `row = b[i]`, kept with it), is kept as [`Runs`] instead, which the
     /// sweep passes back as that record would. `false` (nothing added) when
     /// a leaf is neither, or out of its slice: the caller runs the loop as written, which
@@ -2194,7 +2194,7 @@ impl PendingSum {
     /// [`PendingSum::add_loop`] of a loop whose term is the product of its two leaves
     /// (`a[..] * b[..]`: each leaf's partial is the other's value), with each leaf's slice,
     /// offset and step. When both are parameters held as values, of this session and within
-    /// their slices, and the loop is long and the first in its sum, it is kept as [`Runs`] that
+    /// their slices, and the loop is long and the first loop of its sum, it is kept as [`Runs`] that
     /// store no partials: they read them from the values ([`Runs::lent`]), which outlive
     /// the session ([`held::Lending`]). Otherwise as `add_loop` of `term`.
     #[allow(clippy::too_many_arguments)]
