@@ -18,7 +18,7 @@
 mod common;
 
 use ad::{reverse_diff, Tape, Var};
-use common::assert_gradient_matches;
+use common::{assert_gradient_matches, bits};
 
 /// `steps` steps of the heat equation's explicit scheme on `u` (its ends fixed), each a loop
 /// reading `u[i - 1]`, `u[i]` and `u[i + 1]` that writes `next`, then a loop copying it back
@@ -206,10 +206,6 @@ fn on_tape(
 }
 
 /// The bits of each number, so that comparisons tell -0.0 from 0.0.
-fn bits(values: &[f64]) -> Vec<u64> {
-    values.iter().map(|v| v.to_bits()).collect()
-}
-
 /// `heat` takes the runs its loops wrote at three offsets (`u` in each step's first loop, two
 /// of whose leaves start past the run's first element, and `next` in the second), where the
 /// first step's `u` is the copy's run; bit for bit the term-by-term gradient, and central

@@ -16,7 +16,7 @@
 mod common;
 
 use ad::reverse_diff;
-use common::{assert_gradient_matches, expect_panic};
+use common::{assert_gradient_matches, bits, data, expect_panic};
 use proptest::prelude::*;
 
 /// `Σ xᵢ yᵢ`: a loop sum over two held parameters, recorded whole.
@@ -261,16 +261,6 @@ fn scoped(x: &[f64]) -> f64 {
     let n = x.len();
     let twice = std::thread::scope(|s| s.spawn(|| x.len() * 2).join().unwrap());
     twice as f64 * x[0] + x[n - 1]
-}
-
-fn data(n: usize, seed: f64) -> Vec<f64> {
-    (0..n)
-        .map(|i| 0.6 * ((i as f64 + seed) * 0.37).sin() + 0.1)
-        .collect()
-}
-
-fn bits(values: &[f64]) -> Vec<u64> {
-    values.iter().map(|v| v.to_bits()).collect()
 }
 
 /// Runs `grad`, and says how many parameters it seeded as values.

@@ -24,7 +24,7 @@
 mod common;
 
 use ad::{reverse_diff, Dual, Tape, Var};
-use common::{assert_gradient_matches, expect_panic};
+use common::{assert_gradient_matches, bits, expect_panic};
 use proptest::prelude::*;
 
 /// `Σ (xᵢ − yᵢ)²`.
@@ -1165,10 +1165,6 @@ fn held_constant(x: &[Dual<f64>], constants: &[usize]) -> Vec<Dual<f64>> {
 }
 
 /// The bits of each number, so that comparisons tell -0.0 from 0.0.
-fn bits(values: &[f64]) -> Vec<u64> {
-    values.iter().map(|v| v.to_bits()).collect()
-}
-
 /// Splits `values` at `at`.
 fn split<T>(values: &[T], at: usize) -> (&[T], &[T]) {
     values.split_at(at)

@@ -126,3 +126,15 @@ pub fn expect_panic<R>(f: impl FnOnce() -> R) -> String {
         Err(payload) => panic_message(&*payload),
     }
 }
+
+/// The bits of each value, for comparing gradients bit for bit.
+pub fn bits(values: &[f64]) -> Vec<u64> {
+    values.iter().map(|v| v.to_bits()).collect()
+}
+
+/// `n` smooth values in [-0.5, 0.7] that differ with `seed`: test data for loops over slices.
+pub fn data(n: usize, seed: f64) -> Vec<f64> {
+    (0..n)
+        .map(|i| 0.6 * ((i as f64 + seed) * 0.37).sin() + 0.1)
+        .collect()
+}
