@@ -527,6 +527,7 @@ pub trait Driver: Fold {
                 let values: Vec<Ident> = carried.iter().map(carried_value).collect();
                 let same = term.same_partials(&bound);
                 let product = term.is_product();
+                let scaled = term.scaled().cloned();
                 let (closure, lanes) = term.expand_loop_term(
                     &index,
                     &values,
@@ -537,12 +538,12 @@ pub trait Driver: Fold {
                     &bound,
                     |expr, fuse| self.translate(expr, fuse),
                 );
-                Some((same, product, lanes, closure))
+                Some((same, product, scaled, lanes, closure))
             }
             _ => None,
         };
         self.state_mut().scopes.pop();
-        let (leaves, (same, product, lanes, closure)) = (leaves?, closure?);
+        let (leaves, (same, product, scaled, lanes, closure)) = (leaves?, closure?);
         // A sum of products of two parameters held as values: the record may read its partials
         // from them (`Accumulate::add_products`).
         let lent = product
@@ -550,6 +551,24 @@ pub trait Driver: Fold {
                 Leaf::Element { slice, .. } => self.state().holds_values(slice),
                 _ => false,
             });
+        // A sum of a leaf times constants at the index (`w[..] * x[k]`, `x` constant data): the
+        // record may read its partials from the constants (`Accumulate::add_scaled`).
+        let scaled = match (&target, leaves.as_slice(), scaled) {
+            (Target::Sum { .. }, [Leaf::Element { .. }], Some(constant)) => {
+                match walk.leaf(&constant, &excluded, &counters) {
+                    Some(Leaf::Element { slice, at })
+                        if matches!(
+                            self.state().scopes.path_kind(&slice),
+                            Some(Kind::Constants | Kind::BorrowedConstants)
+                        ) =>
+                    {
+                        Some((slice, at))
+                    }
+                    _ => None,
+                }
+            }
+            _ => None,
+        };
         // The bounds are evaluated once, as the loop would; the loop over them binds its
         // variable as the loop as written does.
         let mut bounds = Vec::new();
@@ -683,6 +702,23 @@ pub trait Driver: Fold {
         let suffix = if lanes.is_some() { "_lanes" } else { "" };
         let lanes = lanes.into_iter();
         let call = match target {
+            Target::Sum { sum, subtract, .. } if scaled.is_some() => {
+                let (constants, place) = scaled?;
+                let offset = at(self, *place);
+                let constants = self.fold_keeping_constant(constants);
+                quote_spanned! {span=>
+                    <#scalar as ::ad::__private::Accumulate>::add_scaled(
+                        &mut #sum,
+                        #subtract,
+                        #range,
+                        [#(#slices),*],
+                        || [#(#offsets,)* #offset],
+                        [#(#knowns),*],
+                        ::core::convert::AsRef::<[f64]>::as_ref(&#constants),
+                        #closure,
+                    )
+                }
+            }
             Target::Sum { sum, subtract, .. } => {
                 let method = if lent {
                     format_ident!("add_products")

@@ -143,6 +143,31 @@ impl Fusion {
         }
     }
 
+    /// The constant of an expression that is a scalar leaf times a constant and nothing else
+    /// (`w[j] * x[k]`, `x[k] * w[j]`, `x` constant data): the leaf's partial is the constant
+    /// (`Accumulate::add_scaled`).
+    pub fn scaled(&self) -> Option<&Expr> {
+        let [operation] = self.operations.as_slice() else {
+            return None;
+        };
+        let constant = match operation.operands.as_slice() {
+            [Operand::Slot(_), Operand::Value(value)]
+            | [Operand::Value(value), Operand::Slot(_)] => value.to_string(),
+            _ => return None,
+        };
+        let [first, second] = self.temps.as_slice() else {
+            return None;
+        };
+        let is_constant =
+            |temp: &Temp| matches!(temp.role, Role::Constant) && temp.name == constant;
+        match (&first.role, &second.role) {
+            (Role::Scalar(_), _) if is_constant(second) => Some(&second.expr),
+            (_, Role::Scalar(_)) if is_constant(first) => Some(&first.expr),
+            _ => None,
+        }
+        .filter(|_| operation.rule == "mul")
+    }
+
     /// Whether an inlined `let` computes a transcendental or a call again.
     pub fn recomputes(&self) -> bool {
         self.recomputes

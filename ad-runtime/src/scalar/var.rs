@@ -394,6 +394,23 @@ impl Accumulate for Var {
             || range.len() >= SHORTEST_WHOLE_LOOP
                 && sum.add_products(subtract, range, slices, offsets(), known, steps, term)
     }
+
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn add_scaled(
+        sum: &mut PendingSum,
+        subtract: bool,
+        range: Range<usize>,
+        slices: [Leaf<'_, Var>; 1],
+        offsets: impl FnOnce() -> [usize; 2],
+        known: [Known; 1],
+        constants: &[f64],
+        term: impl FnMut(usize, [f64; 1]) -> (f64, [f64; 1]),
+    ) -> bool {
+        range.is_empty()
+            || range.len() >= SHORTEST_WHOLE_LOOP
+                && sum.add_scaled(subtract, range, slices, offsets(), known, constants, term)
+    }
 }
 
 /// [`Accumulate::add_loop`] and [`Accumulate::add_loop_lanes`] for `Var`: an empty loop adds

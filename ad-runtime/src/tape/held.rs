@@ -18,6 +18,9 @@ thread_local! {
     static SEEDED_AS_VALUES: Cell<usize> = const { Cell::new(0) };
     /// How many loops of products on this thread read their partials from values ([`products_lent`]).
     static PRODUCTS_LENT: Cell<usize> = const { Cell::new(0) };
+    /// How many loop sums on this thread read their partials from lent constants
+    /// ([`constants_lent`]).
+    static CONSTANTS_LENT: Cell<usize> = const { Cell::new(0) };
 }
 
 /// How many parameters the companions on this thread have seeded as values so far; for
@@ -33,9 +36,30 @@ pub fn products_lent() -> usize {
     PRODUCTS_LENT.with(Cell::get)
 }
 
+/// How many loop sums of a run of nodes times constants have been kept on this thread as lent
+/// runs, which read their partials from constants the companion lent
+/// (`Accumulate::add_scaled`, [`lend_constants`]); for `tests/lent_constants.rs`. No
+/// generated code calls it.
+pub fn constants_lent() -> usize {
+    CONSTANTS_LENT.with(Cell::get)
+}
+
+/// Counts a loop sum kept so ([`constants_lent`]).
+pub(crate) fn count_lent_constants() {
+    CONSTANTS_LENT.with(|count| count.set(count.get() + 1));
+}
+
 /// Counts a loop of products kept so ([`products_lent`]).
 pub(crate) fn count_lent() {
     PRODUCTS_LENT.with(|count| count.set(count.get() + 1));
+}
+
+/// Lends `constants` (a `#[no_grad]` slice parameter of a companion on a [`Lending`] tape) to
+/// the tape's session: a loop sum of a run of nodes times elements of them
+/// (`Accumulate::add_scaled`) then reads its partials from them in place, instead of storing a
+/// copy. They are borrowed for longer than the tape lives, so the records never outlive them.
+pub fn lend_constants<'env>(tape: &Lending<'env>, constants: &'env [f64]) {
+    tape.lend(constants);
 }
 
 /// A differentiable `&[f64]` parameter seeded on a tape without a `Var` per element: the
