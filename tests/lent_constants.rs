@@ -20,6 +20,8 @@ mod common;
 use ad::reverse_diff;
 use common::{assert_gradient_matches, bits, central_derivative, data, expect_panic, STEP};
 use proptest::prelude::*;
+use std::collections::VecDeque;
+use std::ops::Index;
 
 /// `Σⱼ tanh(bⱼ + Σₖ wⱼₖ xₖ)`: a layer's rows, the weights and biases split from one parameter
 /// (a slice of `Var`s), the inputs a `#[no_grad]` slice.
@@ -116,6 +118,73 @@ fn made_here(w: &[f64], #[no_grad] x: &[f64]) -> f64 {
     let mut total = 0.0;
     for k in 0..doubled.len() {
         total += w[k] * doubled[k];
+    }
+    total * total
+}
+
+/// Constants read back to front, whose `AsRef` is their storage front to back.
+struct Reversed<'a>(&'a [f64]);
+
+impl Index<usize> for Reversed<'_> {
+    type Output = f64;
+
+    fn index(&self, k: usize) -> &f64 {
+        &self.0[self.0.len() - 1 - k]
+    }
+}
+
+impl AsRef<[f64]> for Reversed<'_> {
+    fn as_ref(&self) -> &[f64] {
+        self.0
+    }
+}
+
+/// A `let` in a macro's expansion, out of `#[reverse_diff]`'s sight.
+macro_rules! rebind {
+    ($name:ident = $value:expr) => {
+        let $name = $value;
+    };
+}
+
+/// `x` bound again where the macro cannot see, to constants whose indexing is not a slice's,
+/// then to a `VecDeque`: the loops must read what `x[k]` reads, so they store their partials.
+#[reverse_diff]
+fn rebound(w: &[f64], #[no_grad] x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut total = 0.0;
+    {
+        rebind!(x = Reversed(x));
+        for k in 0..n {
+            total += w[k] * x[k];
+        }
+    }
+    rebind!(x = x.iter().map(|v| 2.0 * v).collect::<VecDeque<f64>>());
+    for k in 0..n {
+        total += w[k] * x[k];
+    }
+    total * total
+}
+
+/// A user's type named `Vec`, indexed back to front.
+mod user {
+    /// Values indexed back to front.
+    pub struct Vec<T>(pub std::vec::Vec<T>);
+
+    impl std::ops::Index<usize> for Vec<f64> {
+        type Output = f64;
+
+        fn index(&self, k: usize) -> &f64 {
+            &self.0[self.0.len() - 1 - k]
+        }
+    }
+}
+
+/// A `#[no_grad]` parameter of a user's type named `Vec`: not lent, its loop not either.
+#[reverse_diff]
+fn users_vec(w: &[f64], #[no_grad] x: &user::Vec<f64>) -> f64 {
+    let mut total = 0.0;
+    for k in 0..w.len() {
+        total += w[k] * x[k];
     }
     total * total
 }
@@ -221,6 +290,18 @@ fn constants_the_body_made_are_not_lent() {
     let ((value, gradient), lent) = lent_by(|| made_here_grad(&w, &x));
     assert_eq!((value.to_bits(), lent), (made_here(&w, &x).to_bits(), 0));
     assert_gradient_matches(|w| made_here(w, &x), &w, &gradient, 1e-6);
+}
+
+#[test]
+fn constants_whose_indexing_is_not_a_slice_s_are_not_lent() {
+    let (w, x) = (data(100, 1.0), data(100, 2.0));
+    let ((value, gradient), lent) = lent_by(|| rebound_grad(&w, &x));
+    assert_eq!((value.to_bits(), lent), (rebound(&w, &x).to_bits(), 0));
+    assert_gradient_matches(|w| rebound(w, &x), &w, &gradient, 1e-6);
+    let x = user::Vec(x);
+    let ((value, gradient), lent) = lent_by(|| users_vec_grad(&w, &x));
+    assert_eq!((value.to_bits(), lent), (users_vec(&w, &x).to_bits(), 0));
+    assert_gradient_matches(|w| users_vec(w, &x), &w, &gradient, 1e-6);
 }
 
 #[test]

@@ -296,6 +296,84 @@ macro_rules! __constant {
 
 pub use crate::__constant as constant;
 
+/// A value whose `f64`s a loop of constants reads (`Accumulate::add_scaled`) or a companion
+/// lends ([`lend_constants`]): `Some` of them when it is a slice, array or `Vec` of `f64`,
+/// through references, whose element `x[k]` is the slice's ([`SliceConstants`]); `None` for
+/// any other type ([`OtherConstants`]), whose indexing may read elsewhere (a type the macro
+/// took for one of those, a name a macro's `let` bound again). Method resolution tries the
+/// wrapper by value first, where only `SliceConstants` is implemented; then by reference.
+pub struct ConstantsOf<'a, T: ?Sized>(pub &'a T);
+
+/// The types whose indexing is a slice of `f64`'s ([`ConstantsOf`]).
+pub trait F64Slice {
+    /// The elements.
+    fn elements(&self) -> &[f64];
+}
+
+impl F64Slice for [f64] {
+    fn elements(&self) -> &[f64] {
+        self
+    }
+}
+
+impl<const N: usize> F64Slice for [f64; N] {
+    fn elements(&self) -> &[f64] {
+        self
+    }
+}
+
+impl F64Slice for Vec<f64> {
+    fn elements(&self) -> &[f64] {
+        self
+    }
+}
+
+impl<S: F64Slice + ?Sized> F64Slice for &S {
+    fn elements(&self) -> &[f64] {
+        (**self).elements()
+    }
+}
+
+/// [`ConstantsOf`] a slice, array or `Vec` of `f64`: its elements.
+pub trait SliceConstants<'a> {
+    /// The elements.
+    fn constants(self) -> Option<&'a [f64]>;
+}
+
+impl<'a, T: F64Slice + ?Sized> SliceConstants<'a> for ConstantsOf<'a, T> {
+    #[inline(always)]
+    fn constants(self) -> Option<&'a [f64]> {
+        Some(self.0.elements())
+    }
+}
+
+/// [`ConstantsOf`] anything else: none.
+pub trait OtherConstants<'a> {
+    /// None.
+    fn constants(self) -> Option<&'a [f64]>;
+}
+
+impl<'a, T: ?Sized> OtherConstants<'a> for &ConstantsOf<'a, T> {
+    #[inline(always)]
+    fn constants(self) -> Option<&'a [f64]> {
+        None
+    }
+}
+
+/// The `f64`s of `x` when it is a slice, array or `Vec` of them (see [`ConstantsOf`]).
+/// Before: `x`. After: `constants_of!(&x)`.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __constants_of {
+    ($value:expr) => {{
+        #[allow(unused_imports)]
+        use $crate::__private::{OtherConstants as _, SliceConstants as _};
+        $crate::__private::ConstantsOf($value).constants()
+    }};
+}
+
+pub use crate::__constants_of as constants_of;
+
 /// Nothing, for a differentiable parameter's type: the first statement of every companion, so
 /// that a type that does not derive [`Differentiable`] fails here, the same way in each
 /// companion, where rustc shows the error once and leaves out the later ones at the same place

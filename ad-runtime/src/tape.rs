@@ -1464,8 +1464,8 @@ const LENT_BEFORE: usize = 1 << 11;
 /// no partial and the sweep passes the adjoints back in one loop over consecutive adjoints and
 /// constants, which the compiler vectorises. The slots of the sum's record, in order:
 /// - [`LENT_HEADER`] slots: a marker (operand [`RUN_MARK`], its partial's bits the first node,
-///   the count (16 bits), `before` (11 bits) and whether the loop subtracts (1 bit)), a slot
-///   whose first 8 bytes are the address of the constants, and zeros;
+///   the count (16 bits), `before` (11 bits) and whether the loop subtracts (1 bit)), two slots
+///   whose operands are the constants' address (its provenance exposed), and a zero slot;
 /// - `before` slots, what the sum held before the loop (`pre = b[j]`);
 /// - the slots of what the sum added after the loop.
 ///
@@ -1499,21 +1499,21 @@ impl LentRun {
         }
     }
 
-    /// The header of this run's record, the slots of `constants`' address after its marker.
+    /// The header of this run's record: its marker, then `constants`' address.
     #[inline(always)]
     fn header(self, constants: &[f64]) -> [Slot; LENT_HEADER] {
         let zero = Slot {
             partial: 0.0,
             operand: 0,
         };
-        let mut header = [self.marker(), zero, zero, zero];
-        // SAFETY: a slot is 12 bytes, room for an address, which any bytes of it may hold.
-        unsafe {
-            ptr::from_mut(&mut header[1])
-                .cast::<*const f64>()
-                .write_unaligned(constants.as_ptr());
-        }
-        header
+        // The address, its provenance exposed (slots are copied as numbers, which carry none),
+        // in two operands (a `u32` is copied as it is, where an `f64` may not be).
+        let address = constants.as_ptr().expose_provenance() as u64;
+        let half = |half: u64| Slot {
+            partial: 0.0,
+            operand: half as u32,
+        };
+        [self.marker(), half(address), half(address >> 32), zero]
     }
 
     /// The lent run a record's slots open with, if any.
@@ -1535,16 +1535,14 @@ impl LentRun {
     fn parts(self, slots: &[Slot]) -> (&[Slot], &[f64], &[Slot]) {
         let (header, rest) = slots.split_at(LENT_HEADER);
         let (before, after) = rest.split_at(self.before);
-        // SAFETY: the header's second slot holds the address of `count` constants that the
-        // companion lent for as long as this session can be swept (`held::lend_constants`,
-        // checked by `Recording::lends`): a sweep is through the tape, a lent tape cannot be
-        // detached, and a new session clears the recording before recording.
-        let constants = unsafe {
-            let at = ptr::from_ref(&header[1])
-                .cast::<*const f64>()
-                .read_unaligned();
-            std::slice::from_raw_parts(at, self.count)
-        };
+        let address = u64::from(header[1].operand) | u64::from(header[2].operand) << 32;
+        let at = ptr::with_exposed_provenance::<f64>(address as usize);
+        // SAFETY: the header's second and third slots hold the address of `count` constants, its
+        // provenance exposed, that the companion lent for as long as this session can be swept
+        // (`held::lend_constants`, checked by `Recording::lends`): a sweep is through the tape,
+        // a lent tape cannot be detached, and a new session clears the recording before
+        // recording.
+        let constants = unsafe { std::slice::from_raw_parts(at, self.count) };
         (before, constants, after)
     }
 
@@ -2421,8 +2419,8 @@ impl PendingSum {
     }
 
     /// [`PendingSum::add_loop`] of a loop whose term is its one leaf times an element of
-    /// constants at the index (`w[..] * c[k]`): `constants` the constants' slice, `offsets` the
-    /// leaf's and the constants' offsets. When the leaf's elements over the range are consecutive
+    /// constants at the index (`w[..] * c[k]`): `constants` the constants' slice (`None`: not a
+    /// slice type), `offsets` the leaf's and the constants' offsets. When the leaf's elements over the range are consecutive
     /// nodes of this session, and the constants, within their slice, were lent to it
     /// ([`held::lend_constants`]), the loop is kept as a [`LentRun`], which reads them in place
     /// (a sum holds one at most); otherwise as `add_loop` of `term`.
@@ -2435,7 +2433,7 @@ impl PendingSum {
         slices: [Leaf<'_, Var>; 1],
         offsets: [usize; 2],
         known: [Known; 1],
-        constants: &[f64],
+        constants: Option<&[f64]>,
         term: impl FnMut(usize, [f64; 1]) -> (f64, [f64; 1]),
     ) -> bool {
         let count = range.len();
@@ -2444,7 +2442,7 @@ impl PendingSum {
             return self.add_loop(subtract, range, slices, [offsets[0]], known, [1], term);
         }
         let within = |offset: usize| offset..offset.saturating_add(count);
-        let constants = constants.get(within(offsets[1]));
+        let constants = constants.and_then(|constants| constants.get(within(offsets[1])));
         let (tag, lent) = with_active_recording(|r| (r.tag, constants.is_some_and(|c| r.lends(c))))
             .unwrap_or_default();
         let leaf = match slices[0] {
@@ -3582,7 +3580,7 @@ mod tests {
             held::lending(|tape| {
                 let before = held::constants_lent();
                 if lend {
-                    held::lend_constants(tape, &constants);
+                    held::lend_constants(tape, Some(&constants));
                 }
                 let pool = if lend { &constants } else { &copy };
                 let vars = tape.vars(&values);
@@ -3591,6 +3589,7 @@ mod tests {
                     if scaled {
                         let (leaf, known) = ([Leaf::Scalars(&vars[..])], [Known::default()]);
                         let offsets = [first, range.start];
+                        let pool = Some(&pool[..]);
                         assert!(sum.add_scaled(subtract, range, leaf, offsets, known, pool, term));
                         return;
                     }

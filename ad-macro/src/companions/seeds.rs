@@ -158,10 +158,7 @@ pub fn tape_inputs(function: &Function, values: bool) -> (SeededInputs, TokenStr
         for param in function.params.iter().filter(|param| lends(param)) {
             let name = &param.name;
             inputs.seeds.push(quote! {
-                ::ad::__private::lend_constants(
-                    &#tape,
-                    ::core::convert::AsRef::<[f64]>::as_ref(#name),
-                );
+                ::ad::__private::lend_constants(&#tape, ::ad::__private::constants_of!(#name));
             });
         }
     }

@@ -714,7 +714,7 @@ pub trait Driver: Fold {
                         [#(#slices),*],
                         || [#(#offsets,)* #offset],
                         [#(#knowns),*],
-                        ::core::convert::AsRef::<[f64]>::as_ref(&#constants),
+                        ::ad::__private::constants_of!(&#constants),
                         #closure,
                     )
                 }

@@ -404,7 +404,7 @@ impl Accumulate for Var {
         slices: [Leaf<'_, Var>; 1],
         offsets: impl FnOnce() -> [usize; 2],
         known: [Known; 1],
-        constants: &[f64],
+        constants: Option<&[f64]>,
         term: impl FnMut(usize, [f64; 1]) -> (f64, [f64; 1]),
     ) -> bool {
         range.is_empty()

@@ -58,8 +58,10 @@ pub(crate) fn count_lent() {
 /// the tape's session: a loop sum of a run of nodes times elements of them
 /// (`Accumulate::add_scaled`) then reads its partials from them in place, instead of storing a
 /// copy. They are borrowed for longer than the tape lives, so the records never outlive them.
-pub fn lend_constants<'env>(tape: &Lending<'env>, constants: &'env [f64]) {
-    tape.lend(constants);
+pub fn lend_constants<'env>(tape: &Lending<'env>, constants: Option<&'env [f64]>) {
+    if let Some(constants) = constants {
+        tape.lend(constants);
+    }
 }
 
 /// A differentiable `&[f64]` parameter seeded on a tape without a `Var` per element: the
