@@ -211,8 +211,7 @@ impl Recording {
     /// ([`held::lend_constants`]): then they live as long as it can be swept.
     #[inline(always)]
     fn lends(&self, constants: &[f64]) -> bool {
-        let low = constants.as_ptr() as usize;
-        let high = low + std::mem::size_of_val(constants);
+        let (low, high) = addresses(constants);
         self.lent
             .iter()
             .any(|&(start, end)| low >= start && high <= end)
@@ -1444,6 +1443,13 @@ const RUN_MARK: u32 = MAX_NODES;
 /// slice lent beyond them is not (its loops store their partials, as any other's).
 const LENT_KEPT: usize = 8;
 
+/// The addresses of `values`' first byte and one past their last.
+#[inline(always)]
+fn addresses(values: &[f64]) -> (usize, usize) {
+    let start = values.as_ptr() as usize;
+    (start, start + std::mem::size_of_val(values))
+}
+
 /// The fewest terms of a loop kept as a [`LentRun`]; shorter loops store their partials.
 /// Measured (callgrind, a perceptron's gradient whose sums have n terms, `mlp_loss` of the
 /// bench suite widened): n = 16, 18 % more instructions; 32, 6.8 % more; 64, 9.6 % fewer;
@@ -1502,18 +1508,19 @@ impl LentRun {
     /// The header of this run's record: its marker, then `constants`' address.
     #[inline(always)]
     fn header(self, constants: &[f64]) -> [Slot; LENT_HEADER] {
-        let zero = Slot {
-            partial: 0.0,
-            operand: 0,
-        };
         // The address, its provenance exposed (slots are copied as numbers, which carry none),
         // in two operands (a `u32` is copied as it is, where an `f64` may not be).
         let address = constants.as_ptr().expose_provenance() as u64;
-        let half = |half: u64| Slot {
+        let operand = |bits: u64| Slot {
             partial: 0.0,
-            operand: half as u32,
+            operand: bits as u32,
         };
-        [self.marker(), half(address), half(address >> 32), zero]
+        [
+            self.marker(),
+            operand(address),
+            operand(address >> 32),
+            operand(0),
+        ]
     }
 
     /// The lent run a record's slots open with, if any.
@@ -2420,8 +2427,9 @@ impl PendingSum {
 
     /// [`PendingSum::add_loop`] of a loop whose term is its one leaf times an element of
     /// constants at the index (`w[..] * c[k]`): `constants` the constants' slice (`None`: not a
-    /// slice type), `offsets` the leaf's and the constants' offsets. When the leaf's elements over the range are consecutive
-    /// nodes of this session, and the constants, within their slice, were lent to it
+    /// slice type), `offsets` the leaf's and the constants' offsets. When the loop has
+    /// [`LENT_SHORTEST`] terms or more, the leaf's elements over the range are consecutive nodes
+    /// of this session, and the constants, within their slice, were lent to it
     /// ([`held::lend_constants`]), the loop is kept as a [`LentRun`], which reads them in place
     /// (a sum holds one at most); otherwise as `add_loop` of `term`.
     #[allow(clippy::too_many_arguments)]
@@ -2437,40 +2445,32 @@ impl PendingSum {
         term: impl FnMut(usize, [f64; 1]) -> (f64, [f64; 1]),
     ) -> bool {
         let count = range.len();
-        if !(LENT_SHORTEST..LENT_RUN_MOST).contains(&count) {
-            let term = OneByOne(term);
-            return self.add_loop(subtract, range, slices, [offsets[0]], known, [1], term);
+        if (LENT_SHORTEST..LENT_RUN_MOST).contains(&count) {
+            let within = |offset: usize| offset..offset.saturating_add(count);
+            let constants = constants.and_then(|constants| constants.get(within(offsets[1])));
+            let (tag, lent) =
+                with_active_recording(|r| (r.tag, constants.is_some_and(|c| r.lends(c))))
+                    .unwrap_or_default();
+            let leaf = match slices[0] {
+                Leaf::Scalars(vars) => vars.get(within(offsets[0])).and_then(|leaf| {
+                    let first = run_of(leaf, tag).flatten()?;
+                    Some((Strided::of_vars(leaf), first))
+                }),
+                Leaf::Values(held) => held
+                    .part(within(offsets[0]), tag)
+                    .map(|(values, first)| (Strided::of_values(values), first)),
+            };
+            let fits = lent
+                && self.slots.len() < LENT_BEFORE
+                && (self.tag == 0 || self.tag == tag)
+                && LentRun::of(&self.slots).is_none();
+            if let (Some((leaf, first)), Some(constants), true) = (leaf, constants, fits) {
+                self.add_lent_run(subtract, range, leaf, first, constants, tag, term);
+                return true;
+            }
         }
-        let within = |offset: usize| offset..offset.saturating_add(count);
-        let constants = constants.and_then(|constants| constants.get(within(offsets[1])));
-        let (tag, lent) = with_active_recording(|r| (r.tag, constants.is_some_and(|c| r.lends(c))))
-            .unwrap_or_default();
-        let leaf = match slices[0] {
-            Leaf::Scalars(vars) => vars.get(within(offsets[0])).and_then(|leaf| {
-                let first = run_of(leaf, tag).flatten()?;
-                Some((Strided::of_vars(leaf), first))
-            }),
-            Leaf::Values(held) => held
-                .part(within(offsets[0]), tag)
-                .map(|(values, first)| (Strided::of_values(values), first)),
-        };
-        let fits = lent
-            && self.slots.len() < LENT_BEFORE
-            && (self.tag == 0 || self.tag == tag)
-            && LentRun::of(&self.slots).is_none();
-        if let (Some((leaf, first)), Some(constants), true) = (leaf, constants, fits) {
-            self.add_lent_run(subtract, range, leaf, first, constants, tag, term);
-            return true;
-        }
-        self.add_loop(
-            subtract,
-            range,
-            slices,
-            [offsets[0]],
-            known,
-            [1],
-            OneByOne(term),
-        )
+        let term = OneByOne(term);
+        self.add_loop(subtract, range, slices, [offsets[0]], known, [1], term)
     }
 
     /// [`PendingSum::add_scaled`] of a leaf's values and first node, and of constants lent to
@@ -3073,11 +3073,9 @@ impl Tape {
 
     /// Lends `constants` to this session's records (see [`held::lend_constants`]).
     pub(crate) fn lend(&self, constants: &[f64]) {
-        let start = constants.as_ptr() as usize;
-        let end = start + std::mem::size_of_val(constants);
         self.with_active(|r| {
             if r.lent.len() < LENT_KEPT {
-                r.lent.push((start, end));
+                r.lent.push(addresses(constants));
             }
         });
     }

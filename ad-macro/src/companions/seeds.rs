@@ -7,8 +7,9 @@ use syn::spanned::Spanned;
 use syn::{Ident, Type};
 
 use super::signature::{generic_arguments, gradient_type, local, tuple_or_single};
+use crate::fuse::Kind;
 use crate::model::{scalar_count, Function, Param, Passing, Role};
-use crate::names::{free_callee, is_f64};
+use crate::names::free_callee;
 
 /// The most scalars `f_grad` differentiates in forward mode: up to this many, one pass over
 /// `Dual<f64, Lanes<K>>` costs less than recording a tape and sweeping it back (no tape, no
@@ -173,33 +174,14 @@ pub fn tape_inputs(function: &Function, values: bool) -> (SeededInputs, TokenStr
 }
 
 /// Whether a companion lends `param` to its records: a constant shared reference to a slice,
-/// array or `Vec` of `f64` (`#[no_grad] x: &[f64]`), which outlives the call and which the
-/// call cannot change.
+/// array or `Vec` of `f64` (`#[no_grad] x: &[f64]`, of kind `BorrowedConstants`), which
+/// outlives the call and which the call cannot change.
 ///
 /// Before: `#[no_grad] x: &[f64]`, `#[no_grad] x: &Vec<f64>`. After: `true`.
 /// Before: `#[no_grad] x: &mut [f64]`, `x: &[f64]`, `#[no_grad] x: Vec<f64>`. After: `false`.
 fn lends(param: &Param) -> bool {
-    let Type::Reference(reference) = &param.ty else {
-        return false;
-    };
-    let vector_of_f64 = |path: &syn::TypePath| {
-        let last = path.path.segments.last();
-        match last.map(|segment| (&segment.ident, &segment.arguments)) {
-            Some((name, syn::PathArguments::AngleBracketed(arguments))) if name == "Vec" => {
-                matches!(arguments.args.first(),
-                    Some(syn::GenericArgument::Type(item)) if is_f64(item))
-                    && arguments.args.len() == 1
-            }
-            _ => false,
-        }
-    };
-    let holds_f64 = match &*reference.elem {
-        Type::Slice(slice) => is_f64(&slice.elem),
-        Type::Array(array) => is_f64(&array.elem),
-        Type::Path(path) => vector_of_f64(path),
-        _ => false,
-    };
-    matches!(param.role, Role::Constant) && reference.mutability.is_none() && holds_f64
+    matches!(param.role, Role::Constant)
+        && Kind::of_type(&param.ty, true) == Some(Kind::BorrowedConstants)
 }
 
 /// The body of `f_grad` (no `cotangent`) or `f_vjp` over the caller's scalar `S`. At `f64` (a

@@ -150,6 +150,9 @@ impl Fusion {
         let [operation] = self.operations.as_slice() else {
             return None;
         };
+        if operation.rule != "mul" {
+            return None;
+        }
         let constant = match operation.operands.as_slice() {
             [Operand::Slot(_), Operand::Value(value)]
             | [Operand::Value(value), Operand::Slot(_)] => value.to_string(),
@@ -165,7 +168,6 @@ impl Fusion {
             (_, Role::Scalar(_)) if is_constant(first) => Some(&first.expr),
             _ => None,
         }
-        .filter(|_| operation.rule == "mul")
     }
 
     /// Whether an inlined `let` computes a transcendental or a call again.

@@ -272,8 +272,9 @@ pub trait Accumulate: Fuse {
     /// [`Accumulate::add_loop`] of a loop whose term is its one leaf times an element of
     /// constants at the index (`w[j * n + k] * x[k]`, `x` constants; `term` computes it):
     /// `constants` is the constants' slice when `x` is one (`__private::ConstantsOf`),
-    /// `offsets` gives the leaf's offset, then the constants'. `Var` may read its partials from the constants in place when the companion
-    /// lent them (`__private::lend_constants`); by default, `add_loop` of `term`.
+    /// `offsets` gives the leaf's offset, then the constants'. `Var` may read its partials
+    /// from the constants in place when the companion lent them (`__private::lend_constants`);
+    /// by default, `add_loop` of `term`.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn add_scaled(
@@ -283,10 +284,9 @@ pub trait Accumulate: Fuse {
         slices: [Leaf<'_, Self>; 1],
         offsets: impl FnOnce() -> [usize; 2],
         known: [<Self as Fuse>::Known; 1],
-        constants: Option<&[f64]>,
+        _constants: Option<&[f64]>,
         term: impl FnMut(usize, [f64; 1]) -> (f64, [f64; 1]),
     ) -> bool {
-        let _ = constants;
         let offsets = || [offsets()[0]];
         Self::add_loop(sum, subtract, range, slices, offsets, known, [1], term)
     }
