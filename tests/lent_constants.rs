@@ -10,7 +10,8 @@
 //! tape is not lent; the gradient against central differences; `-=`, the constant first, what
 //! the sum holds before and after the loop, a second loop into the same sum, a held parameter,
 //! items of slices, a `&Vec<f64>`, constants the body made (not lent); a panic's message; random
-//! lengths.
+//! lengths; and random programs of such sums over shared weights, each step one of six forms
+//! (the lent record's, and the forms beside it that store their partials).
 
 // Index loops are the form a layer is written in.
 #![allow(clippy::needless_range_loop)]
@@ -333,5 +334,175 @@ proptest! {
         let (written, written_gradient) = layer_as_written_grad(&weights, &inputs, n);
         prop_assert_eq!(value.to_bits(), written.to_bits());
         prop_assert_eq!(bits(&gradient), bits(&written_gradient));
+    }
+}
+
+// --- random programs ----------------------------------------------------------------------------
+
+/// The size of [`program`]'s weights and of its constants: every step's ranges lie within.
+const PROGRAM_WEIGHTS: usize = 400;
+/// See [`PROGRAM_WEIGHTS`].
+const PROGRAM_CONSTANTS: usize = 300;
+
+/// A program of steps, each `[kind, w's offset, x's offset, length]` in `plan`, each a sum
+/// that starts at a weight (or at nothing) and adds a loop over a run of the weights times the
+/// constants, in one of six forms: `+=`; `-=` with the constant first; after a product held
+/// before the loop; two loops into one sum, the second over the same weights at other constants
+/// (the sum keeps one lent loop at most); a term of neighbours (`w[k] · x[k] + w[k + 1] ·
+/// x[k]`, not a scaled term: stored partials); and a loop whose term is not leaf times
+/// constant (`w[k] · w[k] · x[k]`). The steps' results meet in a running total through `sin`
+/// and products, so each reaches the gradient with its own weight.
+#[reverse_diff]
+fn program(w: &[f64], #[no_grad] x: &[f64], #[no_grad] plan: &[[usize; 4]]) -> f64 {
+    let mut total = 0.25;
+    for step in plan {
+        let [kind, a, c, n] = *step;
+        let mut pre = 0.0;
+        match kind {
+            0 => {
+                pre = w[a];
+                for k in 0..n {
+                    pre += w[a + k] * x[c + k];
+                }
+            }
+            1 => {
+                for k in 0..n {
+                    pre -= x[c + k] * w[a + k];
+                }
+            }
+            2 => {
+                pre = w[a] * w[a + n];
+                for k in 0..n {
+                    pre += w[a + k] * x[c + k];
+                }
+            }
+            3 => {
+                for k in 0..n {
+                    pre += w[a + k] * x[c + k];
+                }
+                for k in 0..n {
+                    pre -= w[a + k] * x[c + n - k];
+                }
+            }
+            4 => {
+                for k in 0..n {
+                    pre += w[a + k] * x[c + k] + w[a + k + 1] * x[c + k];
+                }
+            }
+            _ => {
+                for k in 0..n {
+                    pre += w[a + k] * w[a + k] * x[c + k];
+                }
+            }
+        }
+        total = total * 0.5 + (pre * 0.1).sin();
+    }
+    total
+}
+
+/// [`program`] with its loops run as written.
+#[reverse_diff]
+fn program_as_written(w: &[f64], #[no_grad] x: &[f64], #[no_grad] plan: &[[usize; 4]]) -> f64 {
+    let mut total = 0.25;
+    for step in plan {
+        let [kind, a, c, n] = *step;
+        let mut pre = 0.0;
+        match kind {
+            0 => {
+                pre = w[a];
+                #[allow(clippy::needless_range_loop)]
+                for k in 0..n {
+                    pre += w[a + k] * x[c + k];
+                }
+            }
+            1 =>
+            {
+                #[allow(clippy::needless_range_loop)]
+                for k in 0..n {
+                    pre -= x[c + k] * w[a + k];
+                }
+            }
+            2 => {
+                pre = w[a] * w[a + n];
+                #[allow(clippy::needless_range_loop)]
+                for k in 0..n {
+                    pre += w[a + k] * x[c + k];
+                }
+            }
+            3 => {
+                #[allow(clippy::needless_range_loop)]
+                for k in 0..n {
+                    pre += w[a + k] * x[c + k];
+                }
+                #[allow(clippy::needless_range_loop)]
+                for k in 0..n {
+                    pre -= w[a + k] * x[c + n - k];
+                }
+            }
+            4 =>
+            {
+                #[allow(clippy::needless_range_loop)]
+                for k in 0..n {
+                    pre += w[a + k] * x[c + k] + w[a + k + 1] * x[c + k];
+                }
+            }
+            _ =>
+            {
+                #[allow(clippy::needless_range_loop)]
+                for k in 0..n {
+                    pre += w[a + k] * w[a + k] * x[c + k];
+                }
+            }
+        }
+        total = total * 0.5 + (pre * 0.1).sin();
+    }
+    total
+}
+
+/// How many loops of `plan` read their partials from the constants: the first loop of each
+/// step of the forms that have a scaled term, from 64 terms.
+fn lent_loops(plan: &[[usize; 4]]) -> usize {
+    let scaled = |&[kind, .., n]: &[usize; 4]| kind <= 3 && n >= 64;
+    plan.iter().filter(|step| scaled(step)).count()
+}
+
+/// A step of [`program`]: its kind, and a length on both sides of 64 with offsets that keep
+/// every index it reads within the weights and the constants.
+fn step() -> impl Strategy<Value = [usize; 4]> {
+    (0usize..6, 0usize..160).prop_flat_map(|(kind, n)| {
+        let reach = n + 1; // `w[a + n]` and `x[c + n]` are the furthest reads
+        (
+            Just(kind),
+            0..PROGRAM_WEIGHTS - reach,
+            0..PROGRAM_CONSTANTS - reach,
+            Just(n),
+        )
+            .prop_map(|(kind, a, c, n)| [kind, a, c, n])
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    /// Random programs of 1 to 6 steps over shared weights (steps may read overlapping runs of
+    /// them): the value and the gradient bit for bit against the loops as written and against
+    /// `f_pullback` (a tape not lent); the lent loops counted; the gradient against central
+    /// differences along a few directions.
+    #[test]
+    fn random_programs_give_the_bits_of_their_loops_as_written(
+        plan in prop::collection::vec(step(), 1..7),
+        seed in 0.0f64..10.0,
+    ) {
+        let (w, x) = (data(PROGRAM_WEIGHTS, seed), data(PROGRAM_CONSTANTS, seed + 1.0));
+        let ((value, gradient), lent) = lent_by(|| program_grad(&w, &x, &plan));
+        prop_assert_eq!(lent, lent_loops(&plan));
+        prop_assert_eq!(value.to_bits(), program(&w, &x, &plan).to_bits());
+        let (written, written_gradient) = program_as_written_grad(&w, &x, &plan);
+        prop_assert_eq!(value.to_bits(), written.to_bits());
+        prop_assert_eq!(bits(&gradient), bits(&written_gradient));
+        let (pulled, pullback) = program_pullback(&w, &x, &plan);
+        prop_assert_eq!(pulled.to_bits(), value.to_bits());
+        prop_assert_eq!(bits(&pullback.pull(&1.0)), bits(&gradient));
+        assert_directions_match(|w| program(w, &x, &plan), &w, &gradient);
     }
 }
