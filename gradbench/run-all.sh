@@ -131,8 +131,7 @@ print("How `ad` computes each derivative (`gradbench/src/evals/`): one `_grad` (
       "tools record all k; ba one forward pass per observation on `ad::Dual<f64, ad::Lanes<15>>` "
       "with a lane per input of its block; ht one forward pass "
       "on `ad::Dual<f64, ad::Lanes<K>>` with a lane per Jacobian column (26, or 28 with the two "
-      "`u` columns; ht's rows ran 2026-11-24 20:01-20:08 with this, after 26-28 `_jvp` passes "
-      "gave 409 and 366).\n")
+      "`u` columns; on 2026-11-24, 26-28 `_jvp` passes instead gave 409 and 366).\n")
 tools = ["manual", "adol-c", "codipack", "adept"]
 print("| eval | sizes | ad | " + " | ".join(tools) + " | published (gradbench) | lower here |")
 print("| --- | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- |")
