@@ -37,7 +37,10 @@ fn layer(weights: &[f64], #[no_grad] inputs: &[f64], n: usize) -> f64 {
         for k in 0..n {
             pre += w[j * n + k] * x[k];
         }
-        total += pre.tanh();
+        // Through a `let`: a row's sum read by the next term alone would be kept in the
+        // output's record instead (`tests/nested_sums.rs`).
+        let activated = pre.tanh();
+        total += activated;
     }
     total
 }
@@ -56,7 +59,10 @@ fn layer_as_written(weights: &[f64], #[no_grad] inputs: &[f64], n: usize) -> f64
         for k in 0..n {
             pre += w[j * n + k] * x[k];
         }
-        total += pre.tanh();
+        // Through a `let`: a row's sum read by the next term alone would be kept in the
+        // output's record instead (`tests/nested_sums.rs`).
+        let activated = pre.tanh();
+        total += activated;
     }
     total
 }
@@ -74,7 +80,8 @@ fn forms(w: &[f64], b: &[f64], #[no_grad] x: &[f64], #[no_grad] y: &Vec<f64>) ->
         for k in 0..n {
             pre -= x[k] * w[j * n + k];
         }
-        total += pre * pre;
+        let squared = pre * pre;
+        total += squared;
         for k in 0..n {
             total += w[j * n + k] * y[k + 1];
         }
@@ -98,7 +105,8 @@ fn forms_as_written(w: &[f64], b: &[f64], #[no_grad] x: &[f64], #[no_grad] y: &V
         for k in 0..n {
             pre -= x[k] * w[j * n + k];
         }
-        total += pre * pre;
+        let squared = pre * pre;
+        total += squared;
         #[allow(clippy::needless_range_loop)]
         for k in 0..n {
             total += w[j * n + k] * y[k + 1];

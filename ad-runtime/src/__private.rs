@@ -24,10 +24,10 @@ pub use num_traits::Float;
 /// `fuse/arrays.rs`), and what `Var` knows of them.
 pub use crate::array::Array;
 pub use crate::tape::held::{
-    constants_lent, hold, lend_constants, lending, products_lent, seeded_as_values, Held, Hold,
-    Leaf, Lending, Plain, Slice, Values,
+    constants_lent, hold, lend_constants, lending, products_lent, seeded_as_values, sums_absorbed,
+    Held, Hold, Leaf, Lending, Plain, Slice, Values,
 };
-pub use crate::tape::Known;
+pub use crate::tape::{KeptRun, Known};
 
 /// The scalars a whole loop advances after its term (`power *= t`), kept over `f64`s while
 /// the loop runs (`ad-macro/src/fuse/driver.rs`): dropped, when the loop's call returns or a

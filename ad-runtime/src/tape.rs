@@ -84,6 +84,10 @@ pub(crate) struct Recording {
     /// How many leaves of those blocks kept one partial, the same in every term, which the
     /// tests read likewise.
     same_partials: usize,
+    /// Whether a sum may keep a loop sum's record inside its own ([`PendingSum::absorb`]):
+    /// only on a [`held::Lending`] tape, which is never detached (the readers of a detached
+    /// recording's slots, `sparse`, meet no group).
+    absorbs: bool,
 }
 
 /// A segment of a computation whose operations are not kept: its outputs are nodes with no
@@ -124,6 +128,7 @@ impl Recording {
             known_leaves: 0,
             lent: Vec::new(),
             same_partials: 0,
+            absorbs: false,
         }
     }
 
@@ -150,6 +155,7 @@ impl Recording {
         self.known_leaves = 0;
         self.lent.clear();
         self.same_partials = 0;
+        self.absorbs = false;
     }
 
     /// Drops every node from `nodes` on, and returns the checkpoints among them, for the caller
@@ -1463,6 +1469,230 @@ const LENT_RUN_MOST: usize = 1 << 16;
 /// them in 11 bits, so that the marker's bits are never a NaN's).
 const LENT_BEFORE: usize = 1 << 11;
 
+/// The bits of the partial of the marker that opens a record holding groups
+/// ([`PendingSum::absorb`]): a [`LentRun`]'s marker never sets the sign bit (nor is this a
+/// NaN's bits).
+const GROUPS: u64 = 1 << 63;
+
+/// Whether a record's slots open with the marker of groups ([`GROUPS`]).
+#[inline(always)]
+fn is_grouped(slots: &[Slot]) -> bool {
+    slots
+        .first()
+        .is_some_and(|slot| slot.operand == RUN_MARK && slot.partial.to_bits() == GROUPS)
+}
+
+/// Passes back a group's slots ([`pass_groups`]) with the adjoint `adjoint`, not 0: each
+/// slot as any other; each run (three slots: a marker of operand [`RUN_MARK`] whose partial's
+/// bits are the first node, the count (16 bits) and whether the loop subtracts, then two slots
+/// whose operands are the constants' address, see [`PendingSum::absorb`]) as the slots its
+/// loop would have stored, in the same order.
+///
+/// # Safety
+///
+/// Every operand in `slots` is below `adjoints.len()`, and so is every node of its lent runs,
+/// whose constants were lent to the session.
+#[inline(always)]
+unsafe fn pass_group(slots: &[Slot], adjoint: f64, adjoints: &mut [f64]) {
+    let mut rest = slots;
+    while let [slot, after @ ..] = rest {
+        if slot.operand != RUN_MARK {
+            *adjoints.get_unchecked_mut(slot.operand as usize) += adjoint * slot.partial;
+            rest = after;
+            continue;
+        }
+        let bits = slot.partial.to_bits();
+        let (first, count) = (bits as u32 as usize, (bits >> 32) as u16 as usize);
+        let scale = if bits >> 48 & 1 == 1 {
+            -adjoint
+        } else {
+            adjoint
+        };
+        let address = u64::from(after[0].operand) | u64::from(after[1].operand) << 32;
+        // SAFETY: the address and count of constants lent to this session, which outlive it
+        // (`held::Lending`), its provenance exposed when it was kept.
+        let constants = std::slice::from_raw_parts(
+            std::ptr::with_exposed_provenance::<f64>(address as usize),
+            count,
+        );
+        let run = adjoints.get_unchecked_mut(first..first + count);
+        for (to, constant) in run.iter_mut().zip(constants) {
+            *to += scale * constant;
+        }
+        rest = &after[2..];
+    }
+}
+
+/// The fewest terms of a loop kept for a term ([`KeptRun`]), the fewest a loop recorded whole
+/// has: kept, it costs no record of its own, so it pays from far shorter loops than a
+/// [`LentRun`] ([`LENT_SHORTEST`]). (The MLP benchmark's rows have 16 terms.)
+pub(crate) const ABSORBED_SHORTEST: usize = 8;
+
+/// [`pass_back`] of a record that holds groups ([`PendingSum::absorb`]), whose node's adjoint
+/// is `adjoint`, not 0: after its marker, each slot passes back as any other, and each group
+/// (a slot of operand [`RUN_MARK`] whose partial's bits are the group's length, a slot whose
+/// partial is its scale, then the kept loop's start and run, [`pass_group`]) passes back its
+/// slots as the loop's own record would with the adjoint `adjoint · scale`, the adjoint the
+/// loop's node would have had, to the bit, and nothing when that is 0, as that record would.
+///
+/// # Safety
+///
+/// Every operand in `slots` (and in its groups') is below `adjoints.len()`.
+#[inline(never)]
+unsafe fn pass_groups(slots: &[Slot], adjoint: f64, adjoints: &mut [f64]) {
+    let mut rest = &slots[1..];
+    while let [slot, after @ ..] = rest {
+        if slot.operand != RUN_MARK {
+            *adjoints.get_unchecked_mut(slot.operand as usize) += adjoint * slot.partial;
+            rest = after;
+            continue;
+        }
+        let length = slot.partial.to_bits() as usize;
+        let (scale, group) = after.split_at(1);
+        let (group, after) = group.split_at(length);
+        let scaled = adjoint * scale[0].partial;
+        if scaled != 0.0 {
+            pass_group(group, scaled, adjoints);
+        }
+        rest = after;
+    }
+}
+
+/// A loop sum `pre = start ± Σₜ w[t] · c[t]` (`let mut pre = b[j]; for k in .. { pre += w[j * n
+/// + k] * x[k] }`) over a run of consecutive nodes `w` and constants `c` lent to the session,
+/// kept, unrecorded, for the one term of an enclosing sum that reads `pre` last
+/// ([`PendingSum::absorb`], `Accumulate::add_scaled_kept`): its start, the run's first node
+/// and length, where the constants are (their provenance exposed), whether the loop subtracts,
+/// and the sum's value.
+#[doc(hidden)]
+pub struct KeptRun {
+    start: Var,
+    first: u32,
+    count: u32,
+    address: usize,
+    negated: bool,
+    tag: u32,
+    value: f64,
+}
+
+impl KeptRun {
+    /// The sum's value, `pre` as the loop leaves it.
+    #[inline(always)]
+    pub fn value(&self) -> f64 {
+        self.value
+    }
+
+    /// `start ± Σ leaf[t] · constants[t]` by `term` (which gives each term's value from its
+    /// leaf's, and leaves the loop's counters as the loop as written does; with `pure`, by the
+    /// products themselves: the same numbers, but the payload of a NaN times a NaN, whose
+    /// order may differ), kept, when the loop has from [`ABSORBED_SHORTEST`] to
+    /// [`LENT_RUN_MOST`] terms, the tape keeps loops in others' records (a
+    /// [`held::Lending`] tape), the constants lie within constants lent to it, and the leaf's
+    /// elements are consecutive nodes of this session; `None`, having run nothing, otherwise.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    pub(crate) fn keep(
+        start: Var,
+        pure: bool,
+        subtract: bool,
+        range: std::ops::Range<usize>,
+        slice: Leaf<'_, Var>,
+        offsets: [usize; 2],
+        constants: Option<&[f64]>,
+        term: impl FnMut(usize, [f64; 1]) -> (f64, [f64; 1]),
+    ) -> Option<KeptRun> {
+        let count = range.len();
+        if !(ABSORBED_SHORTEST..LENT_RUN_MOST).contains(&count) {
+            return None;
+        }
+        let within = |offset: usize| offset..offset.saturating_add(count);
+        let constants = constants?.get(within(offsets[1]))?;
+        let tag = with_active_recording(|r| (r.absorbs && r.lends(constants)).then_some(r.tag))??;
+        if !start.is_constant() && start.tape != tag {
+            return None;
+        }
+        let (leaf, first) = match slice {
+            Leaf::Scalars(vars) => {
+                let leaf = vars.get(within(offsets[0]))?;
+                (Strided::of_vars(leaf), run_of(leaf, tag).flatten()?)
+            }
+            Leaf::Values(held) => {
+                let (values, first) = held.part(within(offsets[0]), tag)?;
+                (Strided::of_values(values), first)
+            }
+        };
+        with_recording(|r| r.whole_loops += 1);
+        let run = (start, subtract, range, leaf, first, constants, tag);
+        Some(if pure {
+            KeptRun::run(run, |_, value, constant| value * constant)
+        } else {
+            let from = run.2.start;
+            let mut term = term;
+            KeptRun::run(run, |t, value, _| term(from + t, [value]).0)
+        })
+    }
+
+    /// [`KeptRun::keep`] once kept: the terms' values. Out of line, as [`PendingSum::add_runs`].
+    #[allow(clippy::too_many_arguments)]
+    #[inline(never)]
+    fn run(
+        (start, subtract, range, leaf, first, constants, tag): (
+            Var,
+            bool,
+            std::ops::Range<usize>,
+            Strided<'_>,
+            u32,
+            &[f64],
+            u32,
+        ),
+        mut term: impl FnMut(usize, f64, f64) -> f64,
+    ) -> KeptRun {
+        assert!(leaf.len() == range.len() && constants.len() == range.len());
+        let mut value = start.value;
+        for (t, &constant) in constants.iter().enumerate() {
+            // SAFETY: `t < constants.len() == leaf.len()` (asserted).
+            let term = term(t, unsafe { leaf.get(t) }, constant);
+            value = if subtract { value - term } else { value + term };
+        }
+        KeptRun {
+            start,
+            first,
+            count: constants.len() as u32,
+            address: constants.as_ptr().expose_provenance(),
+            negated: subtract,
+            tag,
+            value,
+        }
+    }
+
+    /// The record the loop as written would have made, for a term that does not take the sum
+    /// whole: its start, then each node of the run with its constant (negated for `-=`).
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn record(self) -> Var {
+        let mut sum = PendingSum::new(self.start);
+        // SAFETY: the constants were lent to this session ([`KeptRun::keep`]), which outlives
+        // them; the address kept their provenance exposed.
+        let constants = unsafe {
+            std::slice::from_raw_parts(
+                std::ptr::with_exposed_provenance::<f64>(self.address),
+                self.count as usize,
+            )
+        };
+        let sign = if self.negated { -1.0 } else { 1.0 };
+        for (t, constant) in constants.iter().enumerate() {
+            let node = Var {
+                value: 0.0,
+                index: self.first + t as u32,
+                tape: self.tag,
+            };
+            sum.push(node, sign * constant);
+        }
+        *sum.value_mut() = self.value;
+        sum.finish()
+    }
+}
+
 /// A loop sum `Σₜ w[t] · c[t]` (`pre += w[j * n + k] * x[k]`) over a run of consecutive nodes
 /// `w` and constants `c` that the companion lent ([`held::lend_constants`], a `#[no_grad]`
 /// slice parameter), kept in the sum's own slots as the run's first node, its length and where
@@ -1561,6 +1791,9 @@ impl LentRun {
     /// Every operand of the record is below `adjoints.len()`.
     #[inline(never)]
     unsafe fn pass_back(self, slots: &[Slot], adjoint: f64, adjoints: &mut [f64]) {
+        if is_grouped(slots) {
+            return pass_groups(slots, adjoint, adjoints);
+        }
         let (before, constants, after) = self.parts(slots);
         let pass = |slots: &[Slot], adjoints: &mut [f64]| {
             for slot in slots {
@@ -2542,6 +2775,59 @@ impl PendingSum {
         });
     }
 
+    /// Adds `factor · kept`, a loop sum read once, as a leaf of a term of this sum whose partial
+    /// by it is `factor`: a group of this sum's record (see [`pass_groups`]): the loop's start,
+    /// if it has a node, then its run, so that it makes no record of its own and stores no
+    /// partial. The sweep passes back the same numbers in the same order as the loop sum's
+    /// record would give each adjoint, but for the records between the two nodes (other terms'
+    /// groups included), which its additions now precede. A sum opened by a lent run takes it as
+    /// a node instead.
+    #[inline(always)]
+    pub(crate) fn absorb(&mut self, kept: KeptRun, factor: f64) {
+        if self.tag != kept.tag && self.tag != 0 {
+            wrong_tape(kept.tag, self.tag);
+        }
+        if !is_grouped(&self.slots) {
+            if LentRun::of(&self.slots).is_some() {
+                let node = kept.record();
+                self.push(node, factor);
+                return;
+            }
+            let marker = Slot {
+                partial: f64::from_bits(GROUPS),
+                operand: RUN_MARK,
+            };
+            self.slots.insert(0, marker);
+        }
+        self.tag = kept.tag;
+        let start = (!kept.start.is_constant()).then_some(kept.start.index);
+        let length = 3 + usize::from(start.is_some());
+        let at = self.slots.len();
+        self.slots.reserve(2 + length);
+        let bits =
+            u64::from(kept.first) | u64::from(kept.count) << 32 | u64::from(kept.negated) << 48;
+        let slot = |partial: f64, operand: u32| Slot { partial, operand };
+        // SAFETY: `2 + length` slots were reserved above, written before the length covers
+        // them (one by one: `extend_from_slice` called `memcpy` for them).
+        unsafe {
+            let mut to = self.slots.as_mut_ptr().add(at);
+            let mut write = |slot: Slot| {
+                to.write(slot);
+                to = to.add(1);
+            };
+            write(slot(f64::from_bits(length as u64), RUN_MARK));
+            write(slot(factor, 0));
+            if let Some(node) = start {
+                write(slot(1.0, node));
+            }
+            write(slot(f64::from_bits(bits), RUN_MARK));
+            write(slot(0.0, kept.address as u32));
+            write(slot(0.0, (kept.address as u64 >> 32) as u32));
+            self.slots.set_len(at + 2 + length);
+        }
+        held::count_absorbed();
+    }
+
     /// The value so far, which the caller keeps as `f64` would.
     #[inline(always)]
     pub(crate) fn value_mut(&mut self) -> &mut f64 {
@@ -3071,6 +3357,12 @@ impl Tape {
         f(unsafe { &mut *self.recording.as_ptr() })
     }
 
+    /// Lets this session's sums keep loop sums' records inside theirs
+    /// ([`PendingSum::absorb`]): a [`held::Lending`] tape's, which is never detached.
+    pub(crate) fn absorb_sums(&self) {
+        self.with_active(|r| r.absorbs = true);
+    }
+
     /// Lends `constants` to this session's records (see [`held::lend_constants`]).
     pub(crate) fn lend(&self, constants: &[f64]) {
         self.with_active(|r| {
@@ -3287,10 +3579,11 @@ impl Tape {
         // and no tape is nested in it (it was the innermost); `tape` is not dropped, so this
         // box is now its only owner.
         let recording = unsafe { Box::from_raw(tape.recording.as_ptr()) };
-        // Only a `held::Lending` tape is lent constants, and it is never detached: the readers
-        // of a detached recording's slots (`sparse`) meet no `LentRun`.
+        // Only a `held::Lending` tape is lent constants or keeps loop sums inside others, and it
+        // is never detached: the readers of a detached recording's slots (`sparse`) meet no
+        // `LentRun` and no group.
         assert!(
-            recording.lent.is_empty(),
+            recording.lent.is_empty() && !recording.absorbs,
             "a detached tape was lent constants"
         );
         Detached {

@@ -43,6 +43,32 @@ pub struct FusionState {
     /// then let a callee read what a statement changes, so no offer stays past a change
     /// ([`changed_variable`]).
     pub unsafe_code: bool,
+    /// While a loop that sums into a variable the next statement's term reads last is folded
+    /// ([`Driver::fold_offering_block`]).
+    deferring: Option<Deferral>,
+    /// While that term's statement is folded, the sum kept for it.
+    deferred: Option<Kept>,
+}
+
+/// A loop sum the term after it reads last ([`deferrable`]), while the loop is folded.
+struct Deferral {
+    /// The variable the loop sums into.
+    name: Ident,
+    /// Whether the loop is recorded whole as a leaf times constants, the one form whose sum is
+    /// kept (`add_scaled_kept`).
+    scaled: bool,
+    /// Whether the fold kept the sum (`Accumulate::defer`).
+    made: bool,
+}
+
+/// The sum a loop kept for the term after it, while the term's statement is folded.
+struct Kept {
+    /// The variable the loop summed into.
+    name: Ident,
+    /// The local that holds the kept sum.
+    sum: Ident,
+    /// Whether the term took the sum (`Accumulate::add_absorbing`).
+    absorbed: bool,
 }
 
 impl FusionState {
@@ -59,6 +85,8 @@ impl FusionState {
             arrays: HashSet::new(),
             values: HashSet::new(),
             unsafe_code: false,
+            deferring: None,
+            deferred: None,
         }
     }
 
@@ -185,6 +213,11 @@ pub trait Driver: Fold {
             self.state_mut().sums.insert(name.to_string(), sum.clone());
         }
         let is_loop = matches!(expr, Expr::Loop(_));
+        // The loop the next statement's term reads the sum of, last ([`deferrable`]).
+        let deferring = match (&self.state().deferring, names.as_slice()) {
+            (Some(deferral), [name]) => deferral.name == *name && matches!(expr, Expr::ForLoop(_)),
+            _ => false,
+        };
         let span = expr.span();
         // A loop that accumulates one name may add its terms whole; one that accumulates none
         // may write its elements whole.
@@ -208,14 +241,44 @@ pub trait Driver: Fold {
         for name in &names {
             self.state_mut().sums.remove(&name.to_string());
         }
-        let scalar = self.scalar();
+        let scalar = self.scalar().clone();
         let accumulate = quote!(<#scalar as ::ad::__private::Accumulate>);
+        let whole_call = whole.clone();
         // A `loop` may break with a value: keep it.
         let (run, value) = match whole {
             Some((bounds, call)) => (quote!(#bounds if !#call { #folded }), quote!()),
             None if is_loop => (quote!(let __ad_loop = #folded;), quote!(__ad_loop)),
             None => (quote!(#folded;), quote!()),
         };
+        // Before: `let mut pre = b[j]; for k in 0..n { pre += w[j * n + k] * x[k]; } total +=
+        // f(pre);`. After, for the loop: `let __ad_kept_pre = { <bounds> match
+        // add_scaled_kept(pre, ..) { Some(kept) => { pre = <its value>; Some(kept) } None => {
+        // <the loop into a sum of its own> None } } };`, the term then `add_absorbing`.
+        let kept = match (&mut self.state_mut().deferring, whole_call) {
+            (Some(deferral), Some((bounds, call))) if deferring && deferral.scaled => {
+                deferral.made = true;
+                Some((bounds, call))
+            }
+            _ => None,
+        };
+        if let Some((bounds, call)) = kept {
+            let (name, sum) = (&names[0], &sums[0]);
+            return syn::parse_quote_spanned!(span=> {
+                #bounds
+                match #call {
+                    ::core::option::Option::Some(__ad_kept) => {
+                        #name = <#scalar as ::ad::Real>::from_f64(__ad_kept.value());
+                        ::core::option::Option::Some(__ad_kept)
+                    }
+                    ::core::option::Option::None => {
+                        let mut #sum = #accumulate::start(#name);
+                        #folded
+                        #name = #accumulate::finish(#sum);
+                        ::core::option::Option::None
+                    }
+                }
+            });
+        }
         syn::parse_quote_spanned!(span=> {
             #(let mut #sums = #accumulate::start(#names);)*
             #run
@@ -702,13 +765,30 @@ pub trait Driver: Fold {
         let suffix = if lanes.is_some() { "_lanes" } else { "" };
         let lanes = lanes.into_iter();
         let call = match target {
-            Target::Sum { sum, subtract, .. } if scaled.is_some() => {
+            Target::Sum {
+                sum,
+                subtract,
+                total,
+            } if scaled.is_some() => {
                 let (constants, place) = scaled?;
                 let offset = at(self, *place);
                 let constants = self.fold_keeping_constant(constants);
+                // Into a variable the next statement's term reads last: kept for it, unrecorded
+                // (`add_scaled_kept(pre, ..)`, from the value `pre` starts at); not with
+                // scalars advanced, whose path says `false` when they carry a derivative.
+                let (method, first) = match &mut self.state_mut().deferring {
+                    Some(deferral) if deferral.name == total && carried.is_empty() => {
+                        deferral.scaled = true;
+                        // A term that is the product alone, with no counter: the scalar may
+                        // compute it from the leaf and the constant directly.
+                        let pure = counters.is_empty();
+                        (format_ident!("add_scaled_kept"), quote!(#total, #pure))
+                    }
+                    _ => (format_ident!("add_scaled"), quote!(&mut #sum)),
+                };
                 quote_spanned! {span=>
-                    <#scalar as ::ad::__private::Accumulate>::add_scaled(
-                        &mut #sum,
+                    <#scalar as ::ad::__private::Accumulate>::#method(
+                        #first,
                         #subtract,
                         #range,
                         [#(#slices),*],
@@ -974,12 +1054,26 @@ pub trait Driver: Fold {
     fn fold_term(&mut self, binary: syn::ExprBinary, sum: Ident, inline: bool) -> Expr {
         let subtract = matches!(binary.op, syn::BinOp::SubAssign(_));
         let scalar = self.scalar().clone();
-        match Fusion::term(&binary.right, &self.state().scopes, inline) {
+        // The term of the statement after a loop whose sum it reads last ([`deferrable`]).
+        let deferred = self.state_mut().deferred.take();
+        let term = Fusion::term(&binary.right, &self.state().scopes, inline);
+        let position = match (&term, &deferred) {
+            (Some(term), Some(kept)) => term.leaf_position(&kept.name),
+            _ => None,
+        };
+        let absorbed = match (position, deferred) {
+            (Some(position), Some(kept)) => Ok((kept, position)),
+            (_, deferred) => Err(deferred),
+        };
+        let expanded = match term {
             Some(term) => {
                 self.count_inlined(&term);
-                term.expand_term(&scalar, &sum, subtract, |expr, fuse| {
-                    self.translate(expr, fuse)
-                })
+                let translate = |expr, fuse| self.translate(expr, fuse);
+                let place = absorbed
+                    .as_ref()
+                    .ok()
+                    .map(|(kept, position)| (*position, &kept.sum));
+                term.expand_term(&scalar, &sum, subtract, place, translate)
             }
             None => {
                 let span = binary.span();
@@ -987,7 +1081,17 @@ pub trait Driver: Fold {
                 let right = self.fold_expr(*binary.right);
                 syn::parse_quote_spanned!(span=> #sum #op #right)
             }
-        }
+        };
+        // Set again once the term is folded (no term inside it takes the sum): taken, or left
+        // for the block, which records the sum before the statement.
+        self.state_mut().deferred = match absorbed {
+            Ok((kept, _)) => Some(Kept {
+                absorbed: true,
+                ..kept
+            }),
+            Err(deferred) => deferred,
+        };
+        expanded
     }
 
     /// Folds a block in a scope of its own, offering its `let`s to the statements after it.
@@ -997,13 +1101,41 @@ pub trait Driver: Fold {
     /// [`Scopes::withdraw_offers_changed`]), come between; any other statement withdraws the block's offers.
     /// At the end, each offered `let` learns whether every later mention of its name was
     /// inlined.
+    ///
+    /// A loop sum the next statement's term reads last ([`deferrable`]) is kept for that term:
+    /// before, `let mut pre = b[j]; for k in 0..n { pre += w[j * n + k] * x[k]; } total +=
+    /// f(pre);`; after, `let mut pre = b[j]; let __ad_kept_pre = { <the loop, recorded whole
+    /// by add_scaled_kept, or into a sum of its own> }; add_absorbing(&mut <total's sum>, ..,
+    /// <pre's place among the leaves>, __ad_kept_pre, ..);`, or `undefer(__ad_kept_pre, &mut
+    /// pre);` before the statement when its term cannot take the sum.
     fn fold_offering_block(&mut self, block: syn::Block) -> syn::Block {
         self.state_mut().scopes.push();
         let original = block.stmts.clone();
         let mut stmts = Vec::with_capacity(original.len());
         let mut offered = Vec::new();
+        // A loop sum the term after it reads last ([`deferrable`]): the name and the loop's
+        // place; then the name and the sum kept, for the term's statement.
+        let mut deferral: Option<(Ident, usize)> = None;
+        let mut kept: Option<Kept> = None;
         for (position, stmt) in block.stmts.into_iter().enumerate() {
             let offers = self.state().offers;
+            // Set for this statement alone (the blocks inside it leave them as they are).
+            let deferring = deferral.take().filter(|(_, at)| *at == position);
+            if let Some((name, _)) = &deferring {
+                self.state_mut().deferring = Some(Deferral {
+                    name: name.clone(),
+                    scaled: false,
+                    made: false,
+                });
+            }
+            let term = kept.is_some();
+            if let Some(kept) = kept.take() {
+                self.state_mut().deferred = Some(kept);
+            }
+            if matches!(stmt, Stmt::Local(_)) && self.state().fusing {
+                deferral = deferrable(&original[position..], &self.state().sums)
+                    .map(|name| (name, position + 1));
+            }
             let folded = match &stmt {
                 Stmt::Local(local) => {
                     let later = let_name(local).map_or(0, |name| {
@@ -1016,12 +1148,37 @@ pub trait Driver: Fold {
                 }
                 _ => None,
             };
-            let folded = folded.unwrap_or_else(|| {
+            let mut folded = folded.unwrap_or_else(|| {
                 self.state_mut().inline = true;
                 let folded = self.fold_stmt(stmt);
                 self.state_mut().inline = false;
                 folded
             });
+            // The loop's sum kept for the term: `let __ad_kept_name = { .. defer(sum, &mut
+            // name) };`.
+            if let Some(deferral) = deferring.and_then(|_| self.state_mut().deferring.take()) {
+                if let (true, Stmt::Expr(expr, _)) = (deferral.made, &folded) {
+                    let name = deferral.name;
+                    let sum = format_ident!("__ad_kept_{}", name, span = Span::mixed_site());
+                    folded = syn::parse_quote!(let #sum = #expr;);
+                    kept = Some(Kept {
+                        name,
+                        sum,
+                        absorbed: false,
+                    });
+                }
+            }
+            // The term's statement, which `fold_term` made `add_absorbing` when it could;
+            // otherwise the sum is finished before it (`undefer`), into the sum it took from.
+            if let Some(kept) = term.then(|| self.state_mut().deferred.take()).flatten() {
+                if !kept.absorbed {
+                    let Kept { name, sum, .. } = kept;
+                    let scalar = self.scalar();
+                    stmts.push(syn::parse_quote!(
+                        <#scalar as ::ad::__private::Accumulate>::undefer(#sum, &mut #name);
+                    ));
+                }
+            }
             match (&folded, self.state().offers > offers) {
                 (Stmt::Local(local), true) => {
                     if let Some(name) = let_name(local) {
@@ -1068,6 +1225,43 @@ pub trait Driver: Fold {
         self.state_mut().scopes.pop();
         syn::Block { stmts, ..block }
     }
+}
+
+/// `name` when `stmts` open with `let mut name = init;` (or `let mut name: f64 = init;`), a
+/// `for` loop that accumulates `name` alone (`name += e`, [`accumulated`]), and a term that
+/// reads it into the sum of an enclosing loop (`total += f(name)`), with no mention of `name`
+/// after it: the loop's sum is then read once, as a leaf of that term, whose record may keep
+/// it (`Accumulate::add_absorbing`) instead of a node of its own.
+fn deferrable(stmts: &[Stmt], sums: &HashMap<String, Ident>) -> Option<Ident> {
+    let [Stmt::Local(local), Stmt::Expr(looped @ Expr::ForLoop(_), _), Stmt::Expr(Expr::Binary(term), _), after @ ..] =
+        stmts
+    else {
+        return None;
+    };
+    let pat = match &local.pat {
+        Pat::Type(typed) if is_f64(&typed.ty) => &*typed.pat,
+        Pat::Type(_) => return None,
+        pat => pat,
+    };
+    let Pat::Ident(pat) = pat else {
+        return None;
+    };
+    let name = &pat.ident;
+    let plain = pat.by_ref.is_none() && pat.mutability.is_some() && pat.subpat.is_none();
+    let initialised = local
+        .init
+        .as_ref()
+        .is_some_and(|init| init.diverge.is_none());
+    let reads = |tokens: TokenStream| mentions(tokens, name) > 0;
+    (plain
+        && accumulated_place(term, sums).is_some()
+        && initialised
+        && local.attrs.is_empty()
+        && accumulated(looped).as_slice() == [name.clone()]
+        && !reads(term.left.to_token_stream())
+        && reads(term.right.to_token_stream())
+        && !after.iter().any(|stmt| reads(stmt.to_token_stream())))
+    .then(|| name.clone())
 }
 
 /// The name, the initialiser and its analysis of `let name = init;` (or `let name: f64 =

@@ -248,22 +248,62 @@ impl Fusion {
         })
     }
 
-    /// The generated code of `total += e` (`subtract`: `-=`) with `total` accumulated in `sum`.
+    /// The generated code of `total += e` (`subtract`: `-=`) with `total` accumulated in `sum`;
+    /// with `kept`, `e`'s leaf at that place ([`Fusion::leaf_position`]) is the variable of a
+    /// loop sum kept in that local for this term (`Accumulate::add_scaled_kept`), which the
+    /// term takes (`Accumulate::add_absorbing`).
     pub fn expand_term(
         self,
         scalar: &Ident,
         sum: &Ident,
         subtract: bool,
+        kept: Option<(usize, &Ident)>,
         translate: impl FnMut(Expr, bool) -> Expr,
     ) -> Expr {
         let forward = self.saves_tangent_operations();
         self.generate(scalar, translate, |leaves, derivatives, unfused| {
             let count = leaves.len();
-            quote! {
-                <#scalar as ::ad::__private::Accumulate>::add::<#forward, #count>(
-                    &mut #sum, #subtract, [#(#leaves),*], #derivatives, || #unfused)
+            let accumulate = quote!(<#scalar as ::ad::__private::Accumulate>);
+            match kept {
+                Some((position, kept)) => quote! {
+                    #accumulate::add_absorbing::<#forward, #count>(&mut #sum, #subtract,
+                        [#(#leaves),*], #position, #kept, #derivatives, || #unfused)
+                },
+                None => quote! {
+                    #accumulate::add::<#forward, #count>(
+                        &mut #sum, #subtract, [#(#leaves),*], #derivatives, || #unfused)
+                },
             }
         })
+    }
+
+    /// The place among the leaves (the order [`Fusion::expand_term`] passes them in) of the
+    /// one leaf that is `name` itself, when `name` is a leaf once and nothing else the record
+    /// takes mentions it.
+    pub fn leaf_position(&self, name: &Ident) -> Option<usize> {
+        let is_name =
+            |expr: &Expr| matches!(strip(expr), Expr::Path(path) if path.path.is_ident(name));
+        let mut position = None;
+        for (place, temp) in self
+            .temps
+            .iter()
+            .filter(|temp| matches!(temp.role, Role::Scalar(_)))
+            .enumerate()
+        {
+            if is_name(&temp.expr) && position.is_none() {
+                position = Some(place);
+            } else if mentions(temp.expr.to_token_stream(), name) > 0 {
+                return None;
+            }
+        }
+        let mut constants = self
+            .temps
+            .iter()
+            .filter(|temp| !matches!(temp.role, Role::Scalar(_)));
+        if constants.any(|temp| mentions(temp.expr.to_token_stream(), name) > 0) {
+            return None;
+        }
+        position
     }
 
     /// The scalar leaves of a term of a loop, in slot order, each where `leaf` finds it; `None`

@@ -9,6 +9,7 @@
 use crate::checkpoint::Schedule;
 use crate::scalar::rules::Pack;
 use crate::tape::held::Leaf;
+use crate::tape::KeptRun;
 use crate::Dual;
 use std::borrow::Cow;
 use std::ops::{AddAssign, Range, SubAssign};
@@ -176,6 +177,54 @@ pub trait Accumulate: Fuse {
 
     /// The sum's value.
     fn finish(sum: Self::Sum) -> Self;
+
+    /// [`Accumulate::add_scaled`] of a loop `for k in range { pre += w[..] * x[k] }` (`-=`:
+    /// `subtract`) into a variable `pre` that one term of an enclosing sum reads last, the
+    /// loop's start the value of `pre` before it (`let mut pre = start; <the loop>; total +=
+    /// f(pre);`, which the macro checks): `Var` may keep the loop's sum unrecorded for that
+    /// term ([`Accumulate::add_absorbing`]), returning it; `None`, having done nothing, when
+    /// the caller must run the loop into a sum of its own (always, by default). `pure`: the
+    /// term is the product alone, and running `term` changes nothing else (no counter, no
+    /// scalar advanced), so the scalar may compute each term from its leaf and its constant.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn add_scaled_kept(
+        _start: Self,
+        _pure: bool,
+        _subtract: bool,
+        _range: Range<usize>,
+        _slices: [Leaf<'_, Self>; 1],
+        _offsets: impl FnOnce() -> [usize; 2],
+        _known: [<Self as Fuse>::Known; 1],
+        _constants: Option<&[f64]>,
+        _term: impl FnMut(usize, [f64; 1]) -> (f64, [f64; 1]),
+    ) -> Option<KeptRun> {
+        None
+    }
+
+    /// Records a loop sum [`Accumulate::add_scaled_kept`] kept, into `name`, where no term
+    /// takes it.
+    #[inline(always)]
+    fn undefer(_kept: Option<KeptRun>, _name: &mut Self) {}
+
+    /// [`Accumulate::add`] of a term whose leaf `position` is the variable of a loop sum
+    /// [`Accumulate::add_scaled_kept`] kept in `kept` (its value alone in the leaf): `Var`
+    /// keeps that loop in this sum's record, scaled by the term's partial by it. By default
+    /// (`kept` is `None`), `add`.
+    #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
+    fn add_absorbing<const FORWARD: bool, const K: usize>(
+        sum: &mut Self::Sum,
+        subtract: bool,
+        leaves: [Self; K],
+        _position: usize,
+        _kept: Option<KeptRun>,
+        derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+        second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
+        unfused: impl FnOnce() -> Self,
+    ) {
+        Self::add::<FORWARD, K>(sum, subtract, leaves, derivative, second, unfused);
+    }
 
     /// For a loop sum of `Dual`s whose value and tangent are of this type, kept in `value` and
     /// `tangent`: adds (`subtract`: subtracts) a fused term's value and tangent, from the values

@@ -12,7 +12,7 @@ use crate::real::{checked_partials, Accumulate, Checkpoint, Fuse, IntoReal, Prim
 use crate::scalar::rules::Pack;
 use crate::tape::held::Leaf;
 use crate::tape::{
-    fill_loop, record_fused, record_nary, InLanes, Known, OneByOne, PendingSum, Terms,
+    fill_loop, record_fused, record_nary, InLanes, KeptRun, Known, OneByOne, PendingSum, Terms,
 };
 use crate::{DualPart, Tape};
 use std::borrow::Cow;
@@ -291,13 +291,7 @@ impl Accumulate for Var {
         _second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
         _unfused: impl FnOnce() -> Var,
     ) {
-        let (value, partials) = derivative(leaves.map(Var::value));
-        let sign = if subtract { -1.0 } else { 1.0 };
-        if subtract {
-            *sum.value_mut() -= value;
-        } else {
-            *sum.value_mut() += value;
-        }
+        let (sign, partials) = add_value(sum, subtract, leaves, derivative);
         for (leaf, partial) in leaves.into_iter().zip(partials) {
             sum.push(leaf, sign * partial);
         }
@@ -410,6 +404,74 @@ impl Accumulate for Var {
         range.is_empty()
             || range.len() >= SHORTEST_WHOLE_LOOP
                 && sum.add_scaled(subtract, range, slices, offsets(), known, constants, term)
+    }
+
+    #[inline(always)]
+    fn add_scaled_kept(
+        start: Var,
+        pure: bool,
+        subtract: bool,
+        range: Range<usize>,
+        slices: [Leaf<'_, Var>; 1],
+        offsets: impl FnOnce() -> [usize; 2],
+        _known: [Known; 1],
+        constants: Option<&[f64]>,
+        term: impl FnMut(usize, [f64; 1]) -> (f64, [f64; 1]),
+    ) -> Option<KeptRun> {
+        let [slice] = slices;
+        let offsets = offsets();
+        KeptRun::keep(
+            start, pure, subtract, range, slice, offsets, constants, term,
+        )
+    }
+
+    #[inline(always)]
+    fn undefer(kept: Option<KeptRun>, name: &mut Var) {
+        if let Some(kept) = kept {
+            *name = kept.record();
+        }
+    }
+
+    #[inline(always)]
+    fn add_absorbing<const FORWARD: bool, const K: usize>(
+        sum: &mut PendingSum,
+        subtract: bool,
+        leaves: [Var; K],
+        position: usize,
+        kept: Option<KeptRun>,
+        derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+        _second: impl FnOnce([Second; K]) -> (Second, [Second; K]),
+        _unfused: impl FnOnce() -> Var,
+    ) {
+        let (sign, partials) = add_value(sum, subtract, leaves, derivative);
+        for (k, (leaf, partial)) in leaves.into_iter().zip(partials).enumerate() {
+            match (k == position, &kept) {
+                (true, Some(_)) => {}
+                _ => sum.push(leaf, sign * partial),
+            }
+        }
+        if let Some(kept) = kept {
+            sum.absorb(kept, sign * partials[position]);
+        }
+    }
+}
+
+/// Adds (`subtract`: subtracts) a term's value by `derivative` to `sum`'s, and gives the sign
+/// its leaves' partials take and the partials.
+#[inline(always)]
+fn add_value<const K: usize>(
+    sum: &mut PendingSum,
+    subtract: bool,
+    leaves: [Var; K],
+    derivative: impl FnOnce([f64; K]) -> (f64, [f64; K]),
+) -> (f64, [f64; K]) {
+    let (value, partials) = derivative(leaves.map(Var::value));
+    if subtract {
+        *sum.value_mut() -= value;
+        (-1.0, partials)
+    } else {
+        *sum.value_mut() += value;
+        (1.0, partials)
     }
 }
 

@@ -21,6 +21,8 @@ thread_local! {
     /// How many loop sums on this thread read their partials from lent constants
     /// ([`constants_lent`]).
     static CONSTANTS_LENT: Cell<usize> = const { Cell::new(0) };
+    /// How many sums on this thread were kept inside another sum's record ([`sums_absorbed`]).
+    static SUMS_ABSORBED: Cell<usize> = const { Cell::new(0) };
 }
 
 /// How many parameters the companions on this thread have seeded as values so far; for
@@ -42,6 +44,18 @@ pub fn products_lent() -> usize {
 /// generated code calls it.
 pub fn constants_lent() -> usize {
     CONSTANTS_LENT.with(Cell::get)
+}
+
+/// How many loop sums, each used once in a term of an enclosing sum, have been kept on this
+/// thread inside that sum's record (`Accumulate::add_absorbing`); for
+/// `tests/nested_sums.rs`. No generated code calls it.
+pub fn sums_absorbed() -> usize {
+    SUMS_ABSORBED.with(Cell::get)
+}
+
+/// Counts a sum kept so ([`sums_absorbed`]).
+pub(crate) fn count_absorbed() {
+    SUMS_ABSORBED.with(|count| count.set(count.get() + 1));
 }
 
 /// Counts a loop sum kept so ([`constants_lent`]).
@@ -103,6 +117,7 @@ pub fn lending<'env, R>(body: impl for<'scope> FnOnce(&'scope Lending<'env>) -> 
         tape: Tape::new(),
         env: PhantomData,
     };
+    lending.tape.absorb_sums();
     body(&lending)
 }
 
