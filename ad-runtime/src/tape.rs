@@ -1558,6 +1558,26 @@ unsafe fn pass_groups(slots: &[Slot], adjoint: f64, adjoints: &mut [f64]) {
     }
 }
 
+/// The elements `within` of a whole loop's leaf as a run of this session's (`tag`'s) nodes:
+/// their values and the first node; `None` when they are not (out of the slice, or not
+/// consecutive nodes of the session).
+#[inline(always)]
+fn run_leaf<'a>(
+    slice: Leaf<'a, Var>,
+    within: std::ops::Range<usize>,
+    tag: u32,
+) -> Option<(Strided<'a>, u32)> {
+    match slice {
+        Leaf::Scalars(vars) => vars.get(within).and_then(|leaf| {
+            let first = run_of(leaf, tag).flatten()?;
+            Some((Strided::of_vars(leaf), first))
+        }),
+        Leaf::Values(held) => held
+            .part(within, tag)
+            .map(|(values, first)| (Strided::of_values(values), first)),
+    }
+}
+
 /// A loop sum `pre = start ± Σₜ w[t] · c[t]` (`let mut pre = b[j]; for k in .. { pre += w[j * n
 /// + k] * x[k] }`) over a run of consecutive nodes `w` and constants `c` lent to the session,
 /// kept, unrecorded, for the one term of an enclosing sum that reads `pre` last
@@ -1611,59 +1631,51 @@ impl KeptRun {
         if !start.is_constant() && start.tape != tag {
             return None;
         }
-        let (leaf, first) = match slice {
-            Leaf::Scalars(vars) => {
-                let leaf = vars.get(within(offsets[0]))?;
-                (Strided::of_vars(leaf), run_of(leaf, tag).flatten()?)
-            }
-            Leaf::Values(held) => {
-                let (values, first) = held.part(within(offsets[0]), tag)?;
-                (Strided::of_values(values), first)
-            }
-        };
+        let (leaf, first) = run_leaf(slice, within(offsets[0]), tag)?;
         with_recording(|r| r.whole_loops += 1);
-        let run = (start, subtract, range, leaf, first, constants, tag);
-        Some(if pure {
-            KeptRun::run(run, |_, value, constant| value * constant)
+        let value = if pure {
+            KeptRun::sum(
+                start.value,
+                subtract,
+                leaf,
+                constants,
+                |_, value, constant| value * constant,
+            )
         } else {
-            let from = run.2.start;
-            let mut term = term;
-            KeptRun::run(run, |t, value, _| term(from + t, [value]).0)
+            let (from, mut term) = (range.start, term);
+            KeptRun::sum(start.value, subtract, leaf, constants, |t, value, _| {
+                term(from + t, [value]).0
+            })
+        };
+        Some(KeptRun {
+            start,
+            first,
+            count: count as u32,
+            address: constants.as_ptr().expose_provenance(),
+            negated: subtract,
+            tag,
+            value,
         })
     }
 
-    /// [`KeptRun::keep`] once kept: the terms' values. In line (out of line, passing its
-    /// arguments cost the MLP benchmark's gradient a fifth more instructions).
-    #[allow(clippy::too_many_arguments)]
+    /// `start ± Σₜ term(t, leaf[t], constants[t])`, in order. In line (out of line, passing
+    /// its arguments cost the MLP benchmark's gradient a fifth more instructions).
     #[inline(always)]
-    fn run(
-        (start, subtract, range, leaf, first, constants, tag): (
-            Var,
-            bool,
-            std::ops::Range<usize>,
-            Strided<'_>,
-            u32,
-            &[f64],
-            u32,
-        ),
+    fn sum(
+        start: f64,
+        subtract: bool,
+        leaf: Strided<'_>,
+        constants: &[f64],
         mut term: impl FnMut(usize, f64, f64) -> f64,
-    ) -> KeptRun {
-        assert!(leaf.len() == range.len() && constants.len() == range.len());
-        let mut value = start.value;
+    ) -> f64 {
+        assert!(leaf.len() == constants.len());
+        let mut value = start;
         for (t, &constant) in constants.iter().enumerate() {
             // SAFETY: `t < constants.len() == leaf.len()` (asserted).
             let term = term(t, unsafe { leaf.get(t) }, constant);
             value = if subtract { value - term } else { value + term };
         }
-        KeptRun {
-            start,
-            first,
-            count: constants.len() as u32,
-            address: constants.as_ptr().expose_provenance(),
-            negated: subtract,
-            tag,
-            value,
-        }
+        value
     }
 
     /// The record the loop as written would have made, for a term that does not take the sum
@@ -1672,8 +1684,8 @@ impl KeptRun {
     #[inline(never)]
     pub(crate) fn record(self) -> Var {
         let mut sum = PendingSum::new(self.start);
-        // SAFETY: the constants were lent to this session ([`KeptRun::keep`]), which outlives
-        // them; the address kept their provenance exposed.
+        // SAFETY: the constants were lent to this session ([`KeptRun::keep`]), and outlive
+        // it; the address kept their provenance exposed.
         let constants = unsafe {
             std::slice::from_raw_parts(
                 std::ptr::with_exposed_provenance::<f64>(self.address),
@@ -2685,15 +2697,7 @@ impl PendingSum {
             let (tag, lent) =
                 with_active_recording(|r| (r.tag, constants.is_some_and(|c| r.lends(c))))
                     .unwrap_or_default();
-            let leaf = match slices[0] {
-                Leaf::Scalars(vars) => vars.get(within(offsets[0])).and_then(|leaf| {
-                    let first = run_of(leaf, tag).flatten()?;
-                    Some((Strided::of_vars(leaf), first))
-                }),
-                Leaf::Values(held) => held
-                    .part(within(offsets[0]), tag)
-                    .map(|(values, first)| (Strided::of_values(values), first)),
-            };
+            let leaf = run_leaf(slices[0], within(offsets[0]), tag);
             let fits = lent
                 && self.slots.len() < LENT_BEFORE
                 && (self.tag == 0 || self.tag == tag)

@@ -57,7 +57,7 @@ struct Deferral {
     /// Whether the loop is recorded whole as a leaf times constants, the one form whose sum is
     /// kept (`add_scaled_kept`).
     scaled: bool,
-    /// Whether the fold kept the sum (`Accumulate::defer`).
+    /// Whether the fold kept the sum (`Accumulate::add_scaled_kept`).
     made: bool,
 }
 
@@ -243,9 +243,8 @@ pub trait Driver: Fold {
         }
         let scalar = self.scalar().clone();
         let accumulate = quote!(<#scalar as ::ad::__private::Accumulate>);
-        let whole_call = whole.clone();
         // A `loop` may break with a value: keep it.
-        let (run, value) = match whole {
+        let (run, value) = match &whole {
             Some((bounds, call)) => (quote!(#bounds if !#call { #folded }), quote!()),
             None if is_loop => (quote!(let __ad_loop = #folded;), quote!(__ad_loop)),
             None => (quote!(#folded;), quote!()),
@@ -254,10 +253,10 @@ pub trait Driver: Fold {
         // f(pre);`. After, for the loop: `let __ad_kept_pre = { <bounds> match
         // add_scaled_kept(pre, ..) { Some(kept) => { pre = <its value>; Some(kept) } None => {
         // <the loop into a sum of its own> None } } };`, the term then `add_absorbing`.
-        let kept = match (&mut self.state_mut().deferring, whole_call) {
-            (Some(deferral), Some((bounds, call))) if deferring && deferral.scaled => {
+        let kept = match (&mut self.state_mut().deferring, &whole) {
+            (Some(deferral), Some(whole)) if deferring && deferral.scaled => {
                 deferral.made = true;
-                Some((bounds, call))
+                Some(whole)
             }
             _ => None,
         };
@@ -1154,8 +1153,8 @@ pub trait Driver: Fold {
                 self.state_mut().inline = false;
                 folded
             });
-            // The loop's sum kept for the term: `let __ad_kept_name = { .. defer(sum, &mut
-            // name) };`.
+            // The loop's sum kept for the term: `let __ad_kept_name = { .. add_scaled_kept(..)
+            // .. };`.
             if let Some(deferral) = deferring.and_then(|_| self.state_mut().deferring.take()) {
                 if let (true, Stmt::Expr(expr, _)) = (deferral.made, &folded) {
                     let name = deferral.name;

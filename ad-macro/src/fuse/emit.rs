@@ -283,25 +283,15 @@ impl Fusion {
     pub fn leaf_position(&self, name: &Ident) -> Option<usize> {
         let is_name =
             |expr: &Expr| matches!(strip(expr), Expr::Path(path) if path.path.is_ident(name));
-        let mut position = None;
-        for (place, temp) in self
-            .temps
-            .iter()
-            .filter(|temp| matches!(temp.role, Role::Scalar(_)))
-            .enumerate()
-        {
-            if is_name(&temp.expr) && position.is_none() {
-                position = Some(place);
+        let (mut position, mut scalars) = (None, 0);
+        for temp in &self.temps {
+            let scalar = matches!(temp.role, Role::Scalar(_));
+            if scalar && position.is_none() && is_name(&temp.expr) {
+                position = Some(scalars);
             } else if mentions(temp.expr.to_token_stream(), name) > 0 {
                 return None;
             }
-        }
-        let mut constants = self
-            .temps
-            .iter()
-            .filter(|temp| !matches!(temp.role, Role::Scalar(_)));
-        if constants.any(|temp| mentions(temp.expr.to_token_stream(), name) > 0) {
-            return None;
+            scalars += usize::from(scalar);
         }
         position
     }
