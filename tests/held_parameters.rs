@@ -127,6 +127,21 @@ fn two_products(a: &[f64], b: &[f64]) -> Vec<f64> {
     vec![first * first, second]
 }
 
+/// `(Σ xᵢ, Σ xᵢ²)`: a vector result over one held parameter, whose rows of `f_jacobian` each
+/// sweep the tape again after the last row took the adjoints' buffer.
+#[reverse_diff]
+fn moments(x: &[f64]) -> Vec<f64> {
+    let mut sum = 0.0;
+    let mut squares = 0.0;
+    for i in 0..x.len() {
+        sum += x[i];
+    }
+    for i in 0..x.len() {
+        squares += x[i] * x[i];
+    }
+    vec![sum, squares]
+}
+
 /// Sums that hold a term before their loop: an affine map's rows `b[i] + Σⱼ a[i·n + j] x[j]`
 /// (a loop of products after `b[i]`), `x[0]` then a loop of products reading `x[0]` again
 /// (under `-=`: two additions to one adjoint, whose order the bits tell), and `x[1]` then a loop
@@ -463,6 +478,58 @@ fn loops_of_products_read_their_partials_from_the_parameters() {
     let (pa, px) = pullback.pull(&1.0);
     assert_eq!(value.to_bits(), pulled.to_bits());
     assert_eq!((bits(&ga), bits(&gx)), (bits(&pa), bits(&px)));
+}
+
+/// How many gradients `f` took the sweep's buffer for (`ad::__private::gradients_handed_over`).
+fn handed_over_by<R>(f: impl FnOnce() -> R) -> (R, usize) {
+    let before = ad::__private::gradients_handed_over();
+    let result = f();
+    (result, ad::__private::gradients_handed_over() - before)
+}
+
+#[test]
+fn a_long_first_parameter_takes_the_adjoints_buffer_as_its_gradient() {
+    // From 4096 nodes at the tape's start and at least half of its buffer, the first
+    // parameter's gradient is the buffer itself; the other parameters' come from what is left.
+    let n = 70;
+    let (a, x) = (data(n * n, 16.0), data(n, 17.0));
+    let (pa, px) = matvec_sum_pullback(&a, &x).1.pull(&1.0);
+    for _ in 0..2 {
+        let ((value, (ga, gx)), handed) = handed_over_by(|| matvec_sum_grad(&a, &x));
+        assert_eq!(handed, 1);
+        assert_eq!(value.to_bits(), matvec_sum(&a, &x).to_bits());
+        assert_eq!((bits(&ga), bits(&gx)), (bits(&pa), bits(&px)));
+        for i in 0..n {
+            assert_eq!(bits(&ga[i * n..(i + 1) * n]), bits(&x));
+        }
+    }
+    let x = data(5000, 18.0);
+    let ((value, gradient), handed) = handed_over_by(|| rosenbrock_grad(&x));
+    assert_eq!(handed, 1);
+    let (pulled, pullback) = rosenbrock_pullback(&x);
+    assert_eq!(value.to_bits(), pulled.to_bits());
+    assert_eq!(bits(&gradient), bits(&pullback.pull(&1.0)));
+    // Below 4096 nodes, or a run no longer than what follows it: copied.
+    let ((_, short), handed) = handed_over_by(|| rosenbrock_grad(&x[..4000]));
+    assert_eq!(handed, 0);
+    assert_eq!(
+        bits(&short),
+        bits(&rosenbrock_pullback(&x[..4000]).1.pull(&1.0))
+    );
+    let y = data(5000, 19.0);
+    let ((_, (gx, gy)), handed) = handed_over_by(|| dot_grad(&x, &y));
+    assert_eq!(handed, 0);
+    assert_eq!((bits(&gx), bits(&gy)), (bits(&y), bits(&x)));
+    // One buffer a row of `f_jacobian`, each swept anew.
+    let ((value, rows), handed) = handed_over_by(|| moments_jacobian(&x));
+    assert_eq!(handed, 2);
+    assert_eq!(bits(&value), bits(&moments(&x)));
+    let twice: Vec<f64> = x.iter().map(|v| 2.0 * v).collect();
+    assert_eq!(bits(&rows[0]), bits(&vec![1.0; x.len()]));
+    assert_eq!(bits(&rows[1]), bits(&twice));
+    let ((_, pulled), handed) = handed_over_by(|| moments_vjp(&x, &vec![0.0, 1.0]));
+    assert_eq!(handed, 1);
+    assert_eq!(bits(&pulled), bits(&twice));
 }
 
 #[test]

@@ -24,8 +24,8 @@ pub use num_traits::Float;
 /// `fuse/arrays.rs`), and what `Var` knows of them.
 pub use crate::array::Array;
 pub use crate::tape::held::{
-    constants_lent, hold, lend_constants, lending, products_lent, seeded_as_values, sums_absorbed,
-    Held, Hold, Leaf, Lending, Plain, Slice, Values,
+    constants_lent, gradients_handed_over, hold, lend_constants, lending, products_lent,
+    seeded_as_values, sums_absorbed, Held, Hold, Leaf, Lending, Plain, Slice, Values,
 };
 pub use crate::tape::{KeptRun, Known};
 

@@ -8,6 +8,7 @@
 
 use crate::scalar::rules::Pack;
 use crate::Var;
+use std::borrow::Cow;
 use std::cell::{Cell, RefCell};
 use std::marker::PhantomData;
 use std::mem::MaybeUninit;
@@ -3496,24 +3497,26 @@ impl Tape {
     /// The derivative of the output of the last [`Tape::backward`] with respect to `var`
     /// (0 for a constant, or for a value recorded after that sweep).
     pub fn adjoint(&self, var: Var) -> f64 {
-        self.with_active(|r| {
-            Adjoints {
-                adjoints: &r.adjoints,
-                tag: r.tag,
-            }
-            .get(var)
-        })
+        self.with_active(|r| Adjoints::lent(&r.adjoints, r.tag).get(var))
     }
 
     /// Reads many adjoints under one access to the thread's tape.
     pub fn with_adjoints<R>(&self, read: impl FnOnce(&Adjoints<'_>) -> R) -> R {
         // `read` is user code that may record: lend it the adjoints, not the recording.
         let adjoints = self.with_active(|r| std::mem::take(&mut r.adjoints));
-        let result = read(&Adjoints {
-            adjoints: &adjoints,
+        let adjoints = Adjoints {
+            adjoints: RefCell::new(Cow::Owned(adjoints)),
+            handed_over: Cell::new(0),
             tag: self.tag,
-        });
-        self.with_active(|r| r.adjoints = adjoints);
+        };
+        let result = read(&adjoints);
+        let mut buffer = adjoints.adjoints.into_inner().into_owned();
+        if adjoints.handed_over.get() > 0 {
+            // What is left after a gradient took the first nodes' (`run`): the next sweep's
+            // buffer, and no one's adjoints until then.
+            buffer.clear();
+        }
+        self.with_active(|r| r.adjoints = buffer);
         result
     }
 }
@@ -3633,10 +3636,7 @@ impl Detached {
         let _restore = Restore(ACTIVE.with(|active| active.replace(recording)));
         unsafe { sweep_recording(recording, 0, self.nodes, false) };
         let r = unsafe { &*recording };
-        read(&Adjoints {
-            adjoints: &r.adjoints,
-            tag: r.tag,
-        })
+        read(&Adjoints::lent(&r.adjoints, r.tag))
     }
 
     /// How many nodes were recorded.
@@ -3651,10 +3651,7 @@ impl Detached {
     pub(crate) fn read_node_numbers<R>(&self, read: impl FnOnce(&Adjoints<'_>) -> R) -> R {
         let numbers: Vec<f64> = (1..=self.nodes).map(|number| number as f64).collect();
         let tag = self.recording.borrow().tag;
-        read(&Adjoints {
-            adjoints: &numbers,
-            tag,
-        })
+        read(&Adjoints::lent(&numbers, tag))
     }
 
     /// Appends to `into` the nodes that `node` of the forward pass read: its operand slots, a
@@ -3759,11 +3756,24 @@ impl Drop for Detached {
 
 /// The adjoints of the last backward sweep (see [`Tape::with_adjoints`]).
 pub struct Adjoints<'a> {
-    adjoints: &'a [f64],
+    /// The adjoints from node `handed_over` on: owned when lent by [`Tape::with_adjoints`],
+    /// which may hand the first nodes' over as a gradient ([`Adjoints::run`]).
+    adjoints: RefCell<Cow<'a, [f64]>>,
+    /// How many of the first nodes' adjoints were handed over (0 until then).
+    handed_over: Cell<usize>,
     tag: u32,
 }
 
-impl Adjoints<'_> {
+impl<'a> Adjoints<'a> {
+    /// The adjoints in `adjoints`, lent.
+    fn lent(adjoints: &'a [f64], tag: u32) -> Adjoints<'a> {
+        Adjoints {
+            adjoints: RefCell::new(Cow::Borrowed(adjoints)),
+            handed_over: Cell::new(0),
+            tag,
+        }
+    }
+
     /// The adjoint of `var` (0 for a constant).
     #[inline]
     pub fn get(&self, var: Var) -> f64 {
@@ -3773,10 +3783,19 @@ impl Adjoints<'_> {
         if var.tape != self.tag {
             wrong_tape(var.tape, self.tag);
         }
-        self.adjoints
-            .get(var.index as usize)
-            .copied()
-            .unwrap_or(0.0)
+        self.node(var.index as usize)
+    }
+
+    /// The adjoint of `node`, 0 past the last node swept.
+    #[inline]
+    fn node(&self, node: usize) -> f64 {
+        let handed_over = self.handed_over.get();
+        assert!(
+            node >= handed_over,
+            "an adjoint read after it was handed over"
+        );
+        let adjoints = self.adjoints.borrow();
+        adjoints.get(node - handed_over).copied().unwrap_or(0.0)
     }
 
     /// The adjoints of many values, in order: [`Adjoints::get`] of each. Values recorded one
@@ -3784,16 +3803,13 @@ impl Adjoints<'_> {
     /// adjoints; otherwise one loop whose only branches are the tag checks (`map(get)` tests
     /// for a constant first, about 3 more instructions per value).
     pub fn get_all(&self, vars: &[Var]) -> Vec<f64> {
-        if let Some(run) = self.consecutive(vars) {
-            return self.adjoints[run].to_vec();
+        if let Some(first) = self.consecutive(vars) {
+            return self.copy(first, vars.len());
         }
         vars.iter()
             .map(|&var| {
                 if var.tape == self.tag {
-                    self.adjoints
-                        .get(var.index as usize)
-                        .copied()
-                        .unwrap_or(0.0)
+                    self.node(var.index as usize)
                 } else if var.is_constant() {
                     0.0
                 } else {
@@ -3805,22 +3821,55 @@ impl Adjoints<'_> {
 
     /// The adjoints of the `count` nodes from `first` (the inputs of a parameter held as
     /// values, `ad::__private::Values`), 0 past the last node swept.
+    ///
+    /// A long run from node 0 that fills at least half of the buffer lent by
+    /// [`Tape::with_adjoints`] is handed over: the buffer becomes the gradient, and the
+    /// adjoints after the run are copied (no more), not the run. Only the companions call this,
+    /// and they read each node once.
     fn run(&self, first: u32, count: usize) -> Vec<f64> {
-        let first = first as usize;
-        let swept = self.adjoints.len().clamp(first, first + count);
-        let mut run = self.adjoints[first..swept].to_vec();
+        if first == 0 && count >= HANDED_OVER_SHORTEST {
+            let mut adjoints = self.adjoints.borrow_mut();
+            if let Cow::Owned(buffer) = &mut *adjoints {
+                if self.handed_over.get() == 0 && (count..=2 * count).contains(&buffer.len()) {
+                    let rest = buffer[count..].to_vec();
+                    let mut run = std::mem::replace(buffer, rest);
+                    run.truncate(count);
+                    // Not more memory than the gradient needs (a shrink in place, not a copy).
+                    run.shrink_to_fit();
+                    self.handed_over.set(count);
+                    held::count_handed_over();
+                    return run;
+                }
+            }
+        }
+        self.copy(first as usize, count)
+    }
+
+    /// The adjoints of the `count` nodes from `first`, copied, 0 past the last node swept.
+    fn copy(&self, first: usize, count: usize) -> Vec<f64> {
+        let handed_over = self.handed_over.get();
+        assert!(
+            first >= handed_over,
+            "an adjoint read after it was handed over"
+        );
+        let adjoints = self.adjoints.borrow();
+        let first = first - handed_over;
+        let swept = adjoints.len().clamp(first, first + count);
+        let mut run = adjoints[first..swept].to_vec();
         run.resize(count, 0.0);
         run
     }
 
-    /// The adjoints of `vars` when they are the nodes `first, first + 1, ..` of this tape, in
+    /// The first node of `vars` when they are the nodes `first, first + 1, ..` of this tape, in
     /// order ([`run_of`]).
-    fn consecutive(&self, vars: &[Var]) -> Option<std::ops::Range<usize>> {
-        let first = run_of(vars, self.tag)?? as usize;
-        let run = first..first + vars.len();
-        (run.end <= self.adjoints.len()).then_some(run)
+    fn consecutive(&self, vars: &[Var]) -> Option<usize> {
+        run_of(vars, self.tag)?.map(|first| first as usize)
     }
 }
+
+/// The shortest run of adjoints that [`Adjoints::run`] hands over rather than copies: below it,
+/// the copy costs less than allocating the next sweep's buffer anew.
+const HANDED_OVER_SHORTEST: usize = 1 << 12;
 
 /// The `Var`s of the inputs from node `first` of the session tagged `tag`, with `values`, in a
 /// buffer reused from earlier calls on this thread (hand it back with [`recycle_vars`]).

@@ -23,6 +23,8 @@ thread_local! {
     static CONSTANTS_LENT: Cell<usize> = const { Cell::new(0) };
     /// How many sums on this thread were kept inside another sum's record ([`sums_absorbed`]).
     static SUMS_ABSORBED: Cell<usize> = const { Cell::new(0) };
+    /// How many gradients on this thread took the adjoints' buffer ([`gradients_handed_over`]).
+    static GRADIENTS_HANDED_OVER: Cell<usize> = const { Cell::new(0) };
 }
 
 /// How many parameters the companions on this thread have seeded as values so far; for
@@ -51,6 +53,18 @@ pub fn constants_lent() -> usize {
 /// `tests/nested_sums.rs`. No generated code calls it.
 pub fn sums_absorbed() -> usize {
     SUMS_ABSORBED.with(Cell::get)
+}
+
+/// How many gradients of parameters held as values have been handed the buffer of the sweep's
+/// adjoints on this thread rather than a copy (`Adjoints::run`); for `tests/held_parameters.rs`.
+/// No generated code calls it.
+pub fn gradients_handed_over() -> usize {
+    GRADIENTS_HANDED_OVER.with(Cell::get)
+}
+
+/// Counts a gradient handed over so ([`gradients_handed_over`]).
+pub(crate) fn count_handed_over() {
+    GRADIENTS_HANDED_OVER.with(|count| count.set(count.get() + 1));
 }
 
 /// Counts a sum kept so ([`sums_absorbed`]).
