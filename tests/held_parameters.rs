@@ -509,17 +509,13 @@ fn a_long_first_parameter_takes_the_adjoints_buffer_as_its_gradient() {
     let (pulled, pullback) = rosenbrock_pullback(&x);
     assert_eq!(value.to_bits(), pulled.to_bits());
     assert_eq!(bits(&gradient), bits(&pullback.pull(&1.0)));
-    // Below 4096 nodes, or a run no longer than what follows it: copied.
+    // Below 4096 nodes: copied.
     let ((_, short), handed) = handed_over_by(|| rosenbrock_grad(&x[..4000]));
     assert_eq!(handed, 0);
     assert_eq!(
         bits(&short),
         bits(&rosenbrock_pullback(&x[..4000]).1.pull(&1.0))
     );
-    let y = data(5000, 19.0);
-    let ((_, (gx, gy)), handed) = handed_over_by(|| dot_grad(&x, &y));
-    assert_eq!(handed, 0);
-    assert_eq!((bits(&gx), bits(&gy)), (bits(&y), bits(&x)));
     // One buffer a row of `f_jacobian`, each swept anew.
     let ((value, rows), handed) = handed_over_by(|| moments_jacobian(&x));
     assert_eq!(handed, 2);
@@ -530,6 +526,15 @@ fn a_long_first_parameter_takes_the_adjoints_buffer_as_its_gradient() {
     let ((_, pulled), handed) = handed_over_by(|| moments_vjp(&x, &vec![0.0, 1.0]));
     assert_eq!(handed, 1);
     assert_eq!(bits(&pulled), bits(&twice));
+    // Two parameters of one length: the first is not half of the buffer, copied.
+    let y = data(5000, 19.0);
+    let ((_, (gx, gy)), handed) = handed_over_by(|| dot_grad(&x, &y));
+    assert_eq!(handed, 0);
+    assert_eq!((bits(&gx), bits(&gy)), (bits(&y), bits(&x)));
+    // A buffer a longer tape left on the thread: more than twice the run, copied.
+    let ((_, again), handed) = handed_over_by(|| rosenbrock_grad(&x));
+    assert_eq!(handed, 0);
+    assert_eq!(bits(&again), bits(&gradient));
 }
 
 #[test]

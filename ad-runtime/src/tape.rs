@@ -3823,19 +3823,22 @@ impl<'a> Adjoints<'a> {
     /// values, `ad::__private::Values`), 0 past the last node swept.
     ///
     /// A long run from node 0 that fills at least half of the buffer lent by
-    /// [`Tape::with_adjoints`] is handed over: the buffer becomes the gradient, and the
+    /// [`Tape::with_adjoints`] (its capacity) is handed over: the buffer becomes the gradient, and the
     /// adjoints after the run are copied (no more), not the run. Only the companions call this,
     /// and they read each node once.
     fn run(&self, first: u32, count: usize) -> Vec<f64> {
         if first == 0 && count >= HANDED_OVER_SHORTEST {
             let mut adjoints = self.adjoints.borrow_mut();
             if let Cow::Owned(buffer) = &mut *adjoints {
-                if self.handed_over.get() == 0 && (count..=2 * count).contains(&buffer.len()) {
+                // At most twice the memory the gradient needs (shrinking the buffer instead
+                // made glibc map the next sweep's buffer anew, page by page, in every call).
+                if self.handed_over.get() == 0
+                    && buffer.len() >= count
+                    && buffer.capacity() <= 2 * count
+                {
                     let rest = buffer[count..].to_vec();
                     let mut run = std::mem::replace(buffer, rest);
                     run.truncate(count);
-                    // Not more memory than the gradient needs (a shrink in place, not a copy).
-                    run.shrink_to_fit();
                     self.handed_over.set(count);
                     held::count_handed_over();
                     return run;
