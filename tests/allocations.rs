@@ -196,6 +196,43 @@ fn warm_grad_calls_over_slices_allocate_only_their_gradients() {
     });
 }
 
+/// `Σᵢ (Σⱼ aᵢⱼ xⱼ)²`: `a`'s gradient is long enough to take the sweep's buffer itself.
+#[reverse_diff]
+fn squared_rows(a: &[f64], x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut total = 0.0;
+    for i in 0..a.len() / n {
+        let mut row = 0.0;
+        for j in 0..n {
+            row += a[i * n + j] * x[j];
+        }
+        total += row * row;
+    }
+    total
+}
+
+#[test]
+fn warm_calls_that_hand_the_adjoints_over_allocate_only_their_gradients() {
+    // `a`'s gradient is the sweep's buffer; the thread's tape allocates the next one in its
+    // place, the only allocation besides `x`'s gradient.
+    let n: u32 = 80;
+    let a: Vec<f64> = (0..n * n).map(|i| f64::from(i % 17) * 0.1).collect();
+    let mut x: Vec<f64> = (0..n).map(|i| f64::from(i) * 0.01).collect();
+    let n = n as usize;
+    let handed = ad::__private::gradients_handed_over();
+    let (_, (da, _)) = squared_rows_grad(&a, &x);
+    assert_eq!(ad::__private::gradients_handed_over(), handed + 1);
+    // ∂/∂a₁ⱼ = 2 (row 1) xⱼ.
+    let row: f64 = (0..n).map(|j| a[n + j] * x[j]).sum();
+    assert!((da[n + 3] - 2.0 * row * x[3]).abs() <= 1e-12 * row.abs().max(1.0));
+    assert_warm_calls_allocate(2, |t| {
+        x[3] = t;
+        let (value, (da, dx)) = squared_rows_grad(&a, &x);
+        value + da[3] + dx[7]
+    });
+    assert_eq!(ad::__private::gradients_handed_over(), handed + 1002);
+}
+
 /// A loop sum that receives only constants (its buffer goes back unused) next to one that
 /// receives scalars.
 #[reverse_diff]

@@ -49,6 +49,10 @@ pub(crate) struct Recording {
     /// checks one capacity for its slots, and the sweep reads one stream).
     slots: Vec<Slot>,
     adjoints: Vec<f64>,
+    /// Where [`Adjoints::run`] keeps the adjoints left to read when it hands the buffer of
+    /// `adjoints` over as a gradient: kept from call to call, so that doing so allocates only
+    /// the next sweep's buffer, in place of the gradient's copy.
+    rest_of_adjoints: Vec<f64>,
     /// The records kept apart from `slots`, in node order, each at the node it ends on: the loop
     /// sums of this session ([`PendingSum`]), whose operands stay in the buffers they were
     /// accumulated in, moved here whole when the sum was finished (so a sum of n terms is never
@@ -117,6 +121,7 @@ impl Recording {
             ends: Vec::new(),
             slots: Vec::new(),
             adjoints: Vec::new(),
+            rest_of_adjoints: Vec::new(),
             apart: Vec::new(),
             spare_sums: Vec::new(),
             spare_runs: Vec::new(),
@@ -3503,20 +3508,32 @@ impl Tape {
     /// Reads many adjoints under one access to the thread's tape.
     pub fn with_adjoints<R>(&self, read: impl FnOnce(&Adjoints<'_>) -> R) -> R {
         // `read` is user code that may record: lend it the adjoints, not the recording.
-        let adjoints = self.with_active(|r| std::mem::take(&mut r.adjoints));
+        let (adjoints, rest) = self.with_active(|r| {
+            (
+                std::mem::take(&mut r.adjoints),
+                std::mem::take(&mut r.rest_of_adjoints),
+            )
+        });
         let adjoints = Adjoints {
             adjoints: RefCell::new(Cow::Owned(adjoints)),
             handed_over: Cell::new(0),
+            rest: Cell::new(rest),
             tag: self.tag,
         };
         let result = read(&adjoints);
-        let mut buffer = adjoints.adjoints.into_inner().into_owned();
-        if adjoints.handed_over.get() > 0 {
-            // What is left after a gradient took the first nodes' (`run`): the next sweep's
-            // buffer, and no one's adjoints until then.
-            buffer.clear();
-        }
-        self.with_active(|r| r.adjoints = buffer);
+        let buffer = adjoints.adjoints.into_inner().into_owned();
+        self.with_active(|r| {
+            if adjoints.handed_over.get() > 0 {
+                // A gradient took the buffer (`run`), and `buffer` is the rest: kept for the
+                // next time, and the next sweep allocates its buffer anew (in the memory the
+                // caller's last gradient freed, as a copy of the gradient would have).
+                r.rest_of_adjoints = buffer;
+                r.rest_of_adjoints.clear();
+            } else {
+                r.adjoints = buffer;
+                r.rest_of_adjoints = adjoints.rest.take();
+            }
+        });
         result
     }
 }
@@ -3761,6 +3778,9 @@ pub struct Adjoints<'a> {
     adjoints: RefCell<Cow<'a, [f64]>>,
     /// How many of the first nodes' adjoints were handed over (0 until then).
     handed_over: Cell<usize>,
+    /// An empty buffer for the adjoints left to read after a hand-over (the recording's
+    /// `rest_of_adjoints`).
+    rest: Cell<Vec<f64>>,
     tag: u32,
 }
 
@@ -3770,6 +3790,7 @@ impl<'a> Adjoints<'a> {
         Adjoints {
             adjoints: RefCell::new(Cow::Borrowed(adjoints)),
             handed_over: Cell::new(0),
+            rest: Cell::new(Vec::new()),
             tag,
         }
     }
@@ -3836,7 +3857,8 @@ impl<'a> Adjoints<'a> {
                     && buffer.len() >= count
                     && buffer.capacity() <= 2 * count
                 {
-                    let rest = buffer[count..].to_vec();
+                    let mut rest = self.rest.take();
+                    rest.extend_from_slice(&buffer[count..]);
                     let mut run = std::mem::replace(buffer, rest);
                     run.truncate(count);
                     self.handed_over.set(count);
