@@ -509,6 +509,12 @@ fn a_long_first_parameter_takes_the_adjoints_buffer_as_its_gradient() {
     let (pulled, pullback) = rosenbrock_pullback(&x);
     assert_eq!(value.to_bits(), pulled.to_bits());
     assert_eq!(bits(&gradient), bits(&pullback.pull(&1.0)));
+    // A parameter not held (a slice of `Var`s): the same.
+    let ((value, of_vars), handed) = handed_over_by(|| not_held_grad(&x));
+    assert_eq!(handed, 1);
+    let (pulled, pullback) = not_held_pullback(&x);
+    assert_eq!(value.to_bits(), pulled.to_bits());
+    assert_eq!(bits(&of_vars), bits(&pullback.pull(&1.0)));
     // Below 4096 nodes: copied.
     let ((_, short), handed) = handed_over_by(|| rosenbrock_grad(&x[..4000]));
     assert_eq!(handed, 0);

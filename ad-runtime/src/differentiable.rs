@@ -149,7 +149,7 @@ impl Differentiable for f64 {
     }
 
     fn read_slice(seeded: &[Var], adjoints: &Adjoints<'_>) -> Vec<f64> {
-        adjoints.get_all(seeded)
+        adjoints.gradient_of(seeded)
     }
 
     fn recycle_slice(seeded: Vec<Var>) {

@@ -3840,8 +3840,17 @@ impl<'a> Adjoints<'a> {
             .collect()
     }
 
-    /// The adjoints of the `count` nodes from `first` (the inputs of a parameter held as
-    /// values, `ad::__private::Values`), 0 past the last node swept.
+    /// The gradient of a slice a companion seeded ([`Adjoints::get_all`]), which may take the
+    /// buffer ([`Adjoints::run`]).
+    pub(crate) fn gradient_of(&self, vars: &[Var]) -> Vec<f64> {
+        match self.consecutive(vars) {
+            Some(first) => self.run(first as u32, vars.len()),
+            None => self.get_all(vars),
+        }
+    }
+
+    /// The adjoints of the `count` nodes from `first` (the inputs of a parameter a companion
+    /// seeded, held as values, `ad::__private::Values`, or not), 0 past the last node swept.
     ///
     /// A long run from node 0 that fills at least half of the buffer lent by
     /// [`Tape::with_adjoints`] (its capacity) is handed over: the buffer becomes the gradient, and the
