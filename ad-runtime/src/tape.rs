@@ -3810,13 +3810,15 @@ impl<'a> Adjoints<'a> {
     /// The adjoint of `node`, 0 past the last node swept.
     #[inline]
     fn node(&self, node: usize) -> f64 {
-        let handed_over = self.handed_over.get();
-        assert!(
-            node >= handed_over,
-            "an adjoint read after it was handed over"
-        );
-        let adjoints = self.adjoints.borrow();
-        adjoints.get(node - handed_over).copied().unwrap_or(0.0)
+        let at = self.place(node);
+        self.adjoints.borrow().get(at).copied().unwrap_or(0.0)
+    }
+
+    /// Where `node`'s adjoint is in `adjoints` (past those handed over).
+    #[inline]
+    fn place(&self, node: usize) -> usize {
+        node.checked_sub(self.handed_over.get())
+            .expect("an adjoint read after it was handed over")
     }
 
     /// The adjoints of many values, in order: [`Adjoints::get`] of each. Values recorded one
@@ -3824,9 +3826,14 @@ impl<'a> Adjoints<'a> {
     /// adjoints; otherwise one loop whose only branches are the tag checks (`map(get)` tests
     /// for a constant first, about 3 more instructions per value).
     pub fn get_all(&self, vars: &[Var]) -> Vec<f64> {
-        if let Some(first) = self.consecutive(vars) {
-            return self.copy(first, vars.len());
+        match self.consecutive(vars) {
+            Some(first) => self.copy(first, vars.len()),
+            None => self.each(vars),
         }
+    }
+
+    /// [`Adjoints::get`] of each of `vars`, in one loop whose only branches are the tag checks.
+    fn each(&self, vars: &[Var]) -> Vec<f64> {
         vars.iter()
             .map(|&var| {
                 if var.tape == self.tag {
@@ -3844,8 +3851,8 @@ impl<'a> Adjoints<'a> {
     /// buffer ([`Adjoints::run`]).
     pub(crate) fn gradient_of(&self, vars: &[Var]) -> Vec<f64> {
         match self.consecutive(vars) {
-            Some(first) => self.run(first as u32, vars.len()),
-            None => self.get_all(vars),
+            Some(first) => self.run(first, vars.len()),
+            None => self.each(vars),
         }
     }
 
@@ -3856,7 +3863,7 @@ impl<'a> Adjoints<'a> {
     /// eighth of the run at most (its capacity) is handed over: the buffer becomes the gradient,
     /// and the adjoints after the run are copied, not the run. Only the companions call this,
     /// and they read each node once.
-    fn run(&self, first: u32, count: usize) -> Vec<f64> {
+    fn run(&self, first: usize, count: usize) -> Vec<f64> {
         if first == 0 && count >= HANDED_OVER_SHORTEST {
             let mut adjoints = self.adjoints.borrow_mut();
             if let Cow::Owned(buffer) = &mut *adjoints {
@@ -3878,18 +3885,13 @@ impl<'a> Adjoints<'a> {
                 }
             }
         }
-        self.copy(first as usize, count)
+        self.copy(first, count)
     }
 
     /// The adjoints of the `count` nodes from `first`, copied, 0 past the last node swept.
     fn copy(&self, first: usize, count: usize) -> Vec<f64> {
-        let handed_over = self.handed_over.get();
-        assert!(
-            first >= handed_over,
-            "an adjoint read after it was handed over"
-        );
+        let first = self.place(first);
         let adjoints = self.adjoints.borrow();
-        let first = first - handed_over;
         let swept = adjoints.len().clamp(first, first + count);
         let mut run = adjoints[first..swept].to_vec();
         run.resize(count, 0.0);
@@ -3903,8 +3905,9 @@ impl<'a> Adjoints<'a> {
     }
 }
 
-/// The shortest run of adjoints that [`Adjoints::run`] hands over rather than copies: below it,
-/// the copy costs less than allocating the next sweep's buffer anew.
+/// The shortest run of adjoints that [`Adjoints::run`] hands over rather than copies (32 KB;
+/// chosen, not measured: below it the copy is short, and a hand-over allocates the next
+/// sweep's buffer anew).
 const HANDED_OVER_SHORTEST: usize = 1 << 12;
 
 /// The `Var`s of the inputs from node `first` of the session tagged `tag`, with `values`, in a
@@ -3994,7 +3997,8 @@ mod tests {
                 assert!(sum.add_loop(false, 0..150, leaf, [250], known, [1], squares));
                 let total = sum.finish();
                 tape.backward(total);
-                let adjoints = tape.with_adjoints(|adjoints| adjoints.run(vars[0].index, 400));
+                let adjoints =
+                    tape.with_adjoints(|adjoints| adjoints.run(vars[0].index as usize, 400));
                 let bits: Vec<u64> = adjoints.iter().map(|v| v.to_bits()).collect();
                 (total.value.to_bits(), bits, held::constants_lent() - before)
             })

@@ -55,8 +55,9 @@ pub fn sums_absorbed() -> usize {
     SUMS_ABSORBED.with(Cell::get)
 }
 
-/// How many gradients of parameters held as values have been handed the buffer of the sweep's
-/// adjoints on this thread rather than a copy (`Adjoints::run`); for `tests/held_parameters.rs`.
+/// How many gradients of parameters a companion seeded have been handed the buffer of the
+/// sweep's adjoints on this thread rather than a copy (`Adjoints::run`); for
+/// `tests/held_parameters.rs` and `tests/allocations.rs`.
 /// No generated code calls it.
 pub fn gradients_handed_over() -> usize {
     GRADIENTS_HANDED_OVER.with(Cell::get)
@@ -149,7 +150,7 @@ impl<'a> Values<'a> {
 
     /// The gradient: the adjoints of the nodes, in order.
     pub fn gradient(&self, adjoints: &Adjoints<'_>) -> Vec<f64> {
-        adjoints.run(self.first, self.values.len())
+        adjoints.run(self.first as usize, self.values.len())
     }
 
     /// Gives the `Var`s back for the next call on this thread, if any were built.
