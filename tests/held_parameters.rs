@@ -279,6 +279,55 @@ fn scoped(x: &[f64]) -> f64 {
 }
 
 /// Runs `grad`, and says how many parameters it seeded as values.
+/// A perceptron's weights laid out in one parameter and split into its layers, as
+/// `split_at` splits a slice: the halves are held as the parameter is. Rows of `w1` times the
+/// constant inputs (a loop sum recorded whole), `b1` and `w2` read by element, `b2` split off
+/// last and `_` for a half not needed.
+#[reverse_diff]
+fn layered(weights: &[f64], #[no_grad] inputs: &[f64], hidden: usize) -> f64 {
+    let n = inputs.len();
+    let (w1, rest) = weights.split_at(hidden * n);
+    let (b1, rest) = rest.split_at(hidden);
+    let (w2, rest) = rest.split_at(hidden);
+    let (b2, _) = rest.split_at(1);
+    let mut output = b2[0];
+    for j in 0..hidden {
+        let mut pre = b1[j];
+        for k in 0..n {
+            pre += w1[j * n + k] * inputs[k];
+        }
+        output += w2[j] * pre.tanh();
+    }
+    output * output + w1.len() as f64
+}
+
+/// As [`layered`], a half iterated: the parameter stays a slice of `Var`s.
+#[reverse_diff]
+fn layered_iterated(weights: &[f64], #[no_grad] inputs: &[f64]) -> f64 {
+    let (w, rest) = weights.split_at(inputs.len());
+    let mut total = rest[0];
+    for (wk, xk) in w.iter().zip(inputs) {
+        total += wk * xk;
+    }
+    total * total
+}
+
+/// A half named as another parameter: the parameter stays a slice of `Var`s, and `scale`
+/// keeps its meaning before the `let`.
+#[reverse_diff]
+fn shadowing(x: &[f64], #[no_grad] scale: &[f64]) -> f64 {
+    let first = x[0] * scale[0];
+    let (scale, tail) = x.split_at(1);
+    first + scale[0] * tail[0]
+}
+
+/// A split past the end, which panics as the slice's `split_at` does.
+#[reverse_diff]
+fn split_past_the_end(x: &[f64], mid: usize) -> f64 {
+    let (head, tail) = x.split_at(mid);
+    head[0] + tail.len() as f64
+}
+
 fn held_by<R>(grad: impl FnOnce() -> R) -> (R, usize) {
     let before = ad::__private::seeded_as_values();
     let result = grad();
@@ -633,4 +682,53 @@ proptest! {
             );
         }
     }
+}
+
+#[test]
+fn halves_of_a_split_parameter_are_held_as_it_is() {
+    let (hidden, n) = (8, 12);
+    let inputs = data(n, 13.0);
+    for extra in [0, 3] {
+        let weights = data(hidden * n + 2 * hidden + 1 + extra, 14.0);
+        let ((value, gradient), held) = held_by(|| layered_grad(&weights, &inputs, hidden));
+        assert_eq!(held, 1);
+        let (pulled, pullback) = layered_pullback(&weights, &inputs, hidden);
+        assert_eq!(value.to_bits(), pulled.to_bits());
+        assert_eq!(
+            value.to_bits(),
+            layered(&weights, &inputs, hidden).to_bits()
+        );
+        assert_eq!(bits(&gradient), bits(&pullback.pull(&1.0)));
+        assert_gradient_matches(|w| layered(w, &inputs, hidden), &weights, &gradient, 1e-6);
+        // What `_` and the length read has no derivative.
+        assert!(gradient[hidden * n + 2 * hidden + 1..]
+            .iter()
+            .all(|&g| g == 0.0));
+    }
+
+    let weights = data(n + 1, 15.0);
+    let ((value, gradient), held) = held_by(|| layered_iterated_grad(&weights, &inputs));
+    assert_eq!(held, 0);
+    assert_eq!(
+        value.to_bits(),
+        layered_iterated(&weights, &inputs).to_bits()
+    );
+    assert_gradient_matches(|w| layered_iterated(w, &inputs), &weights, &gradient, 1e-6);
+
+    let (x, scale) = (data(4, 16.0), data(1, 17.0));
+    let ((value, gradient), held) = held_by(|| shadowing_grad(&x, &scale));
+    assert_eq!(held, 0);
+    assert_eq!(value, x[0] * scale[0] + x[0] * x[1]);
+    assert_eq!(gradient, vec![scale[0] + x[1], x[0], 0.0, 0.0]);
+}
+
+#[test]
+fn a_split_past_the_end_panics_as_the_function_does() {
+    let x = data(5, 18.0);
+    let plain = expect_panic(|| split_past_the_end(&x, 6));
+    let (message, held) = held_by(|| expect_panic(|| split_past_the_end_grad(&x, 6)));
+    assert_eq!((message, held), (plain, 1));
+    let ((value, gradient), held) = held_by(|| split_past_the_end_grad(&x, 2));
+    assert_eq!((value, held), (x[0] + 3.0, 1));
+    assert_eq!(gradient, vec![1.0, 0.0, 0.0, 0.0, 0.0]);
 }

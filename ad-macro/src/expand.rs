@@ -253,7 +253,7 @@ fn reverse_diff(args: TokenStream, item: ItemFn, block: Option<&Siblings>) -> To
         Ok(()) => {
             // A primitive's or fused callee's body is not the one its companions record.
             if options.primitive.is_none() && !options.fused {
-                function.held = held_parameters(&function);
+                (function.held, function.held_parts) = held_parameters(&function);
             }
             let siblings = block.cloned().unwrap_or_default();
             let (generic, unfused) =
@@ -311,7 +311,7 @@ fn generic_function(function: &Function, siblings: Siblings) -> ItemFn {
         **ty = translator.fold_type((**ty).clone());
     }
     let arrays = held_arrays(&item.block);
-    let values = function.held.clone();
+    let values = function.held.union(&function.held_parts).cloned().collect();
     item.block = Box::new(translator.fold_block_holding(*item.block, arrays, values));
     // Before: `F: Fn(f64) -> f64`. After: `F: Fn(S) -> S`. Other bounds (`T: Into<f64>`)
     // describe constant data and stay as written.

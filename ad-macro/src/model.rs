@@ -58,6 +58,9 @@ pub struct Function {
     /// The names of the parameters held as values (`crate::fuse::held_parameters`): set by
     /// the expansion once the options allow it, empty until then.
     pub held: std::collections::HashSet<String>,
+    /// The names the body binds to parts of those parameters (`let (w1, rest) =
+    /// w.split_at(n);`), held as they are.
+    pub held_parts: std::collections::HashSet<String>,
 }
 
 /// The wrapper of a fallible scalar result.
@@ -190,6 +193,7 @@ impl Function {
             returns_scalar,
             fallible,
             held: std::collections::HashSet::new(),
+            held_parts: std::collections::HashSet::new(),
         }
     }
 

@@ -73,43 +73,141 @@ pub fn held_arrays(body: &syn::Block) -> HashSet<String> {
 }
 
 /// The parameters of `function` held as values (`ad::__private::Values` in `f_grad`, `f_vjp`
-/// and `f_jacobian`): a differentiable `x: &[f64]` of a function that stands free, whose every
-/// mention in the body is an element read (`x[i]`, at an index [`is_element_index`], neither
-/// written nor borrowed) or its length (`x.len()`, `x.is_empty()`). Any other mention
-/// (`&x[a..]`, `&x[i]`, `x.iter()`, `x` passed on, a macro's argument, a string that contains
-/// the name, a pattern binding it again) leaves it a slice of `Var`s, as before.
+/// and `f_jacobian`), and the names the body binds to parts of them: a differentiable `x:
+/// &[f64]` of a function that stands free, whose every mention in the body is an element read
+/// (`x[i]`, at an index [`is_element_index`], neither written nor borrowed), its length
+/// (`x.len()`, `x.is_empty()`), or the slice split in two by a `let` whose halves are mentioned
+/// the same ways (`let (w1, rest) = x.split_at(n);`, then `rest.split_at(m)` too, [`splits`]).
+/// Any other mention (`&x[a..]`, `&x[i]`, `x.iter()`, `x` passed on, a macro's argument, a
+/// string that contains the name, a pattern binding it again, a half's name bound elsewhere)
+/// leaves it a slice of `Var`s, as before.
 ///
 /// Before: `fn dot(x: &[f64], y: &[f64]) -> f64 { for i in 0..x.len() { total += x[i] * y[i]; } .. }`.
-/// After: `{"x", "y"}`, and the function's body takes `x: impl Slice<S>`, reading `x[i]` as
-/// `Slice::read(x, &x[i])` and a whole loop's leaf as `Slice::leaf(&x)`.
-pub fn held_parameters(function: &Function) -> HashSet<String> {
+/// After: `({"x", "y"}, {})`, and the function's body takes `x: impl Slice<S>`, reading `x[i]` as
+/// `Slice::read(x, &x[i])`, a whole loop's leaf as `Slice::leaf(&x)`, and splitting it by
+/// `Slice::split_at`.
+pub fn held_parameters(function: &Function) -> (HashSet<String>, HashSet<String>) {
     if function.in_impl {
-        return HashSet::new();
+        return Default::default();
     }
     let body = &function.item.block;
     let ranges = maybe_ranges(function);
-    function
-        .params
-        .iter()
-        .filter(|param| {
-            matches!(param.role, Role::Differentiable)
-                && matches!(param.passing, Passing::ByRef)
-                && matches!(&param.ty, syn::Type::Reference(reference)
-                    if reference.mutability.is_none()
-                        && matches!(&*reference.elem, syn::Type::Slice(slice)
-                            if is_f64(&slice.elem)))
-        })
-        .filter(|param| {
-            let mut accepted = Accepted {
-                name: &param.name,
+    let splits = splits(body);
+    let tokens = body.to_token_stream();
+    let mut held = HashSet::new();
+    let mut parts = HashSet::new();
+    let candidates = function.params.iter().filter(|param| {
+        matches!(param.role, Role::Differentiable)
+            && matches!(param.passing, Passing::ByRef)
+            && matches!(&param.ty, syn::Type::Reference(reference)
+                if reference.mutability.is_none()
+                    && matches!(&*reference.elem, syn::Type::Slice(slice)
+                        if is_f64(&slice.elem)))
+    });
+    for param in candidates {
+        // The parameter's name and its halves', theirs, and so on.
+        let mut names = vec![param.name.unraw()];
+        let mut taken = vec![false; splits.len()];
+        while let Some(k) = (0..splits.len())
+            .find(|&k| !taken[k] && names.iter().any(|name| splits[k].whole == *name))
+        {
+            taken[k] = true;
+            names.extend(splits[k].halves.iter().map(|half| half.unraw()));
+        }
+        names.sort();
+        names.dedup();
+        // A half named as another parameter would take that parameter's mentions for its own.
+        let other = |name: &Ident| {
+            function
+                .params
+                .iter()
+                .any(|other| other.name != param.name && other.name.unraw() == *name)
+        };
+        if names.iter().any(other) {
+            continue;
+        }
+        // Each split mentions its whole once and each half it names once.
+        let mut accepted: usize = (0..splits.len())
+            .filter(|&k| taken[k])
+            .map(|k| 1 + splits[k].halves.len())
+            .sum();
+        let mut mentioned = 0;
+        for name in &names {
+            let mut visitor = Accepted {
+                name,
                 count: 0,
                 reads_only: Some(&ranges),
             };
-            accepted.visit_block(body);
-            accepted.count == mentions(body.to_token_stream(), &param.name)
-        })
-        .map(|param| param.name.unraw().to_string())
-        .collect()
+            visitor.visit_block(body);
+            accepted += visitor.count;
+            mentioned += mentions(tokens.clone(), name);
+        }
+        if accepted == mentioned {
+            held.insert(param.name.unraw().to_string());
+            parts.extend(names.iter().map(ToString::to_string));
+        }
+    }
+    parts.retain(|name| !held.contains(name));
+    (held, parts)
+}
+
+/// A `let (a, b) = whole.split_at(mid);` of a body (`_` for a half it does not name).
+struct Split {
+    whole: Ident,
+    halves: Vec<Ident>,
+}
+
+/// The `let`s of `body` that split a slice named by a plain name in two plain names
+/// ([`Split`]), nested blocks included, nested items and macros' arguments not.
+fn splits(body: &syn::Block) -> Vec<Split> {
+    struct Lets(Vec<Split>);
+    impl Visit<'_> for Lets {
+        fn visit_local(&mut self, local: &syn::Local) {
+            let half = |pat: &Pat| match pat {
+                Pat::Ident(ident)
+                    if ident.by_ref.is_none()
+                        && ident.mutability.is_none()
+                        && ident.subpat.is_none() =>
+                {
+                    Some(Some(ident.ident.clone()))
+                }
+                Pat::Wild(_) => Some(None),
+                _ => None,
+            };
+            let halves = match &local.pat {
+                Pat::Tuple(tuple) if tuple.elems.len() == 2 => {
+                    tuple.elems.iter().map(half).collect::<Option<Vec<_>>>()
+                }
+                _ => None,
+            };
+            let whole = local.init.as_ref().and_then(|init| match &*init.expr {
+                Expr::MethodCall(call)
+                    if init.diverge.is_none()
+                        && call.method == "split_at"
+                        && call.args.len() == 1
+                        && call.turbofish.is_none() =>
+                {
+                    match &*call.receiver {
+                        Expr::Path(path) if path.qself.is_none() && path.attrs.is_empty() => {
+                            path.path.get_ident().map(IdentExt::unraw)
+                        }
+                        _ => None,
+                    }
+                }
+                _ => None,
+            });
+            if let (Some(whole), Some(halves)) = (whole, halves) {
+                let halves = halves.into_iter().flatten().collect();
+                self.0.push(Split { whole, halves });
+            }
+            syn::visit::visit_local(self, local);
+        }
+        fn visit_item(&mut self, _: &syn::Item) {}
+        fn visit_macro(&mut self, _: &syn::Macro) {}
+    }
+    let mut lets = Lets(Vec::new());
+    lets.visit_block(body);
+    lets.0
 }
 
 /// Whether `index` is an integer by its form, not a range: an integer literal, a name not in

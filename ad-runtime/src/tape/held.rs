@@ -167,17 +167,22 @@ impl<'a> Values<'a> {
 /// benchmark's gradient took 5 % more time than with `Var`s), and the cell the `Var`s are built
 /// in, a `OnceLock`, so that the body may read the parameter from other threads (rayon) as it
 /// may a `&[Var]`.
+///
+/// A part of the parameter (`let (w1, rest) = w.split_at(n);`, [`Slice::split_at`]) is a
+/// `Held` too: its values and the node of its first, and the whole parameter's `Values`, whose
+/// cell holds the `Var`s of them all.
 #[derive(Clone, Copy)]
 pub struct Held<'a> {
     values: &'a [f64],
     first: u32,
     tag: u32,
-    vars: &'a OnceLock<Vec<Var>>,
+    whole: &'a Values<'a>,
 }
 
 impl<'a> Held<'a> {
     /// The values `within` and the node of the first of them, when they are within the values
     /// and the parameter was seeded on the session tagged `tag`.
+    #[inline(always)]
     pub(crate) fn part(self, within: Range<usize>, tag: u32) -> Option<(&'a [f64], u32)> {
         let start = within.start;
         let values = self.values.get(within).filter(|_| self.tag == tag)?;
@@ -189,11 +194,15 @@ impl<'a> Held<'a> {
     /// (the loops over them look their run up instead of checking each element): they do not
     /// change, and [`Values::recycle`] hands them back.
     pub(crate) fn vars(self) -> &'a [Var] {
-        self.vars.get_or_init(|| {
-            let vars = inputs_of(self.values, self.first, self.tag);
+        let whole = self.whole;
+        let all = whole.vars.get_or_init(|| {
+            let vars = inputs_of(whole.values, whole.first, whole.tag);
             remember_seeded(&vars);
             vars
-        })
+        });
+        // This part's place in the whole parameter (0 for the whole).
+        let offset = (self.first - whole.first) as usize;
+        &all[offset..offset + self.values.len()]
     }
 }
 
@@ -216,6 +225,10 @@ pub trait Slice<S>: Copy + Index<usize> + Send + Sync {
 
     /// The elements as a leaf of a loop recorded whole (`Accumulate::add_loop`).
     fn leaf(&self) -> Leaf<'_, S>;
+
+    /// The elements before `mid` and those from it, as `<[S]>::split_at` splits a slice (and
+    /// panics as it does when `mid` is past the end): each half held as this slice is.
+    fn split_at(self, mid: usize) -> (Self, Self);
 }
 
 /// A slice of scalars as a [`Slice`]: what the function passes its body, and the companions
@@ -256,6 +269,13 @@ impl<S: Copy + Sync> Slice<S> for Plain<'_, S> {
     fn leaf(&self) -> Leaf<'_, S> {
         Leaf::Scalars(self.0)
     }
+
+    #[inline(always)]
+    #[track_caller]
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let (before, after) = self.0.split_at(mid);
+        (Plain(before), Plain(after))
+    }
 }
 
 impl Index<usize> for Held<'_> {
@@ -290,6 +310,23 @@ impl Slice<Var> for Held<'_> {
     #[inline(always)]
     fn leaf(&self) -> Leaf<'_, Var> {
         Leaf::Values(*self)
+    }
+
+    /// Each half's first node follows from this one's: the values are the nodes' in order.
+    #[inline(always)]
+    #[track_caller]
+    fn split_at(self, mid: usize) -> (Self, Self) {
+        let (before, after) = self.values.split_at(mid);
+        let before = Held {
+            values: before,
+            ..self
+        };
+        let after = Held {
+            values: after,
+            first: self.first + mid as u32,
+            ..self
+        };
+        (before, after)
     }
 }
 
@@ -330,7 +367,7 @@ impl<'a> Hold<Var> for &'a Values<'_> {
             values: self.values,
             first: self.first,
             tag: self.tag,
-            vars: &self.vars,
+            whole: self,
         }
     }
 }
