@@ -321,6 +321,28 @@ fn shadowing(x: &[f64], #[no_grad] scale: &[f64]) -> f64 {
     first + scale[0] * tail[0]
 }
 
+/// Ranges as indices, where the macro cannot tell them from integers by their form: a loop
+/// over an array of ranges, a range a function returns, ranges in constant data. The slice and
+/// its halves stay slices of `Var`s, and compile as they did.
+fn second_pair() -> std::ops::Range<usize> {
+    2..4
+}
+
+#[reverse_diff]
+fn ranged_indices(x: &[f64], #[no_grad] spans: &[std::ops::RangeTo<usize>]) -> f64 {
+    let mut total = 0.0;
+    for r in [0..2, 2..4] {
+        total += x[r][1];
+    }
+    let (a, b) = x.split_at(4);
+    let r = second_pair();
+    total += a[r][0] * b[0];
+    for k in 0..spans.len() {
+        total += a[spans[k]][0];
+    }
+    total
+}
+
 /// A split past the end, which panics as the slice's `split_at` does.
 #[reverse_diff]
 fn split_past_the_end(x: &[f64], mid: usize) -> f64 {
@@ -731,4 +753,14 @@ fn a_split_past_the_end_panics_as_the_function_does() {
     let ((value, gradient), held) = held_by(|| split_past_the_end_grad(&x, 2));
     assert_eq!((value, held), (x[0] + 3.0, 1));
     assert_eq!(gradient, vec![1.0, 0.0, 0.0, 0.0, 0.0]);
+}
+
+#[test]
+fn ranges_as_indices_keep_the_slice_of_vars() {
+    let (x, spans) = (data(5, 19.0), [..2, ..4]);
+    let ((value, gradient), held) = held_by(|| ranged_indices_grad(&x, &spans));
+    assert_eq!(held, 0);
+    assert_eq!(value.to_bits(), ranged_indices(&x, &spans).to_bits());
+    assert_eq!(value, x[1] + x[3] + x[2] * x[4] + 2.0 * x[0]);
+    assert_eq!(gradient, vec![2.0, 1.0, x[4], 1.0, x[2]]);
 }

@@ -55,6 +55,7 @@ pub fn held_arrays(body: &syn::Block) -> HashSet<String> {
             name: &name,
             count: 0,
             reads_only: None,
+            integers: None,
         };
         for stmt in after {
             accepted.visit_stmt(stmt);
@@ -75,7 +76,8 @@ pub fn held_arrays(body: &syn::Block) -> HashSet<String> {
 /// The parameters of `function` held as values (`ad::__private::Values` in `f_grad`, `f_vjp`
 /// and `f_jacobian`), and the names the body binds to parts of them: a differentiable `x:
 /// &[f64]` of a function that stands free, whose every mention in the body is an element read
-/// (`x[i]`, at an index [`is_element_index`], neither written nor borrowed), its length
+/// (`x[i]`, at an index [`is_element_index`] and [`is_integer_index`], neither written nor
+/// borrowed), its length
 /// (`x.len()`, `x.is_empty()`), or the slice split in two by a `let` whose halves are mentioned
 /// the same ways (`let (w1, rest) = x.split_at(n);`, then `rest.split_at(m)` too, [`splits`]).
 /// Any other mention (`&x[a..]`, `&x[i]`, `x.iter()`, `x` passed on, a macro's argument, a
@@ -92,6 +94,7 @@ pub fn held_parameters(function: &Function) -> (HashSet<String>, HashSet<String>
     }
     let body = &function.item.block;
     let ranges = maybe_ranges(function);
+    let integers = known_integers(function);
     let splits = splits(body);
     let tokens = body.to_token_stream();
     let mut held = HashSet::new();
@@ -137,6 +140,7 @@ pub fn held_parameters(function: &Function) -> (HashSet<String>, HashSet<String>
                 name,
                 count: 0,
                 reads_only: Some(&ranges),
+                integers: Some(&integers),
             };
             visitor.visit_block(body);
             accepted += visitor.count;
@@ -282,21 +286,152 @@ fn maybe_ranges(function: &Function) -> HashSet<String> {
         }
         fn visit_item(&mut self, _: &syn::Item) {}
     }
-    let integer = |ty: &syn::Type| {
-        let spelled = ty.to_token_stream().to_string();
-        [
-            "usize", "u8", "u16", "u32", "u64", "u128", "isize", "i8", "i16", "i32", "i64", "i128",
-        ]
-        .contains(&spelled.as_str())
-    };
     let mut lets = Lets(HashSet::new());
     lets.visit_block(&function.item.block);
     let params = function
         .params
         .iter()
-        .filter(|param| !integer(&param.ty))
+        .filter(|param| !is_integer_type(&param.ty))
         .map(|param| param.name.unraw().to_string());
     lets.0.into_iter().chain(params).collect()
+}
+
+/// Whether `ty` is spelled as a primitive integer type.
+fn is_integer_type(ty: &syn::Type) -> bool {
+    let spelled = ty.to_token_stream().to_string();
+    [
+        "usize", "u8", "u16", "u32", "u64", "u128", "isize", "i8", "i16", "i32", "i64", "i128",
+    ]
+    .contains(&spelled.as_str())
+}
+
+/// The names in `function` known to hold integers: its parameters of an integer type, the
+/// variables of `for` loops over a range (`for j in 0..n`, `(0..n).rev()`) and the indices of
+/// `enumerate()`, and the `let`s ascribed an integer type or bound to an integer literal or to
+/// arithmetic (`let mut k = 0;`, `let at = j * n + 1;`), nested blocks included. A name bound
+/// any other way too (`let r = layer(1);`, `for r in [0..2, 2..4]`) is not among them.
+fn known_integers(function: &Function) -> HashSet<String> {
+    #[derive(Default)]
+    struct Bound {
+        integers: HashSet<String>,
+        others: HashSet<String>,
+    }
+    impl Bound {
+        fn bind(&mut self, pat: &Pat, integer: bool) {
+            match pat {
+                Pat::Ident(ident) if ident.subpat.is_none() && integer => {
+                    self.integers.insert(ident.ident.unraw().to_string());
+                }
+                Pat::Type(typed) => self.bind(&typed.pat, integer || is_integer_type(&typed.ty)),
+                pat => {
+                    for name in super::scopes::idents(pat.to_token_stream()) {
+                        self.others.insert(name.unraw().to_string());
+                    }
+                }
+            }
+        }
+    }
+    impl Visit<'_> for Bound {
+        fn visit_local(&mut self, local: &syn::Local) {
+            let integer = local.init.as_ref().is_some_and(|init| {
+                matches!(&*init.expr, Expr::Lit(literal) if matches!(literal.lit, Lit::Int(_)))
+                    || matches!(&*init.expr, Expr::Binary(binary)
+                        if compound_operator(&binary.op).is_none())
+            });
+            self.bind(&local.pat, integer && init_is_plain(local));
+            syn::visit::visit_local(self, local);
+        }
+        fn visit_expr_for_loop(&mut self, looped: &syn::ExprForLoop) {
+            let mut iter = &*looped.expr;
+            while let Expr::MethodCall(call) = iter {
+                if !["rev", "step_by", "skip", "take"].contains(&call.method.to_string().as_str()) {
+                    break;
+                }
+                iter = &call.receiver;
+            }
+            while let Expr::Paren(inner) = iter {
+                iter = &inner.expr;
+            }
+            match (&*looped.pat, iter) {
+                (pat, Expr::Range(_)) => self.bind(pat, true),
+                (Pat::Tuple(tuple), Expr::MethodCall(call))
+                    if call.method == "enumerate" && tuple.elems.len() == 2 =>
+                {
+                    self.bind(&tuple.elems[0], true);
+                    self.bind(&tuple.elems[1], false);
+                }
+                (pat, _) => self.bind(pat, false),
+            }
+            syn::visit::visit_expr_for_loop(self, looped);
+        }
+        fn visit_expr_closure(&mut self, closure: &syn::ExprClosure) {
+            for input in &closure.inputs {
+                self.bind(input, false);
+            }
+            syn::visit::visit_expr_closure(self, closure);
+        }
+        fn visit_item(&mut self, _: &syn::Item) {}
+    }
+    let mut bound = Bound::default();
+    for param in &function.params {
+        if is_integer_type(&param.ty) {
+            bound.integers.insert(param.name.unraw().to_string());
+        } else {
+            bound.others.insert(param.name.unraw().to_string());
+        }
+    }
+    bound.visit_block(&function.item.block);
+    let Bound { integers, others } = bound;
+    integers.difference(&others).cloned().collect()
+}
+
+/// Whether a `let` binds without `else`.
+fn init_is_plain(local: &syn::Local) -> bool {
+    local
+        .init
+        .as_ref()
+        .is_some_and(|init| init.diverge.is_none())
+}
+
+/// Whether `index` is an integer by its form and its names ([`known_integers`]): a literal, a
+/// known integer name, arithmetic, a cast, a negation, or an integer method of one of these
+/// (`i.min(n)`), or a length (`x.len()`). Where [`is_element_index`] takes any name not known
+/// to hold a range, this takes only names known to hold integers: a name bound by a call, an
+/// `if`, a closure or a loop over ranges (`for r in [0..2, 2..4]`) may hold a range, which a
+/// parameter held as values, unlike a slice of `Var`s, cannot be indexed with.
+///
+/// Before: `x[j * n + k]` in `for j in 0..m`, `x[0]`, `x[i.min(n - 1)]` with `i: usize`.
+/// After: `true`. Before: `x[r]` after `let r = layer(1);`, `x[spans[k]]`. After: `false`.
+fn is_integer_index(index: &Expr, integers: &HashSet<String>) -> bool {
+    match index {
+        Expr::Lit(literal) => matches!(literal.lit, Lit::Int(_)),
+        Expr::Path(path) => path
+            .path
+            .get_ident()
+            .is_some_and(|name| integers.contains(&name.unraw().to_string())),
+        Expr::Binary(binary) => compound_operator(&binary.op).is_none(),
+        Expr::Paren(paren) => is_integer_index(&paren.expr, integers),
+        Expr::Group(group) => is_integer_index(&group.expr, integers),
+        Expr::Cast(_) => true,
+        Expr::Unary(unary) => {
+            matches!(unary.op, syn::UnOp::Neg(_)) && is_integer_index(&unary.expr, integers)
+        }
+        Expr::MethodCall(call) if call.method == "len" && call.args.is_empty() => true,
+        Expr::MethodCall(call) => {
+            [
+                "min",
+                "max",
+                "saturating_sub",
+                "saturating_add",
+                "wrapping_add",
+                "wrapping_sub",
+            ]
+            .iter()
+            .any(|method| call.method == method)
+                && is_integer_index(&call.receiver, integers)
+        }
+        _ => false,
+    }
 }
 
 /// The name `stmt` binds when it is `let mut v = vec![c; n];` or `let mut v = vec![c, ..];`,
@@ -346,6 +481,9 @@ struct Accepted<'a> {
     name: &'a Ident,
     count: usize,
     reads_only: Option<&'a HashSet<String>>,
+    /// For a parameter's half: the names known to hold integers, the only names its element
+    /// reads may be indexed with ([`is_integer_index`]).
+    integers: Option<&'a HashSet<String>>,
 }
 
 impl Accepted<'_> {
@@ -397,7 +535,10 @@ impl Visit<'_> for Accepted<'_> {
                     && self.is_name(&index.expr)
                     && self
                         .reads_only
-                        .is_none_or(|ranges| is_element_index(&index.index, ranges)) =>
+                        .is_none_or(|ranges| is_element_index(&index.index, ranges))
+                    && self
+                        .integers
+                        .is_none_or(|integers| is_integer_index(&index.index, integers)) =>
             {
                 self.count += 1;
                 self.visit_expr(&index.index);
