@@ -343,6 +343,19 @@ fn ranged_indices(x: &[f64], #[no_grad] spans: &[std::ops::RangeTo<usize>]) -> f
     total
 }
 
+/// Indices the macro knows to be integers without a loop of its own: a mapped sum's variable
+/// over a range, and an element of an integer parameter (a gather). The halves are held.
+#[reverse_diff]
+fn gathered(x: &[f64], #[no_grad] idx: &[usize]) -> f64 {
+    let (a, b) = x.split_at(x.len() / 2);
+    let products = (0..a.len()).map(|i| a[i] * b[i]).sum::<f64>();
+    let mut picked = 0.0;
+    for k in 0..idx.len() {
+        picked += a[idx[k]] * b[idx[k]];
+    }
+    products + picked
+}
+
 /// A split past the end, which panics as the slice's `split_at` does.
 #[reverse_diff]
 fn split_past_the_end(x: &[f64], mid: usize) -> f64 {
@@ -763,4 +776,16 @@ fn ranges_as_indices_keep_the_slice_of_vars() {
     assert_eq!(value.to_bits(), ranged_indices(&x, &spans).to_bits());
     assert_eq!(value, x[1] + x[3] + x[2] * x[4] + 2.0 * x[0]);
     assert_eq!(gradient, vec![2.0, 1.0, x[4], 1.0, x[2]]);
+}
+
+#[test]
+fn mapped_sums_and_gathers_index_held_halves() {
+    let (x, idx) = (data(10, 20.0), [4usize, 0, 4]);
+    let ((value, gradient), held) = held_by(|| gathered_grad(&x, &idx));
+    assert_eq!(held, 1);
+    let (pulled, pullback) = gathered_pullback(&x, &idx);
+    assert_eq!(value.to_bits(), pulled.to_bits());
+    assert_eq!(value.to_bits(), gathered(&x, &idx).to_bits());
+    assert_eq!(bits(&gradient), bits(&pullback.pull(&1.0)));
+    assert_gradient_matches(|x| gathered(x, &idx), &x, &gradient, 1e-6);
 }

@@ -342,17 +342,7 @@ fn known_integers(function: &Function) -> HashSet<String> {
             syn::visit::visit_local(self, local);
         }
         fn visit_expr_for_loop(&mut self, looped: &syn::ExprForLoop) {
-            let mut iter = &*looped.expr;
-            while let Expr::MethodCall(call) = iter {
-                if !["rev", "step_by", "skip", "take"].contains(&call.method.to_string().as_str()) {
-                    break;
-                }
-                iter = &call.receiver;
-            }
-            while let Expr::Paren(inner) = iter {
-                iter = &inner.expr;
-            }
-            match (&*looped.pat, iter) {
+            match (&*looped.pat, iterated(&looped.expr)) {
                 (pat, Expr::Range(_)) => self.bind(pat, true),
                 (Pat::Tuple(tuple), Expr::MethodCall(call))
                     if call.method == "enumerate" && tuple.elems.len() == 2 =>
@@ -370,19 +360,79 @@ fn known_integers(function: &Function) -> HashSet<String> {
             }
             syn::visit::visit_expr_closure(self, closure);
         }
+        // `(0..n).map(|i| ..)`: `i` is an integer, as a loop's over the range.
+        fn visit_expr_method_call(&mut self, call: &syn::ExprMethodCall) {
+            let over_range = matches!(iterated(&call.receiver), Expr::Range(_));
+            match call.args.first() {
+                Some(Expr::Closure(closure)) if over_range && closure.inputs.len() == 1 => {
+                    self.visit_expr(&call.receiver);
+                    self.bind(&closure.inputs[0], true);
+                    self.visit_expr(&closure.body);
+                }
+                _ => syn::visit::visit_expr_method_call(self, call),
+            }
+        }
         fn visit_item(&mut self, _: &syn::Item) {}
     }
     let mut bound = Bound::default();
+    bound.visit_block(&function.item.block);
+    let Bound {
+        mut integers,
+        mut others,
+    } = bound;
+    let rebound: HashSet<String> = integers.union(&others).cloned().collect();
     for param in &function.params {
+        let name = param.name.unraw().to_string();
+        // The elements of an integer sequence, `idx[k]` with `idx: &[usize]` bound nowhere
+        // else: recorded by the name with brackets, which no binding spells.
+        if holds_integers(&param.ty) && !rebound.contains(&name) {
+            integers.insert(format!("{name}[]"));
+        }
         if is_integer_type(&param.ty) {
-            bound.integers.insert(param.name.unraw().to_string());
+            integers.insert(name);
         } else {
-            bound.others.insert(param.name.unraw().to_string());
+            others.insert(name);
         }
     }
-    bound.visit_block(&function.item.block);
-    let Bound { integers, others } = bound;
     integers.difference(&others).cloned().collect()
+}
+
+/// What `iter` iterates over: itself, or the receiver of `rev()`, `step_by(k)`, `skip(k)`,
+/// `take(k)` on it, parentheses removed (`(0..n).rev()`: `0..n`).
+fn iterated(iter: &Expr) -> &Expr {
+    let mut iter = iter;
+    loop {
+        iter = match iter {
+            Expr::MethodCall(call)
+                if ["rev", "step_by", "skip", "take"]
+                    .contains(&call.method.to_string().as_str()) =>
+            {
+                &call.receiver
+            }
+            Expr::Paren(inner) => &inner.expr,
+            _ => return iter,
+        };
+    }
+}
+
+/// Whether `ty` is a slice, array or `Vec` of a primitive integer type, or a shared reference
+/// to one (`&[usize]`, `[u32; 4]`, `&Vec<usize>`).
+fn holds_integers(ty: &syn::Type) -> bool {
+    let ty = match ty {
+        syn::Type::Reference(reference) if reference.mutability.is_none() => &*reference.elem,
+        ty => ty,
+    };
+    match ty {
+        syn::Type::Slice(slice) => is_integer_type(&slice.elem),
+        syn::Type::Array(array) => is_integer_type(&array.elem),
+        syn::Type::Path(path) => path.path.segments.last().is_some_and(|segment| {
+            segment.ident == "Vec"
+                && matches!(&segment.arguments, syn::PathArguments::AngleBracketed(args)
+                    if matches!(args.args.first(), Some(syn::GenericArgument::Type(elem))
+                        if args.args.len() == 1 && is_integer_type(elem)))
+        }),
+        _ => false,
+    }
 }
 
 /// Whether a `let` binds without `else`.
@@ -412,6 +462,14 @@ fn is_integer_index(index: &Expr, integers: &HashSet<String>) -> bool {
         Expr::Binary(binary) => compound_operator(&binary.op).is_none(),
         Expr::Paren(paren) => is_integer_index(&paren.expr, integers),
         Expr::Group(group) => is_integer_index(&group.expr, integers),
+        // An element of an integer sequence the function takes ([`known_integers`]).
+        Expr::Index(element) => match &*element.expr {
+            Expr::Path(path) => path
+                .path
+                .get_ident()
+                .is_some_and(|name| integers.contains(&format!("{}[]", name.unraw()))),
+            _ => false,
+        },
         Expr::Cast(_) => true,
         Expr::Unary(unary) => {
             matches!(unary.op, syn::UnOp::Neg(_)) && is_integer_index(&unary.expr, integers)
