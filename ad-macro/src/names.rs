@@ -109,6 +109,29 @@ pub fn is_other_number(ty: &Type) -> bool {
     is_integer(ty) || is_primitive(ty, &["f32"])
 }
 
+/// The element type of a slice, array or `Vec` type (`[f64]`, `[usize; 4]`, `Vec<f64>`).
+pub fn sequence_element(ty: &Type) -> Option<&Type> {
+    match ty {
+        Type::Slice(slice) => Some(&slice.elem),
+        Type::Array(array) => Some(&array.elem),
+        Type::Path(path) => {
+            let segment = path.path.segments.last()?;
+            let syn::PathArguments::AngleBracketed(args) = &segment.arguments else {
+                return None;
+            };
+            match args.args.first() {
+                Some(syn::GenericArgument::Type(elem))
+                    if segment.ident == "Vec" && args.args.len() == 1 =>
+                {
+                    Some(elem)
+                }
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
 /// Whether `ty` is a primitive integer type (`usize`, `i32`, `u8`...).
 pub fn is_integer(ty: &Type) -> bool {
     const INTEGERS: &[&str] = &[

@@ -23,7 +23,7 @@ use syn::{Expr, Ident, Lit, Pat, Stmt, Token};
 use super::emit::compound_operator;
 use super::scopes::mentions;
 use crate::model::{Function, Passing, Role};
-use crate::names::is_f64;
+use crate::names::{is_f64, is_integer, sequence_element};
 
 /// `value; count`, the repeat form of `vec!`.
 pub struct RepeatArgs {
@@ -55,7 +55,6 @@ pub fn held_arrays(body: &syn::Block) -> HashSet<String> {
             name: &name,
             count: 0,
             reads_only: None,
-            integers: None,
         };
         for stmt in after {
             accepted.visit_stmt(stmt);
@@ -76,8 +75,7 @@ pub fn held_arrays(body: &syn::Block) -> HashSet<String> {
 /// The parameters of `function` held as values (`ad::__private::Values` in `f_grad`, `f_vjp`
 /// and `f_jacobian`), and the names the body binds to parts of them: a differentiable `x:
 /// &[f64]` of a function that stands free, whose every mention in the body is an element read
-/// (`x[i]`, at an index [`is_element_index`] and [`is_integer_index`], neither written nor
-/// borrowed), its length
+/// (`x[i]`, at an index [`is_integer_index`], neither written nor borrowed), its length
 /// (`x.len()`, `x.is_empty()`), or the slice split in two by a `let` whose halves are mentioned
 /// the same ways (`let (w1, rest) = x.split_at(n);`, then `rest.split_at(m)` too, [`splits`]).
 /// Any other mention (`&x[a..]`, `&x[i]`, `x.iter()`, `x` passed on, a macro's argument, a
@@ -93,7 +91,6 @@ pub fn held_parameters(function: &Function) -> (HashSet<String>, HashSet<String>
         return Default::default();
     }
     let body = &function.item.block;
-    let ranges = maybe_ranges(function);
     let integers = known_integers(function);
     let splits = splits(body);
     let tokens = body.to_token_stream();
@@ -139,8 +136,7 @@ pub fn held_parameters(function: &Function) -> (HashSet<String>, HashSet<String>
             let mut visitor = Accepted {
                 name,
                 count: 0,
-                reads_only: Some(&ranges),
-                integers: Some(&integers),
+                reads_only: Some(&integers),
             };
             visitor.visit_block(body);
             accepted += visitor.count;
@@ -214,97 +210,6 @@ fn splits(body: &syn::Block) -> Vec<Split> {
     lets.0
 }
 
-/// Whether `index` is an integer by its form, not a range: an integer literal, a name not in
-/// `ranges`, arithmetic, a cast, a negation or dereference, an element, or a method of
-/// integers (`i.min(n)`). Anything else (a call, a field, a block) may be a range, which a
-/// parameter held as values cannot be indexed with.
-///
-/// Before: `x[i * n + j + 1]`, `x[k.min(n - 1)]`. After: `true`. Before: `x[r]` after
-/// `let r = 1..3;`, `x[span(i)]`. After: `false`.
-fn is_element_index(index: &Expr, ranges: &HashSet<String>) -> bool {
-    use syn::BinOp::*;
-    const INTEGER_METHODS: [&str; 10] = [
-        "len",
-        "min",
-        "max",
-        "abs_diff",
-        "rem_euclid",
-        "pow",
-        "saturating_add",
-        "saturating_sub",
-        "wrapping_add",
-        "wrapping_sub",
-    ];
-    match index {
-        Expr::Lit(literal) => matches!(literal.lit, Lit::Int(_)),
-        Expr::Path(path) => path
-            .path
-            .get_ident()
-            .is_some_and(|name| !ranges.contains(&name.unraw().to_string())),
-        Expr::Binary(binary) => matches!(
-            binary.op,
-            Add(_)
-                | Sub(_)
-                | Mul(_)
-                | Div(_)
-                | Rem(_)
-                | BitAnd(_)
-                | BitOr(_)
-                | BitXor(_)
-                | Shl(_)
-                | Shr(_)
-        ),
-        Expr::Paren(paren) => is_element_index(&paren.expr, ranges),
-        Expr::Group(group) => is_element_index(&group.expr, ranges),
-        Expr::Cast(_) | Expr::Unary(_) | Expr::Index(_) => true,
-        Expr::MethodCall(call) => INTEGER_METHODS.iter().any(|method| call.method == method),
-        _ => false,
-    }
-}
-
-/// The names in `function` that may hold a range: its parameters of any type but an integer,
-/// and the `let`s the body binds to a range (`let r = 1..3;`) or ascribes one (`let r:
-/// Range<usize> = ..;`), nested blocks included.
-fn maybe_ranges(function: &Function) -> HashSet<String> {
-    struct Lets(HashSet<String>);
-    impl Visit<'_> for Lets {
-        fn visit_local(&mut self, local: &syn::Local) {
-            let (pat, ascribed) = match &local.pat {
-                Pat::Type(typed) => (&*typed.pat, typed.ty.to_token_stream().to_string()),
-                pat => (pat, String::new()),
-            };
-            let range = local
-                .init
-                .as_ref()
-                .is_some_and(|init| matches!(&*init.expr, Expr::Range(_)));
-            if let Pat::Ident(pat) = pat {
-                if range || ascribed.contains("Range") {
-                    self.0.insert(pat.ident.unraw().to_string());
-                }
-            }
-            syn::visit::visit_local(self, local);
-        }
-        fn visit_item(&mut self, _: &syn::Item) {}
-    }
-    let mut lets = Lets(HashSet::new());
-    lets.visit_block(&function.item.block);
-    let params = function
-        .params
-        .iter()
-        .filter(|param| !is_integer_type(&param.ty))
-        .map(|param| param.name.unraw().to_string());
-    lets.0.into_iter().chain(params).collect()
-}
-
-/// Whether `ty` is spelled as a primitive integer type.
-fn is_integer_type(ty: &syn::Type) -> bool {
-    let spelled = ty.to_token_stream().to_string();
-    [
-        "usize", "u8", "u16", "u32", "u64", "u128", "isize", "i8", "i16", "i32", "i64", "i128",
-    ]
-    .contains(&spelled.as_str())
-}
-
 /// The names in `function` known to hold integers: its parameters of an integer type, the
 /// variables of `for` loops over a range (`for j in 0..n`, `(0..n).rev()`) and the indices of
 /// `enumerate()`, and the `let`s ascribed an integer type or bound to an integer literal or to
@@ -322,7 +227,7 @@ fn known_integers(function: &Function) -> HashSet<String> {
                 Pat::Ident(ident) if ident.subpat.is_none() && integer => {
                     self.integers.insert(ident.ident.unraw().to_string());
                 }
-                Pat::Type(typed) => self.bind(&typed.pat, integer || is_integer_type(&typed.ty)),
+                Pat::Type(typed) => self.bind(&typed.pat, integer || is_integer(&typed.ty)),
                 pat => {
                     for name in super::scopes::idents(pat.to_token_stream()) {
                         self.others.insert(name.unraw().to_string());
@@ -335,10 +240,13 @@ fn known_integers(function: &Function) -> HashSet<String> {
         fn visit_local(&mut self, local: &syn::Local) {
             let integer = local.init.as_ref().is_some_and(|init| {
                 matches!(&*init.expr, Expr::Lit(literal) if matches!(literal.lit, Lit::Int(_)))
-                    || matches!(&*init.expr, Expr::Binary(binary)
-                        if compound_operator(&binary.op).is_none())
+                    || matches!(&*init.expr, Expr::Binary(binary) if is_arithmetic(&binary.op))
             });
-            self.bind(&local.pat, integer && init_is_plain(local));
+            let plain = local
+                .init
+                .as_ref()
+                .is_some_and(|init| init.diverge.is_none());
+            self.bind(&local.pat, integer && plain);
             syn::visit::visit_local(self, local);
         }
         fn visit_expr_for_loop(&mut self, looped: &syn::ExprForLoop) {
@@ -388,7 +296,7 @@ fn known_integers(function: &Function) -> HashSet<String> {
         if holds_integers(&param.ty) && !rebound.contains(&name) {
             integers.insert(format!("{name}[]"));
         }
-        if is_integer_type(&param.ty) {
+        if is_integer(&param.ty) {
             integers.insert(name);
         } else {
             others.insert(name);
@@ -422,33 +330,14 @@ fn holds_integers(ty: &syn::Type) -> bool {
         syn::Type::Reference(reference) if reference.mutability.is_none() => &*reference.elem,
         ty => ty,
     };
-    match ty {
-        syn::Type::Slice(slice) => is_integer_type(&slice.elem),
-        syn::Type::Array(array) => is_integer_type(&array.elem),
-        syn::Type::Path(path) => path.path.segments.last().is_some_and(|segment| {
-            segment.ident == "Vec"
-                && matches!(&segment.arguments, syn::PathArguments::AngleBracketed(args)
-                    if matches!(args.args.first(), Some(syn::GenericArgument::Type(elem))
-                        if args.args.len() == 1 && is_integer_type(elem)))
-        }),
-        _ => false,
-    }
-}
-
-/// Whether a `let` binds without `else`.
-fn init_is_plain(local: &syn::Local) -> bool {
-    local
-        .init
-        .as_ref()
-        .is_some_and(|init| init.diverge.is_none())
+    sequence_element(ty).is_some_and(is_integer)
 }
 
 /// Whether `index` is an integer by its form and its names ([`known_integers`]): a literal, a
 /// known integer name, arithmetic, a cast, a negation, or an integer method of one of these
-/// (`i.min(n)`), or a length (`x.len()`). Where [`is_element_index`] takes any name not known
-/// to hold a range, this takes only names known to hold integers: a name bound by a call, an
-/// `if`, a closure or a loop over ranges (`for r in [0..2, 2..4]`) may hold a range, which a
-/// parameter held as values, unlike a slice of `Var`s, cannot be indexed with.
+/// (`i.min(n)`), or a length (`x.len()`). Only names known to hold integers: a name bound by a
+/// call, an `if`, a closure or a loop over ranges (`for r in [0..2, 2..4]`) may hold a range,
+/// which a parameter held as values, unlike a slice of `Var`s, cannot be indexed with.
 ///
 /// Before: `x[j * n + k]` in `for j in 0..m`, `x[0]`, `x[i.min(n - 1)]` with `i: usize`.
 /// After: `true`. Before: `x[r]` after `let r = layer(1);`, `x[spans[k]]`. After: `false`.
@@ -459,7 +348,7 @@ fn is_integer_index(index: &Expr, integers: &HashSet<String>) -> bool {
             .path
             .get_ident()
             .is_some_and(|name| integers.contains(&name.unraw().to_string())),
-        Expr::Binary(binary) => compound_operator(&binary.op).is_none(),
+        Expr::Binary(binary) => is_arithmetic(&binary.op),
         Expr::Paren(paren) => is_integer_index(&paren.expr, integers),
         Expr::Group(group) => is_integer_index(&group.expr, integers),
         // An element of an integer sequence the function takes ([`known_integers`]).
@@ -529,19 +418,35 @@ fn array_let(stmt: &Stmt) -> Option<Ident> {
     floats.then(|| pat.ident.clone())
 }
 
+/// Whether `op` is an arithmetic or bitwise operator, whose result over integers is an
+/// integer (never a range).
+fn is_arithmetic(op: &syn::BinOp) -> bool {
+    use syn::BinOp::*;
+    matches!(
+        op,
+        Add(_)
+            | Sub(_)
+            | Mul(_)
+            | Div(_)
+            | Rem(_)
+            | BitAnd(_)
+            | BitOr(_)
+            | BitXor(_)
+            | Shl(_)
+            | Shr(_)
+    )
+}
+
 /// Counts the mentions of `name` an array takes: an element or range (`name[..]`), and
 /// `name.len()` or `name.is_empty()`; with `reads_only`, the mentions a parameter held as values
-/// takes: an element read (`name[i]`, at an index [`is_element_index`] of the names that may
-/// hold ranges; not written, not borrowed, which would outlive the value read), its length.
+/// takes: an element read (`name[i]`, at an index [`is_integer_index`] of the names known to
+/// hold integers; not written, not borrowed, which would outlive the value read), its length.
 /// Nested items and macros' arguments are not entered (their mentions are counted by
 /// [`mentions`] only, so they keep the local a `Vec`, the parameter a slice).
 struct Accepted<'a> {
     name: &'a Ident,
     count: usize,
     reads_only: Option<&'a HashSet<String>>,
-    /// For a parameter's half: the names known to hold integers, the only names its element
-    /// reads may be indexed with ([`is_integer_index`]).
-    integers: Option<&'a HashSet<String>>,
 }
 
 impl Accepted<'_> {
@@ -593,9 +498,6 @@ impl Visit<'_> for Accepted<'_> {
                     && self.is_name(&index.expr)
                     && self
                         .reads_only
-                        .is_none_or(|ranges| is_element_index(&index.index, ranges))
-                    && self
-                        .integers
                         .is_none_or(|integers| is_integer_index(&index.index, integers)) =>
             {
                 self.count += 1;

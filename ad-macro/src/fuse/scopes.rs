@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 use syn::ext::IdentExt;
 use syn::{BinOp, Expr, Ident, Lit, Pat, Type, UnOp};
 
-use crate::names::{is_f64, is_integer};
+use crate::names::{is_f64, is_integer, sequence_element};
 
 /// What a name holds, as far as the macro can tell from the function alone.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -53,17 +53,7 @@ impl Kind {
             Type::Reference(reference) => (&*reference.elem, reference.mutability.is_none()),
             other => (other, false),
         };
-        let holds_f64 = match sequence {
-            Type::Slice(slice) => is_f64(&slice.elem),
-            Type::Array(array) => is_f64(&array.elem),
-            Type::Path(path) => path.path.segments.last().is_some_and(|segment| {
-                segment.ident == "Vec"
-                    && matches!(&segment.arguments, syn::PathArguments::AngleBracketed(args)
-                        if matches!(args.args.first(), Some(syn::GenericArgument::Type(elem))
-                            if args.args.len() == 1 && is_f64(elem)))
-            }),
-            _ => false,
-        };
+        let holds_f64 = sequence_element(sequence).is_some_and(is_f64);
         let kind = if borrowed { many.borrowed()? } else { many };
         holds_f64.then_some(kind)
     }
