@@ -5,8 +5,10 @@
 //! `f64::EPSILON`, or computed from it as an argument, `x.max(d.abs())`); constant data as
 //! one branch of an `if` or `match`, or one element of an array, whose other branches or
 //! elements are differentiable; constant data assigned to a scalar (`best = data[i]`) or
-//! returned (`return lo;`) or bound with an ascription (`let a: [f64; 2] = [data[0], x];`);
-//! and `f64`'s methods as values (`map(f64::abs)`) over either.
+//! returned (`return lo;`, or a `let` of it as the body's value) or bound with an ascription (`let a: [f64; 2] = [data[0], x];`);
+//! a copy of constant data ascribed as a sequence of `f64` (`let mut y: Vec<f64> =
+//! y0.to_vec();`) whose elements then take reals; and `f64`'s methods as values
+//! (`map(f64::abs)`) over either.
 //! Gradients are checked against central differences (tolerance 1e-6), values bit for bit.
 
 mod common;
@@ -365,6 +367,39 @@ fn constant_data_is_returned_as_the_scalar() {
     );
 }
 
+/// Constant data a `let` binds as the function's value: an element of a copy, and a name
+/// bound from a parameter's element, each past an early `return` of a scalar.
+#[reverse_diff]
+fn local_constant_data_as_the_value(x: f64, #[no_grad] data: &[f64]) -> f64 {
+    let copy = data.to_vec();
+    if x > 1.0 {
+        return x * x;
+    }
+    if x < -1.0 {
+        let first = data[0];
+        return first + copy[1];
+    }
+    let second = copy[1];
+    second
+}
+
+#[test]
+fn local_constant_data_is_the_value_as_the_scalar() {
+    let data = [1.5, -2.0];
+    assert_eq!(
+        local_constant_data_as_the_value_grad(0.5, &data),
+        (-2.0, 0.0)
+    );
+    assert_eq!(
+        local_constant_data_as_the_value_grad(-3.0, &data),
+        (-0.5, 0.0)
+    );
+    assert_eq!(
+        local_constant_data_as_the_value_grad(2.0, &data),
+        (4.0, 4.0)
+    );
+}
+
 /// `f64`'s methods as values over constant data and over scalars.
 #[reverse_diff]
 fn method_values(xs: &[f64], #[no_grad] data: &[f64]) -> f64 {
@@ -434,6 +469,46 @@ fn constant_data_takes_an_ascribed_f64() {
         ascribed_constant_data_grad(-0.5, &[1.5, -2.0]),
         (0.75, -1.5)
     );
+}
+
+/// A copy of constant data bound where the ascription says a sequence of `f64`, whose elements
+/// then take reals: an initial state evolved by a differentiable rate (explicit Euler), a
+/// `Vec` from a clone, and an array from a reference to one.
+#[reverse_diff]
+#[allow(clippy::needless_range_loop)] // the index loop, as an integrator is often written
+fn evolved_copies(k: f64, #[no_grad] y0: &[f64], #[no_grad] pair: &[f64; 2]) -> f64 {
+    let mut y: Vec<f64> = y0.to_vec();
+    for _ in 0..10 {
+        for i in 0..y.len() {
+            y[i] = y[i] - 0.1 * k * y[i];
+        }
+    }
+    let data = y0.to_vec();
+    let mut cloned: Vec<f64> = data.clone();
+    cloned[1] *= k;
+    let mut a: [f64; 2] = *pair;
+    a[0] = a[0] * k * k;
+    y.iter().sum::<f64>() + cloned[1] + a[0] + a[1] + data[0]
+}
+
+#[test]
+fn copies_of_constant_data_ascribed_as_sequences_take_reals() {
+    let (y0, pair) = ([1.0, 2.0, -0.5], [3.0, 4.0]);
+    let f = |k: &[f64]| evolved_copies(k[0], &y0, &pair);
+    check(
+        f,
+        |k| {
+            let (value, derivative) = evolved_copies_grad(k[0], &y0, &pair);
+            (value, vec![derivative])
+        },
+        &[0.7],
+    );
+    // Σ y0 (1 - k/10)^10 + 2k + 3k² + 4 + 1, and its derivative.
+    let k: f64 = 0.7;
+    let value = 2.5 * (1.0 - 0.1 * k).powi(10) + 2.0 * k + 3.0 * k * k + 5.0;
+    let slope = -2.5 * (1.0 - 0.1 * k).powi(9) + 2.0 + 6.0 * k;
+    let (got, derivative) = evolved_copies_grad(k, &y0, &pair);
+    assert!((got - value).abs() < 1e-12 && (derivative - slope).abs() < 1e-12);
 }
 
 /// `f64`'s float constants bound by a `let` (fixed scalars), its integer constants, a method

@@ -33,7 +33,7 @@ use crate::fuse::{
 };
 use crate::names::{
     is_constant_name, is_f64, is_float_constant, is_other_number, real_method, real_method_entry,
-    takes_real_arguments, takes_receiver_by_value, Owner,
+    sequence_element, takes_real_arguments, takes_receiver_by_value, Owner,
 };
 use crate::validate;
 
@@ -117,7 +117,7 @@ impl Translator {
     /// ::ad::__private::Array::into_vec(k)`, the function's value as written.
     pub fn fold_block_holding(
         &mut self,
-        mut block: syn::Block,
+        block: syn::Block,
         arrays: HashSet<String>,
         values: HashSet<String>,
     ) -> syn::Block {
@@ -126,12 +126,7 @@ impl Translator {
         self.fusion.unsafe_code |= idents(block.to_token_stream())
             .iter()
             .any(|ident| ident == "unsafe");
-        // Before: `.. c` (constant data) as the value of a function returning `f64`. After:
-        // `.. IntoReal::<S>::into_real(c)`, as `return c;` is ([`Translator::fold_expr`]). A
-        // name the body binds again is a scalar or constant data too, which this leaves right.
-        if let Some(Stmt::Expr(value, None)) = block.stmts.last_mut() {
-            self.lift_returned(value);
-        }
+        self.fusion.tail = true;
         let mut block = self.fold_block(block);
         if let Some(Stmt::Expr(Expr::Path(path), None)) = block.stmts.last_mut() {
             if path
@@ -881,6 +876,13 @@ impl Driver for Translator {
         &self.scalar
     }
 
+    // Before: `..; c` (constant data, a parameter's or a `let`'s) as the value of a function
+    // returning `f64`. After: `..; IntoReal::<S>::into_real(c)`, as `return c;` is
+    // ([`Translator::fold_expr`]).
+    fn fold_tail(&mut self, value: &mut Expr) {
+        self.lift_returned(value);
+    }
+
     fn fold_keeping_constant(&mut self, expr: Expr) -> Expr {
         self.keep_constant = true;
         let expr = self.fold_expr(expr);
@@ -1202,6 +1204,17 @@ impl Fold for Translator {
             }
         }
         let ascribes_f64 = matches!(&local.pat, Pat::Type(typed) if is_f64(&typed.ty));
+        // `let y: Vec<f64> = data.to_vec();` (`data` constant): a sequence of scalars, which
+        // constant data is not. (An array written out, `[data[0], data[1]]`, is lifted element
+        // by element above.)
+        let lifts_constants = matches!(&local.pat, Pat::Type(typed)
+            if sequence_element(&typed.ty).is_some_and(is_f64)
+                && !matches!(&*typed.ty, Type::Slice(_)))
+            && local.init.as_ref().is_some_and(|init| {
+                init.diverge.is_none()
+                    && !matches!(&*init.expr, Expr::Array(_))
+                    && self.fusion.scopes.is_owned_constants(&init.expr)
+            });
         // The names bind after the initialiser, which still sees the outer ones (`let x = x * 2.0`).
         let init = local.init.as_ref().map(|init| &*init.expr);
         let kind = init.and_then(|init| self.fusion.scopes.kind_of(init));
@@ -1247,6 +1260,13 @@ impl Fold for Translator {
             }
             if ascribes_f64 && init.diverge.is_none() && has_own_type(&init.expr) {
                 *init.expr = self.lifted(&init.expr);
+            }
+            // Before: `let mut y: Vec<f64> = y0.to_vec();` (`y0` constant data). After:
+            // `let mut y: Vec<S> = ::ad::__private::IntoReals::<S>::into_reals(y0.to_vec());`.
+            if lifts_constants {
+                let (scalar, expr) = (&self.scalar, &init.expr);
+                *init.expr = syn::parse_quote_spanned!(expr.span()=>
+                    ::ad::__private::IntoReals::<#scalar>::into_reals(#expr));
             }
         }
         local

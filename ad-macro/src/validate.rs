@@ -458,18 +458,34 @@ pub fn block_arguments(first: impl ToTokens, block: &str) -> Error {
 
 /// A differentiable value written into a place holding constant data (`p *= x` with
 /// `#[no_grad] mut p: f64`, or `let mut p = data[0];`): the place is a plain `f64`.
+///
+/// An element of a sequence of constant data (`y[i] = y[i] * k` with `let mut y =
+/// y0.to_vec();`) names the sequence, and says to copy it into a `let` that writes its type.
 pub fn scalar_into_constant(place: &syn::Expr, value: &syn::Expr) -> Error {
-    let (name, written) = (place.to_token_stream(), value.to_token_stream());
-    let (place, value) = (name.to_string(), written.to_string());
-    Error::new_spanned(
-        written,
-        format!(
-            "`{place}` holds constant data (a plain `f64`, from `#[no_grad]` or a `let` of such \
-             data), which cannot take `{value}`: it carries a derivative. To let `{place}` \
-             carry one, bind it as a differentiable `f64` before it changes: `let mut {place}: \
-             f64 = {place};`, or write the type in its `let` (`let mut {place}: f64 = ..;`)"
-        ),
-    )
+    let written = value.to_token_stream();
+    let value = written.to_string();
+    let message = match place {
+        syn::Expr::Index(index) if matches!(&*index.expr, syn::Expr::Path(_)) => {
+            let sequence = index.expr.to_token_stream().to_string();
+            format!(
+                "`{sequence}` holds constant data (plain `f64`s, from `#[no_grad]` or a `let` of \
+                 such data), so its element cannot take `{value}`: it carries a derivative. To \
+                 let `{sequence}`'s elements carry one, copy it into a `let` that writes the \
+                 type before it changes: `let mut {sequence}: Vec<f64> = {sequence}.to_vec();`"
+            )
+        }
+        place => {
+            let place = place.to_token_stream().to_string();
+            format!(
+                "`{place}` holds constant data (a plain `f64`, from `#[no_grad]` or a `let` of \
+                 such data), which cannot take `{value}`: it carries a derivative. To let \
+                 `{place}` carry one, bind it as a differentiable `f64` before it changes: `let \
+                 mut {place}: f64 = {place};`, or write the type in its `let` (`let mut \
+                 {place}: f64 = ..;`)"
+            )
+        }
+    };
+    Error::new_spanned(written, message)
 }
 
 // Rejections of `#[derive(Differentiable)]` (`derive.rs`).

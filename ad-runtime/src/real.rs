@@ -12,7 +12,7 @@ use std::ops::{
 };
 pub(crate) use supertraits::checked_partials;
 pub use supertraits::{
-    Accumulate, Arrays, Checkpoint, Fuse, IntoReal, Matrices, Primitive, Second,
+    Accumulate, Arrays, Checkpoint, Fuse, IntoReal, IntoReals, Matrices, Primitive, Second,
 };
 
 /// `+ - * / %` with right operand `Rhs`, giving `Out`.

@@ -529,6 +529,17 @@ pub(super) fn is_pure_index(expr: &Expr) -> bool {
 /// The kind of an expression: the arithmetic among them is typed by its [`Analysis`], so it
 /// lives here rather than in `scopes`, which the analysis reads.
 impl Scopes {
+    /// Whether `expr` is an owned sequence of constants: `data.to_vec()`, `v.clone()`, or
+    /// `*a` with `a` a reference to an array of constants.
+    pub fn is_owned_constants(&self, expr: &Expr) -> bool {
+        match expr {
+            Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => {
+                self.kind_of(&unary.expr) == Some(Kind::BorrowedConstants)
+            }
+            other => self.kind_of(other) == Some(Kind::Constants),
+        }
+    }
+
     /// The kind of the value `let name = expr;` binds, if the macro can tell.
     pub fn kind_of(&self, expr: &Expr) -> Option<Kind> {
         match expr {

@@ -48,6 +48,9 @@ pub struct FusionState {
     deferring: Option<Deferral>,
     /// While that term's statement is folded, the sum kept for it.
     deferred: Option<Kept>,
+    /// Set until the body's outermost block is folded: its value goes through
+    /// [`Driver::fold_tail`].
+    pub tail: bool,
 }
 
 /// A loop sum the term after it reads last ([`deferrable`]), while the loop is folded.
@@ -87,6 +90,7 @@ impl FusionState {
             unsafe_code: false,
             deferring: None,
             deferred: None,
+            tail: false,
         }
     }
 
@@ -138,6 +142,10 @@ pub trait Driver: Fold {
         self.state_mut().fusing = fusing;
         expr
     }
+
+    /// The value of the body's outermost block (`..; c`), before it is folded, with the names
+    /// the block binds before it in scope.
+    fn fold_tail(&mut self, value: &mut Expr);
 
     /// Counts the offered `let`s a fused expression about to be generated inlines.
     fn count_inlined(&mut self, fusion: &Fusion) {
@@ -1109,6 +1117,7 @@ pub trait Driver: Fold {
     /// pre);` before the statement when its term cannot take the sum.
     fn fold_offering_block(&mut self, block: syn::Block) -> syn::Block {
         self.state_mut().scopes.push();
+        let tail = std::mem::take(&mut self.state_mut().tail).then_some(block.stmts.len());
         let original = block.stmts.clone();
         let mut stmts = Vec::with_capacity(original.len());
         let mut offered = Vec::new();
@@ -1116,7 +1125,12 @@ pub trait Driver: Fold {
         // place; then the name and the sum kept, for the term's statement.
         let mut deferral: Option<(Ident, usize)> = None;
         let mut kept: Option<Kept> = None;
-        for (position, stmt) in block.stmts.into_iter().enumerate() {
+        for (position, mut stmt) in block.stmts.into_iter().enumerate() {
+            if let (Some(end), Stmt::Expr(value, None)) = (tail, &mut stmt) {
+                if position + 1 == end {
+                    self.fold_tail(value);
+                }
+            }
             let offers = self.state().offers;
             // Set for this statement alone (the blocks inside it leave them as they are).
             let deferring = deferral.take().filter(|(_, at)| *at == position);

@@ -418,6 +418,38 @@ macro_rules! into_real_by_cast {
 
 into_real_by_cast!(i8 i16 i32 i64 i128 isize u8 u16 u32 u64 u128 usize f32 f64);
 
+/// The target of `let y: Vec<f64> = data.to_vec();` in a differentiated body, `data` constant
+/// data: the copy's numbers become constants of the scalar, so that its elements can later take
+/// reals (`y[i] = y[i] * k`). For `f64` itself the sequence is unchanged.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` cannot be converted to a sequence of the scalar `{S}` of this \
+               differentiated function",
+    label = "expected a `Vec<f64>` or an array of `f64` here"
+)]
+pub trait IntoReals<S> {
+    /// The same sequence with elements of the scalar.
+    type Reals;
+
+    /// Converts each element.
+    fn into_reals(self) -> Self::Reals;
+}
+
+impl<S: From<f64>> IntoReals<S> for Vec<f64> {
+    type Reals = Vec<S>;
+
+    fn into_reals(self) -> Vec<S> {
+        self.into_iter().map(S::from).collect()
+    }
+}
+
+impl<S: From<f64>, const N: usize> IntoReals<S> for [f64; N] {
+    type Reals = [S; N];
+
+    fn into_reals(self) -> [S; N] {
+        self.map(S::from)
+    }
+}
+
 /// What nalgebra needs of a scalar inside a generic body (a supertrait of [`Real`](crate::Real)):
 /// with the feature `nalgebra`, `SimdRealField` (products, norms, `dot`, `cross`...), whose methods
 /// all have `simd_` names, so `x.sin()` stays `Float::sin` and unambiguous; without it, nothing.
