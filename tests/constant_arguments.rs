@@ -7,7 +7,7 @@
 //! elements are differentiable; constant data assigned to a scalar (`best = data[i]`) or
 //! returned (`return lo;`, or a `let` of it as the body's value) or bound with an ascription (`let a: [f64; 2] = [data[0], x];`);
 //! a copy of constant data ascribed as a sequence of `f64` (`let mut y: Vec<f64> =
-//! y0.to_vec();`) whose elements then take reals; and `f64`'s methods as values
+//! y0.to_vec();`, `std::array::from_fn`, a map collected) whose elements then take reals; and `f64`'s methods as values
 //! (`map(f64::abs)`) over either.
 //! Gradients are checked against central differences (tolerance 1e-6), values bit for bit.
 
@@ -509,6 +509,34 @@ fn copies_of_constant_data_ascribed_as_sequences_take_reals() {
     let slope = -2.5 * (1.0 - 0.1 * k).powi(9) + 2.0 + 6.0 * k;
     let (got, derivative) = evolved_copies_grad(k, &y0, &pair);
     assert!((got - value).abs() < 1e-12 && (derivative - slope).abs() < 1e-12);
+}
+
+/// Sequences built from constant data and ascribed as sequences of `f64`, whose elements then
+/// take reals: an array by `std::array::from_fn`, a `Vec` collected from a map, and (no
+/// change) a `Vec` collected from scalars.
+#[reverse_diff]
+fn built_copies(k: f64, xs: &[f64], #[no_grad] points: &[f64]) -> f64 {
+    let i = 1;
+    let mut p: [f64; 3] = std::array::from_fn(|j| points[i * 3 + j]);
+    p[0] *= k;
+    let mut magnitudes: Vec<f64> = points.iter().map(|v| v.abs()).collect();
+    magnitudes[1] *= k;
+    let scaled: Vec<f64> = xs.iter().map(|x| x * k).collect();
+    p[0] + p[1] + p[2] + magnitudes[0] + magnitudes[1] + scaled[0] * scaled[1]
+}
+
+#[test]
+fn sequences_built_from_constant_data_take_reals() {
+    let points = [1.0, -2.0, 3.0, 4.0, 5.0, 6.0];
+    let f = |v: &[f64]| built_copies(v[0], &v[1..], &points);
+    check(
+        f,
+        |v| {
+            let (value, (dk, dxs)) = built_copies_grad(v[0], &v[1..], &points);
+            (value, [vec![dk], dxs].concat())
+        },
+        &[0.7, 1.5, -0.5],
+    );
 }
 
 /// `f64`'s float constants bound by a `let` (fixed scalars), its integer constants, a method

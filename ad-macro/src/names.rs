@@ -71,14 +71,18 @@ pub fn is_float_constant(name: &str) -> bool {
     is_constant_name(name) && !INTEGERS.contains(&name)
 }
 
+/// The names of `path`'s segments (`std::f64::consts::PI`: `std`, `f64`, `consts`, `PI`).
+pub fn segment_names(path: &syn::Path) -> Vec<String> {
+    path.segments
+        .iter()
+        .map(|segment| segment.ident.to_string())
+        .collect()
+}
+
 /// Whether `path` names a float constant of `f64` ([`is_float_constant`]): `f64::EPSILON`,
 /// `std::f64::consts::PI` (or `core::`).
 pub fn is_f64_constant(path: &syn::Path) -> bool {
-    let names: Vec<String> = path
-        .segments
-        .iter()
-        .map(|segment| segment.ident.to_string())
-        .collect();
+    let names = segment_names(path);
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     match names.as_slice() {
         ["f64", .., last] | ["std" | "core", "f64", .., last] => is_float_constant(last),

@@ -33,7 +33,7 @@ use crate::fuse::{
 };
 use crate::names::{
     is_constant_name, is_f64, is_float_constant, is_other_number, real_method, real_method_entry,
-    sequence_element, takes_real_arguments, takes_receiver_by_value, Owner,
+    segment_names, sequence_element, takes_real_arguments, takes_receiver_by_value, Owner,
 };
 use crate::validate;
 
@@ -334,12 +334,7 @@ impl Translator {
     }
 
     fn fold_f64_path(&mut self, path: ExprPath, keep_constant: bool) -> Expr {
-        let segments: Vec<String> = path
-            .path
-            .segments
-            .iter()
-            .map(|segment| segment.ident.to_string())
-            .collect();
+        let segments = segment_names(&path.path);
         let names: Vec<&str> = segments.iter().map(String::as_str).collect();
         let after_f64 = match names.as_slice() {
             ["f64", rest @ ..] => rest,
@@ -613,12 +608,7 @@ fn is_real_method_path(expr: &Expr, methods: impl Fn(&str) -> bool) -> bool {
     let Expr::Path(path) = expr else {
         return false;
     };
-    let names: Vec<String> = path
-        .path
-        .segments
-        .iter()
-        .map(|segment| segment.ident.to_string())
-        .collect();
+    let names = segment_names(&path.path);
     let names: Vec<&str> = names.iter().map(String::as_str).collect();
     path.qself.is_none()
         && matches!(
@@ -1207,14 +1197,18 @@ impl Fold for Translator {
         // `let y: Vec<f64> = data.to_vec();` (`data` constant): a sequence of scalars, which
         // constant data is not. (An array written out, `[data[0], data[1]]`, is lifted element
         // by element above.)
-        let lifts_constants = matches!(&local.pat, Pat::Type(typed)
-            if sequence_element(&typed.ty).is_some_and(is_f64)
-                && !matches!(&*typed.ty, Type::Slice(_)))
-            && local.init.as_ref().is_some_and(|init| {
-                init.diverge.is_none()
+        let lifts_constants = match (&local.pat, &local.init) {
+            (Pat::Type(typed), Some(init))
+                if sequence_element(&typed.ty).is_some_and(is_f64)
+                    && !matches!(&*typed.ty, Type::Slice(_))
+                    && init.diverge.is_none()
                     && !matches!(&*init.expr, Expr::Array(_))
-                    && self.fusion.scopes.is_owned_constants(&init.expr)
-            });
+                    && self.fusion.scopes.is_owned_constants(&init.expr) =>
+            {
+                Some((*typed.ty).clone())
+            }
+            _ => None,
+        };
         // The names bind after the initialiser, which still sees the outer ones (`let x = x * 2.0`).
         let init = local.init.as_ref().map(|init| &*init.expr);
         let kind = init.and_then(|init| self.fusion.scopes.kind_of(init));
@@ -1262,11 +1256,12 @@ impl Fold for Translator {
                 *init.expr = self.lifted(&init.expr);
             }
             // Before: `let mut y: Vec<f64> = y0.to_vec();` (`y0` constant data). After:
-            // `let mut y: Vec<S> = ::ad::__private::IntoReals::<S>::into_reals(y0.to_vec());`.
-            if lifts_constants {
+            // `let mut y: Vec<S> = <Vec<f64> as ::ad::__private::IntoReals<S>>::into_reals(
+            // y0.to_vec());`, the type as written inferring the initialiser's (`collect()`).
+            if let Some(ty) = lifts_constants {
                 let (scalar, expr) = (&self.scalar, &init.expr);
                 *init.expr = syn::parse_quote_spanned!(expr.span()=>
-                    ::ad::__private::IntoReals::<#scalar>::into_reals(#expr));
+                    <#ty as ::ad::__private::IntoReals<#scalar>>::into_reals(#expr));
             }
         }
         local

@@ -9,7 +9,8 @@ use syn::{BinOp, Expr, Ident, Lit, Pat, UnOp};
 
 use super::scopes::{mapped_sum, Kind, Scopes};
 use crate::names::{
-    is_cheap_rule, is_f64, is_f64_constant, real_method, takes_real_arguments, Method,
+    is_cheap_rule, is_f64, is_f64_constant, real_method, segment_names, takes_real_arguments,
+    Method,
 };
 
 /// Whether `expr` reads values and computes, with no call, macro or assignment that could
@@ -39,6 +40,16 @@ pub fn is_pure(expr: &Expr) -> bool {
         }
         _ => false,
     }
+}
+
+/// Whether `func` names `from_fn` of arrays (`std::array::from_fn`, `core::array::from_fn`,
+/// `array::from_fn` after `use std::array`).
+fn is_from_fn(func: &Expr) -> bool {
+    let Expr::Path(path) = strip(func) else {
+        return false;
+    };
+    let names = segment_names(&path.path);
+    matches!(&names[..], [.., array, from_fn] if array == "array" && from_fn == "from_fn")
 }
 
 /// `expr` without the parentheses and invisible groups around it.
@@ -529,12 +540,43 @@ pub(super) fn is_pure_index(expr: &Expr) -> bool {
 /// The kind of an expression: the arithmetic among them is typed by its [`Analysis`], so it
 /// lives here rather than in `scopes`, which the analysis reads.
 impl Scopes {
-    /// Whether `expr` is an owned sequence of constants: `data.to_vec()`, `v.clone()`, or
-    /// `*a` with `a` a reference to an array of constants.
+    /// Whether `expr` is an owned sequence of constants: `data.to_vec()`, `v.clone()`, `*a`
+    /// with `a` a reference to an array of constants, `std::array::from_fn(|j| data[j])`, or
+    /// `data.iter().map(|v| v * 2.0).collect()`.
     pub fn is_owned_constants(&self, expr: &Expr) -> bool {
-        match expr {
+        match strip(expr) {
             Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => {
                 self.kind_of(&unary.expr) == Some(Kind::BorrowedConstants)
+            }
+            Expr::Call(call) if is_from_fn(&call.func) && call.args.len() == 1 => {
+                let Expr::Closure(closure) = strip(&call.args[0]) else {
+                    return false;
+                };
+                let [index] = Vec::from_iter(&closure.inputs)[..] else {
+                    return false;
+                };
+                let mut inner = self.clone();
+                inner.push();
+                inner.bind_pattern(index, Some(Kind::Integer));
+                inner.kind_of(&closure.body) == Some(Kind::Constant)
+            }
+            Expr::MethodCall(collect) if collect.method == "collect" && collect.args.is_empty() => {
+                let Expr::MethodCall(map) = strip(&collect.receiver) else {
+                    return false;
+                };
+                let closure = match map.args.first().map(strip) {
+                    Some(Expr::Closure(closure)) if map.method == "map" && map.args.len() == 1 => {
+                        closure
+                    }
+                    _ => return false,
+                };
+                let [item] = Vec::from_iter(&closure.inputs)[..] else {
+                    return false;
+                };
+                let mut inner = self.clone();
+                inner.push();
+                inner.bind_loop(item, &map.receiver);
+                inner.kind_of(&closure.body) == Some(Kind::Constant)
             }
             other => self.kind_of(other) == Some(Kind::Constants),
         }
