@@ -512,8 +512,9 @@ fn copies_of_constant_data_ascribed_as_sequences_take_reals() {
 }
 
 /// Sequences built from constant data and ascribed as sequences of `f64`, whose elements then
-/// take reals: an array by `std::array::from_fn`, a `Vec` collected from a map, and (no
-/// change) a `Vec` collected from scalars.
+/// take reals: an array by `std::array::from_fn`, a `Vec` collected from a map (with and
+/// without a turbofish, which also keeps a `let` without ascription constant data), and a
+/// `Vec` collected from scalars.
 #[reverse_diff]
 fn built_copies(k: f64, xs: &[f64], #[no_grad] points: &[f64]) -> f64 {
     let i = 1;
@@ -522,7 +523,10 @@ fn built_copies(k: f64, xs: &[f64], #[no_grad] points: &[f64]) -> f64 {
     let mut magnitudes: Vec<f64> = points.iter().map(|v| v.abs()).collect();
     magnitudes[1] *= k;
     let scaled: Vec<f64> = xs.iter().map(|x| x * k).collect();
-    p[0] + p[1] + p[2] + magnitudes[0] + magnitudes[1] + scaled[0] * scaled[1]
+    let mut named: Vec<f64> = points.iter().map(|v| v.abs()).collect::<Vec<f64>>();
+    named[2] *= k;
+    let plain = points.iter().map(|v| v.abs()).collect::<Vec<f64>>();
+    p[0] + p[1] + p[2] + magnitudes[0] + magnitudes[1] + scaled[0] * scaled[1] + named[2] * plain[1]
 }
 
 #[test]

@@ -1026,6 +1026,13 @@ impl Fold for Translator {
             && matches!(&call.args[0], Expr::Closure(closure) if closure.inputs.len() == 1);
         // The closure's names bind from the receiver as written.
         let iter = (*call.receiver).clone();
+        // Before: `data.iter().map(|v| v.abs()).collect::<Vec<f64>>()` (`data` constant data).
+        // After: the same, its `f64`s plain numbers, as the items are.
+        let constant_items = call.turbofish.is_some()
+            && self
+                .fusion
+                .scopes
+                .is_owned_constants(&Expr::MethodCall(call.clone()));
         let mut receiver = Box::new(self.fold_keeping_constant(*call.receiver));
         // Before: `x.to_int_unchecked::<i32>()`. After: `cast_operand!(x).to_int_unchecked::<i32>()`:
         // `f64`'s own method, on the value.
@@ -1056,9 +1063,10 @@ impl Fold for Translator {
         };
         syn::ExprMethodCall {
             receiver,
-            turbofish: call
-                .turbofish
-                .map(|turbofish| self.fold_angle_bracketed_generic_arguments(turbofish)),
+            turbofish: call.turbofish.map(|turbofish| match constant_items {
+                true => turbofish,
+                false => self.fold_angle_bracketed_generic_arguments(turbofish),
+            }),
             args,
             ..call
         }
