@@ -383,6 +383,43 @@ fn local_constant_data_as_the_value(x: f64, #[no_grad] data: &[f64]) -> f64 {
     second
 }
 
+/// A parameter's constant data as the value where the body binds its name again: hidden by an
+/// `if let`, and bound to a helper's result.
+#[reverse_diff]
+fn hidden_parameter_as_the_value(x: f64, #[no_grad] lo: f64, #[no_grad] cap: Option<f64>) -> f64 {
+    if let Some(lo) = cap {
+        if x > lo {
+            return x * x;
+        }
+    }
+    lo
+}
+
+/// See [`hidden_parameter_as_the_value`].
+#[reverse_diff]
+fn rebound_parameter_as_the_value(x: f64, #[no_grad] lo: f64) -> f64 {
+    if x > 2.0 {
+        return x * x;
+    }
+    let lo = doubled(lo);
+    lo
+}
+
+/// Twice `c`, a plain helper.
+fn doubled(c: f64) -> f64 {
+    2.0 * c
+}
+
+#[test]
+fn parameter_data_bound_again_is_the_value_as_the_scalar() {
+    let hidden = hidden_parameter_as_the_value_grad;
+    assert_eq!(hidden(3.0, 1.5, Some(2.0)), (9.0, 6.0));
+    assert_eq!(hidden(1.0, 1.5, Some(2.0)), (1.5, 0.0));
+    let rebound = rebound_parameter_as_the_value_grad;
+    assert_eq!(rebound(3.0, 1.5), (9.0, 6.0));
+    assert_eq!(rebound(1.0, 1.5), (3.0, 0.0));
+}
+
 #[test]
 fn local_constant_data_is_the_value_as_the_scalar() {
     let data = [1.5, -2.0];
@@ -513,9 +550,11 @@ fn copies_of_constant_data_ascribed_as_sequences_take_reals() {
 
 /// Sequences built from constant data and ascribed as sequences of `f64`, whose elements then
 /// take reals: an array by `std::array::from_fn`, a `Vec` collected from a map (with and
-/// without a turbofish, which also keeps a `let` without ascription constant data), and a
-/// `Vec` collected from scalars.
+/// without a turbofish, which also keeps a `let` without ascription constant data), part of a
+/// slice copied, `to_owned`, the items copied and collected, and a `Vec` collected from
+/// scalars.
 #[reverse_diff]
+#[allow(clippy::iter_cloned_collect)] // the forms under test
 fn built_copies(k: f64, xs: &[f64], #[no_grad] points: &[f64]) -> f64 {
     let i = 1;
     let mut p: [f64; 3] = std::array::from_fn(|j| points[i * 3 + j]);
@@ -526,7 +565,21 @@ fn built_copies(k: f64, xs: &[f64], #[no_grad] points: &[f64]) -> f64 {
     let mut named: Vec<f64> = points.iter().map(|v| v.abs()).collect::<Vec<f64>>();
     named[2] *= k;
     let plain = points.iter().map(|v| v.abs()).collect::<Vec<f64>>();
-    p[0] + p[1] + p[2] + magnitudes[0] + magnitudes[1] + scaled[0] * scaled[1] + named[2] * plain[1]
+    let mut part: Vec<f64> = points[1..3].to_vec();
+    let mut owned: Vec<f64> = points.to_owned();
+    let mut copied: Vec<f64> = points.iter().copied().collect();
+    part[0] *= k;
+    owned[0] *= k;
+    copied[0] *= k;
+    let unchanged = copied.clone();
+    p[0] + p[1]
+        + p[2]
+        + magnitudes[0]
+        + magnitudes[1]
+        + scaled[0] * scaled[1]
+        + named[2] * plain[1]
+        + part[0] * owned[0]
+        + copied[0] * unchanged[0]
 }
 
 #[test]

@@ -117,7 +117,7 @@ impl Translator {
     /// ::ad::__private::Array::into_vec(k)`, the function's value as written.
     pub fn fold_block_holding(
         &mut self,
-        block: syn::Block,
+        mut block: syn::Block,
         arrays: HashSet<String>,
         values: HashSet<String>,
     ) -> syn::Block {
@@ -126,6 +126,14 @@ impl Translator {
         self.fusion.unsafe_code |= idents(block.to_token_stream())
             .iter()
             .any(|ident| ident == "unsafe");
+        // Before: `.. c` (constant data) as the value of a function returning `f64`. After:
+        // `.. IntoReal::<S>::into_real(c)`, as `return c;` is ([`Translator::fold_expr`]).
+        // Here for a parameter's data, whatever the body binds again under its name (`let c =
+        // helper(c);`, `if let Some(c) = ..`), which `into_real` leaves right; the value of a
+        // `let` of constant data where the block reaches it ([`Driver::fold_tail`]).
+        if let Some(Stmt::Expr(value, None)) = block.stmts.last_mut() {
+            self.lift_returned(value);
+        }
         self.fusion.tail = true;
         let mut block = self.fold_block(block);
         if let Some(Stmt::Expr(Expr::Path(path), None)) = block.stmts.last_mut() {
@@ -866,9 +874,10 @@ impl Driver for Translator {
         &self.scalar
     }
 
-    // Before: `..; c` (constant data, a parameter's or a `let`'s) as the value of a function
-    // returning `f64`. After: `..; IntoReal::<S>::into_real(c)`, as `return c;` is
-    // ([`Translator::fold_expr`]).
+    // Before: `let c = data[0]; ..; c` (constant data) as the value of a function returning
+    // `f64`. After: `..; IntoReal::<S>::into_real(c)`, as `return c;` is
+    // ([`Translator::fold_expr`]). (A value lifted before the fold is a call by now, which this
+    // leaves.)
     fn fold_tail(&mut self, value: &mut Expr) {
         self.lift_returned(value);
     }

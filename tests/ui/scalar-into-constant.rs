@@ -28,4 +28,11 @@ fn evolved(k: f64, #[no_grad] y0: &[f64]) -> f64 {
     y[0]
 }
 
+#[reverse_diff]
+fn copied_array(k: f64, #[no_grad] arr: &[f64; 2]) -> f64 {
+    let mut a = *arr;
+    a[1] += k;
+    a[1]
+}
+
 fn main() {}

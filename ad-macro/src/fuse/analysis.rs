@@ -541,13 +541,11 @@ pub(super) fn is_pure_index(expr: &Expr) -> bool {
 /// lives here rather than in `scopes`, which the analysis reads.
 impl Scopes {
     /// Whether `expr` is an owned sequence of constants: `data.to_vec()`, `v.clone()`, `*a`
-    /// with `a` a reference to an array of constants, `std::array::from_fn(|j| data[j])`, or
-    /// `data.iter().map(|v| v * 2.0).collect()`.
+    /// with `a` a reference to an array of constants ([`Scopes::kind_of`]),
+    /// `std::array::from_fn(|j| data[j])`, `data.iter().map(|v| v.abs()).collect()` or
+    /// `data.iter().copied().collect()`.
     pub fn is_owned_constants(&self, expr: &Expr) -> bool {
         match strip(expr) {
-            Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => {
-                self.kind_of(&unary.expr) == Some(Kind::BorrowedConstants)
-            }
             Expr::Call(call) if is_from_fn(&call.func) && call.args.len() == 1 => {
                 let Expr::Closure(closure) = strip(&call.args[0]) else {
                     return false;
@@ -564,6 +562,13 @@ impl Scopes {
                 let Expr::MethodCall(map) = strip(&collect.receiver) else {
                     return false;
                 };
+                // `data.iter().copied()`, `.cloned()`: the items themselves.
+                if (map.method == "copied" || map.method == "cloned") && map.args.is_empty() {
+                    return matches!(strip(&map.receiver), Expr::MethodCall(iter)
+                        if iter.method == "iter" && iter.args.is_empty()
+                            && self.kind_of(&iter.receiver).and_then(Kind::owned)
+                                == Some(Kind::Constants));
+                }
                 let closure = match map.args.first().map(strip) {
                     Some(Expr::Closure(closure)) if map.method == "map" && map.args.len() == 1 => {
                         closure
@@ -603,10 +608,19 @@ impl Scopes {
             Expr::Index(index) if matches!(&*index.index, Expr::Range(_)) => self
                 .path_kind(&index.expr)
                 .filter(|kind| kind.is_sequence()),
-            // `xs.to_vec()`: a `Vec`, whatever `xs` is; `xs.clone()`: what `xs` is.
-            Expr::MethodCall(call) if call.args.is_empty() && call.method == "to_vec" => {
-                self.path_kind(&call.receiver)?.owned()
+            // `xs.to_vec()`, `xs[a..b].to_owned()`: a `Vec`, whatever `xs` is; `xs.clone()`:
+            // what `xs` is.
+            Expr::MethodCall(call)
+                if call.args.is_empty()
+                    && (call.method == "to_vec" || call.method == "to_owned") =>
+            {
+                self.kind_of(&call.receiver)?.owned()
             }
+            // `*a`, `a: &[f64; 3]` constant data: the array itself.
+            Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => self
+                .kind_of(&unary.expr)
+                .filter(|kind| *kind == Kind::BorrowedConstants)
+                .and_then(Kind::owned),
             Expr::MethodCall(call) if call.args.is_empty() && call.method == "clone" => self
                 .path_kind(&call.receiver)
                 .filter(|kind| kind.is_sequence()),
