@@ -5,7 +5,7 @@
 //! `f64::EPSILON`, or computed from it as an argument, `x.max(d.abs())`); constant data as
 //! one branch of an `if` or `match`, or one element of an array, whose other branches or
 //! elements are differentiable; constant data assigned to a scalar (`best = data[i]`) or
-//! returned (`return lo;`, or a `let` of it as the body's value) or bound with an ascription (`let a: [f64; 2] = [data[0], x];`);
+//! returned (`return lo;`, a `let` of it as the body's value, branches all of it) or bound with an ascription (`let a: [f64; 2] = [data[0], x];`);
 //! a copy of constant data ascribed as a sequence of `f64` (`let mut y: Vec<f64> =
 //! y0.to_vec();`, `std::array::from_fn`, a map collected) whose elements then take reals; and `f64`'s methods as values
 //! (`map(f64::abs)`) over either.
@@ -418,6 +418,37 @@ fn parameter_data_bound_again_is_the_value_as_the_scalar() {
     let rebound = rebound_parameter_as_the_value_grad;
     assert_eq!(rebound(3.0, 1.5), (9.0, 6.0));
     assert_eq!(rebound(1.0, 1.5), (3.0, 0.0));
+}
+
+/// Branches that are all constant data as the value, and as a `return`'s.
+#[reverse_diff]
+fn constant_branches_as_the_value(x: f64, #[no_grad] data: &[f64], #[no_grad] lo: f64) -> f64 {
+    if x > 5.0 {
+        return if x > 10.0 { data[0] } else { lo };
+    }
+    if x > 0.0 {
+        data[0]
+    } else if x > -1.0 {
+        lo
+    } else {
+        match data.len() {
+            0 => lo,
+            _ => data[1],
+        }
+    }
+}
+
+#[test]
+fn constant_branches_are_the_value_as_the_scalar() {
+    let data = [2.0, 3.0];
+    let values: Vec<(f64, f64)> = [12.0, 7.0, 1.0, -0.5, -3.0]
+        .iter()
+        .map(|&x| constant_branches_as_the_value_grad(x, &data, 0.5))
+        .collect();
+    assert_eq!(
+        values,
+        [(2.0, 0.0), (0.5, 0.0), (2.0, 0.0), (0.5, 0.0), (3.0, 0.0)]
+    );
 }
 
 #[test]

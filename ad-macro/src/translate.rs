@@ -250,9 +250,18 @@ impl Translator {
 
     /// A value the function returns (`return value;`, or the body's last expression), made a
     /// constant of the scalar when it is constant data and the function returns `f64`.
+    ///
+    /// Before: `if x > 0.0 { data[0] } else { lo }` as the value, all its branches constant
+    /// data. After: each branch `IntoReal::<S>::into_real(..)`: the function's type is the
+    /// scalar's, whatever the branches share.
     fn lift_returned(&self, value: &mut Expr) {
         if self.returns_scalar {
-            self.lift_constant_data(vec![value]);
+            let mut values = Vec::new();
+            match value {
+                Expr::If(_) | Expr::Match(_) => branch_values(value, &mut values),
+                value => values.push(value),
+            }
+            self.lift_constant_data(values);
         }
     }
 
