@@ -14,7 +14,7 @@
 mod common;
 
 use ad::reverse_diff;
-use common::{assert_gradient_matches, central_derivative, check, STEP};
+use common::{assert_gradient_matches, central_derivative, check, records, STEP};
 
 /// Three-point Gauss–Legendre nodes and weights on [-1, 1].
 const NODES: [f64; 3] = [-0.774_596_669_241_483_4, 0.0, 0.774_596_669_241_483_4];
@@ -625,6 +625,54 @@ fn sequences_built_from_constant_data_take_reals() {
         },
         &[0.7, 1.5, -0.5],
     );
+}
+
+/// Elements of constant data read through a reference (`*d`, `d` from `data.iter()` or a
+/// closure's item): assigned to a scalar, a branch beside one, a local changed by constants,
+/// and, over scalars, a `let` inlined into the sum's record.
+#[reverse_diff]
+fn dereferenced_elements(x: f64, xs: &[f64], #[no_grad] data: &[f64]) -> f64 {
+    let mut best = x;
+    for d in data {
+        if *d > best {
+            best = *d;
+        }
+    }
+    let capped: f64 = data.iter().map(|d| if x > *d { x } else { *d }).sum();
+    let mut acc = data[0];
+    for d in data.iter() {
+        acc = *d;
+        acc += 0.5;
+    }
+    let mut total = 0.0;
+    for v in xs.iter() {
+        let value = *v;
+        total += value * value + value.sin();
+    }
+    best + capped + acc * x + total
+}
+
+#[test]
+fn dereferenced_elements_of_constant_data_and_of_scalars() {
+    let (data, xs) = ([0.5, 2.5, -1.0], [0.3, -0.7, 1.1]);
+    let f = |v: &[f64]| dereferenced_elements(v[0], &v[1..], &data);
+    for x in [1.7, 3.0] {
+        check(
+            f,
+            |v| {
+                let (value, (dx, dxs)) = dereferenced_elements_grad(v[0], &v[1..], &data);
+                (value, [vec![dx], dxs].concat())
+            },
+            &[x, xs[0], xs[1], xs[2]],
+        );
+    }
+    // The loop over `xs` is one record ([`records`]): `value` inlined into the sum's terms.
+    let total = |vars: &[ad::Var]| dereferenced_elements(vars[0], &vars[1..], &data);
+    let mut point = vec![1.7];
+    point.extend((0..100).map(|i| i as f64 * 0.01));
+    let inputs = point.len();
+    let per_call = records(&point, total);
+    assert!(per_call < inputs, "{per_call} records for {inputs} inputs");
 }
 
 /// `f64`'s float constants bound by a `let` (fixed scalars), its integer constants, a method

@@ -130,9 +130,11 @@ impl Translator {
         // `.. IntoReal::<S>::into_real(c)`, as `return c;` is ([`Translator::fold_expr`]).
         // Here for a parameter's data, whatever the body binds again under its name (`let c =
         // helper(c);`, `if let Some(c) = ..`), which `into_real` leaves right; the value of a
-        // `let` of constant data where the block reaches it ([`Driver::fold_tail`]).
-        if let Some(Stmt::Expr(value, None)) = block.stmts.last_mut() {
-            self.lift_returned(value);
+        // `let` of constant data, and branches, where the block reaches it
+        // ([`Driver::fold_tail`]), whose scopes know a name bound again as an integer.
+        if let (true, Some(Stmt::Expr(value, None))) = (self.returns_scalar, block.stmts.last_mut())
+        {
+            self.lift_constant_data(vec![value]);
         }
         self.fusion.tail = true;
         let mut block = self.fold_block(block);

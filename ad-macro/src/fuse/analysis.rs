@@ -616,11 +616,14 @@ impl Scopes {
             {
                 self.kind_of(&call.receiver)?.owned()
             }
-            // `*a`, `a: &[f64; 3]` constant data: the array itself.
-            Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => self
-                .kind_of(&unary.expr)
-                .filter(|kind| *kind == Kind::BorrowedConstants)
-                .and_then(Kind::owned),
+            // `*a`, `a: &[f64; 3]` constant data: the array itself. (Any other `*e`, such as
+            // `*d` for `d` in `data.iter()`, is typed below.)
+            Expr::Unary(unary)
+                if matches!(unary.op, syn::UnOp::Deref(_))
+                    && self.kind_of(&unary.expr) == Some(Kind::BorrowedConstants) =>
+            {
+                Some(Kind::Constants)
+            }
             Expr::MethodCall(call) if call.args.is_empty() && call.method == "clone" => self
                 .path_kind(&call.receiver)
                 .filter(|kind| kind.is_sequence()),
