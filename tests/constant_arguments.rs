@@ -438,8 +438,19 @@ fn constant_branches_as_the_value(x: f64, #[no_grad] data: &[f64], #[no_grad] lo
     }
 }
 
+/// A `match` on an `Option` of constant data: its `None` arm's constant data beside a scalar.
+#[reverse_diff]
+fn optional_factor(x: f64, #[no_grad] factor: Option<f64>, #[no_grad] lo: f64) -> f64 {
+    match factor {
+        Some(v) => x * v,
+        None => lo,
+    }
+}
+
 #[test]
 fn constant_branches_are_the_value_as_the_scalar() {
+    assert_eq!(optional_factor_grad(2.0, Some(3.0), 0.5), (6.0, 3.0));
+    assert_eq!(optional_factor_grad(2.0, None, 0.5), (0.5, 0.0));
     let data = [2.0, 3.0];
     let values: Vec<(f64, f64)> = [12.0, 7.0, 1.0, -0.5, -3.0]
         .iter()

@@ -803,13 +803,17 @@ fn branch_values<'a>(expr: &'a mut Expr, values: &mut Vec<&'a mut Expr>) {
     }
 }
 
-/// Whether a pattern may bind a name (any identifier in it, a unit variant's or constant's
-/// included: the macro cannot tell them apart).
+/// Whether a pattern may bind a name: an identifier in it, but for one spelled with a capital
+/// (`None`, `MAX`), which names a unit variant or a constant (rustc warns on a binding so
+/// spelled; if one is, the arm's value is lifted by the outer names, and `into_real` leaves a
+/// scalar as it is).
 fn binds_a_name(pat: &Pat) -> bool {
     struct Finder(bool);
     impl syn::visit::Visit<'_> for Finder {
-        fn visit_pat_ident(&mut self, _: &syn::PatIdent) {
-            self.0 = true;
+        fn visit_pat_ident(&mut self, ident: &syn::PatIdent) {
+            // Taken for a binding, `None` kept `None => lo` from being lifted.
+            let capital = ident.ident.to_string().starts_with(char::is_uppercase);
+            self.0 |= !capital || ident.by_ref.is_some() || ident.subpat.is_some();
         }
     }
     let mut finder = Finder(false);
