@@ -13,7 +13,8 @@
 //! Not part of the workspace. From this folder:
 //! - `cargo run --release -- check`: the two versions' values and gradients, both sizes;
 //! - `cargo run --release -- time`: the fastest of 1000 (d = 2) or 100 (d = 10) calls of each
-//!   gradient and primal, the versions alternated three times;
+//!   gradient and primal, the versions alternated three times (`GMM_N=100 cargo run ..`: 100
+//!   points, a tape a tenth as long);
 //! - `valgrind --tool=callgrind --toggle-collect='gmm_body::run*' target/release/gmm-body
 //!   count WHICH CALLS`, WHICH one of `loops2`, `fused2`, `primal2`, `loops10`, `fused10`,
 //!   `primal10`: (instructions at 6 calls − at 1) / 5 is one call's.
@@ -35,7 +36,8 @@ use annotated::{gmm_objective, gmm_objective_grad};
 use fused::{gmm_fused, gmm_fused_grad};
 use std::hint::black_box;
 
-/// A GMM instance: α, μ, icf and the points, of `k` components in `d` dimensions, n = 1000.
+/// A GMM instance: α, μ, icf and the points, of `k` components in `d` dimensions; n = 1000
+/// points, or the environment's `GMM_N`.
 struct Instance {
     d: usize,
     alphas: Vec<f64>,
@@ -46,6 +48,7 @@ struct Instance {
 
 impl Instance {
     fn new(d: usize, k: usize) -> Instance {
+        let n = std::env::var("GMM_N").map_or(1000, |n| n.parse().expect("GMM_N: a count"));
         let mut seed = 42u64;
         let mut next = move || {
             seed = seed
@@ -59,7 +62,7 @@ impl Instance {
             alphas: take(k),
             means: take(k * d),
             icf: take(k * d * (d + 1) / 2),
-            points: take(1000 * d),
+            points: take(n * d),
         }
     }
 }
