@@ -5,10 +5,11 @@
 //! `f64::EPSILON`, or computed from it as an argument, `x.max(d.abs())`); constant data as
 //! one branch of an `if` or `match`, or one element of an array, whose other branches or
 //! elements are differentiable; constant data assigned to a scalar (`best = data[i]`) or
-//! returned (`return lo;`, a `let` of it as the body's value, branches all of it) or bound with an ascription (`let a: [f64; 2] = [data[0], x];`);
-//! a copy of constant data ascribed as a sequence of `f64` (`let mut y: Vec<f64> =
-//! y0.to_vec();`, `std::array::from_fn`, a map collected) whose elements then take reals; and `f64`'s methods as values
-//! (`map(f64::abs)`) over either.
+//! returned (`return lo;`, a `let` of it as the body's value, branches all of it) or bound
+//! with an ascription (`let a: [f64; 2] = [data[0], x];`); a copy of constant data ascribed
+//! as a sequence of `f64` (`let mut y: Vec<f64> = y0.to_vec();`, `std::array::from_fn`, a map
+//! collected) whose elements then take reals; and `f64`'s methods as values (`map(f64::abs)`)
+//! over either.
 //! Gradients are checked against central differences (tolerance 1e-6), values bit for bit.
 
 mod common;
@@ -384,7 +385,8 @@ fn local_constant_data_as_the_value(x: f64, #[no_grad] data: &[f64]) -> f64 {
 }
 
 /// A parameter's constant data as the value where the body binds its name again: hidden by an
-/// `if let`, and bound to a helper's result.
+/// `if let`, and bound to a helper's result. (These compiled before the value of a `let` was
+/// lifted; they guard the two ways of lifting the value against each other.)
 #[reverse_diff]
 fn hidden_parameter_as_the_value(x: f64, #[no_grad] lo: f64, #[no_grad] cap: Option<f64>) -> f64 {
     if let Some(lo) = cap {
@@ -610,9 +612,11 @@ fn built_copies(k: f64, xs: &[f64], #[no_grad] points: &[f64]) -> f64 {
     let mut part: Vec<f64> = points[1..3].to_vec();
     let mut owned: Vec<f64> = points.to_owned();
     let mut copied: Vec<f64> = points.iter().copied().collect();
+    let mut cloned: Vec<f64> = points[2..].iter().cloned().collect();
     part[0] *= k;
     owned[0] *= k;
     copied[0] *= k;
+    cloned[1] *= k;
     let unchanged = copied.clone();
     p[0] + p[1]
         + p[2]
@@ -622,6 +626,7 @@ fn built_copies(k: f64, xs: &[f64], #[no_grad] points: &[f64]) -> f64 {
         + named[2] * plain[1]
         + part[0] * owned[0]
         + copied[0] * unchanged[0]
+        + cloned[1] * k
 }
 
 #[test]

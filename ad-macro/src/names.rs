@@ -79,6 +79,13 @@ pub fn segment_names(path: &syn::Path) -> Vec<String> {
         .collect()
 }
 
+/// Whether `path` names `from_fn` of arrays (`std::array::from_fn`, `core::array::from_fn`,
+/// `array::from_fn` after `use std::array`).
+pub fn is_array_from_fn(path: &syn::Path) -> bool {
+    let names = segment_names(path);
+    matches!(&names[..], [.., array, from_fn] if array == "array" && from_fn == "from_fn")
+}
+
 /// Whether `path` names a float constant of `f64` ([`is_float_constant`]): `f64::EPSILON`,
 /// `std::f64::consts::PI` (or `core::`).
 pub fn is_f64_constant(path: &syn::Path) -> bool {

@@ -2,7 +2,8 @@
 //! translation of Krawiec et al., POPL 2022 §4–5: the identity everywhere except at the reals).
 //!
 //! One `Fold` that overrides only the nodes it changes:
-//! - types: `f64` becomes `S` wherever a type is written (`let`, closures, turbofish, casts);
+//! - types: `f64` becomes `S` wherever a type is written (`let`, closures, turbofish, casts),
+//!   but in the turbofish of a `collect` of constant data (`collect::<Vec<f64>>()`);
 //! - float literals become constants of `S`;
 //! - `e as f64` becomes a conversion that keeps a real's derivative and makes numbers constants;
 //! - `f64::CONST` and `std::f64::consts::X` become constants of `S`; `f64::method` becomes
@@ -29,7 +30,8 @@ use syn::{
 };
 
 use crate::fuse::{
-    idents, mapped_sum, origin_of, Driver, Fusion, FusionState, Kind, Origin, RepeatArgs, Scopes,
+    idents, mapped_sum, mentions_any, origin_of, Driver, Fusion, FusionState, Kind, Origin,
+    RepeatArgs, Scopes,
 };
 use crate::names::{
     is_constant_name, is_f64, is_float_constant, is_other_number, real_method, real_method_entry,
@@ -136,8 +138,7 @@ impl Translator {
         {
             self.lift_constant_data(vec![value]);
         }
-        self.fusion.tail = true;
-        let mut block = self.fold_block(block);
+        let mut block = self.fold_offering_block(block, true);
         if let Some(Stmt::Expr(Expr::Path(path), None)) = block.stmts.last_mut() {
             if path
                 .path
@@ -792,33 +793,17 @@ fn branch_values<'a>(expr: &'a mut Expr, values: &mut Vec<&'a mut Expr>) {
                 nested_value(otherwise, values);
             }
         }
+        // An arm whose value mentions none of the names its pattern spells: a name the
+        // pattern binds cannot hide one the value reads (`None => lo`, `Some(v) => lo`).
         Expr::Match(choice) => {
             for arm in &mut choice.arms {
-                if !binds_a_name(&arm.pat) {
+                if !mentions_any(&*arm.body, &idents(arm.pat.to_token_stream())) {
                     nested_value(&mut arm.body, values);
                 }
             }
         }
         _ => {}
     }
-}
-
-/// Whether a pattern may bind a name: an identifier in it, but for one spelled with a capital
-/// (`None`, `MAX`), which names a unit variant or a constant (rustc warns on a binding so
-/// spelled; if one is, the arm's value is lifted by the outer names, and `into_real` leaves a
-/// scalar as it is).
-fn binds_a_name(pat: &Pat) -> bool {
-    struct Finder(bool);
-    impl syn::visit::Visit<'_> for Finder {
-        fn visit_pat_ident(&mut self, ident: &syn::PatIdent) {
-            // Taken for a binding, `None` kept `None => lo` from being lifted.
-            let capital = ident.ident.to_string().starts_with(char::is_uppercase);
-            self.0 |= !capital || ident.by_ref.is_some() || ident.subpat.is_some();
-        }
-    }
-    let mut finder = Finder(false);
-    syn::visit::Visit::visit_pat(&mut finder, pat);
-    finder.0
 }
 
 /// Whether an expression's type is fixed by the expression itself (a variable, an element, a
@@ -1025,7 +1010,7 @@ impl Fold for Translator {
     // let d = <x - y, untaped>; total = <one record of total + (x - y) * (x - y)>; }`: the
     // `let` offered to the statements after it ([`Driver::fold_offering_block`]).
     fn fold_block(&mut self, block: syn::Block) -> syn::Block {
-        self.fold_offering_block(block)
+        self.fold_offering_block(block, false)
     }
 
     fn fold_expr_closure(&mut self, closure: syn::ExprClosure) -> syn::ExprClosure {
@@ -1232,7 +1217,6 @@ impl Fold for Translator {
         let lifts_constants = match (&local.pat, &local.init) {
             (Pat::Type(typed), Some(init))
                 if sequence_element(&typed.ty).is_some_and(is_f64)
-                    && !matches!(&*typed.ty, Type::Slice(_))
                     && init.diverge.is_none()
                     && !matches!(&*init.expr, Expr::Array(_))
                     && self.fusion.scopes.is_owned_constants(&init.expr) =>

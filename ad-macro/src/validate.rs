@@ -470,9 +470,9 @@ pub fn scalar_into_constant(place: &syn::Expr, value: &syn::Expr) -> Error {
             format!(
                 "`{sequence}` holds constant data (plain `f64`s, from `#[no_grad]` or a `let` of \
                  such data), so its element cannot take `{value}`: it carries a derivative. To \
-                 let `{sequence}`'s elements carry one, copy it into a `let` that writes the \
-                 type before it changes: `let mut {sequence}: Vec<f64> = {sequence}.to_vec();` \
-                 (an array: `let mut {sequence}: [f64; N] = {sequence};`)"
+                 let `{sequence}`'s elements carry one, write the type in its `let` (`let mut \
+                 {sequence}: Vec<f64> = ..;`, or `[f64; N]`), or copy it into one before it \
+                 changes: `let mut {sequence}: Vec<f64> = {sequence}.to_vec();`"
             )
         }
         place => {

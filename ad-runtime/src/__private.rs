@@ -12,8 +12,9 @@ pub use crate::scalar::rules;
 
 /// `Real`'s hidden supertraits, which generated code calls by name: `Fuse` for a fused
 /// expression, `Accumulate` for a loop sum, `Primitive` for a user primitive or a fused
-/// callee, `IntoReal` for `e as f64`, `IntoReals` for `let y: Vec<f64> = data.to_vec()`;
-/// `Second`, what a fused record's second closure computes over.
+/// callee, `IntoReal` for `e as f64`; `IntoReals`, implemented on `Vec<f64>` and arrays, for
+/// `let y: Vec<f64> = data.to_vec()`; `Second`, what a fused record's second closure computes
+/// over.
 pub use crate::real::{Accumulate, Fuse, IntoReal, IntoReals, Primitive, Second};
 
 /// `Float::sin(x)` and the other path forms of `f64`'s methods, which the macro rewrites to

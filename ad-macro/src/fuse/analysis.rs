@@ -7,9 +7,9 @@ use std::collections::HashMap;
 use syn::spanned::Spanned;
 use syn::{BinOp, Expr, Ident, Lit, Pat, UnOp};
 
-use super::scopes::{mapped_sum, Kind, Scopes};
+use super::scopes::{mapped_sum, Item, Kind, Scopes};
 use crate::names::{
-    is_cheap_rule, is_f64, is_f64_constant, real_method, segment_names, takes_real_arguments,
+    is_array_from_fn, is_cheap_rule, is_f64, is_f64_constant, real_method, takes_real_arguments,
     Method,
 };
 
@@ -40,16 +40,6 @@ pub fn is_pure(expr: &Expr) -> bool {
         }
         _ => false,
     }
-}
-
-/// Whether `func` names `from_fn` of arrays (`std::array::from_fn`, `core::array::from_fn`,
-/// `array::from_fn` after `use std::array`).
-fn is_from_fn(func: &Expr) -> bool {
-    let Expr::Path(path) = strip(func) else {
-        return false;
-    };
-    let names = segment_names(&path.path);
-    matches!(&names[..], [.., array, from_fn] if array == "array" && from_fn == "from_fn")
 }
 
 /// `expr` without the parentheses and invisible groups around it.
@@ -546,42 +536,30 @@ impl Scopes {
     /// `data.iter().copied().collect()`.
     pub fn is_owned_constants(&self, expr: &Expr) -> bool {
         match strip(expr) {
-            Expr::Call(call) if is_from_fn(&call.func) && call.args.len() == 1 => {
-                let Expr::Closure(closure) = strip(&call.args[0]) else {
-                    return false;
-                };
-                let [index] = Vec::from_iter(&closure.inputs)[..] else {
-                    return false;
-                };
-                let mut inner = self.clone();
-                inner.push();
-                inner.bind_pattern(index, Some(Kind::Integer));
-                inner.kind_of(&closure.body) == Some(Kind::Constant)
+            Expr::Call(call) if call.args.len() == 1 => {
+                let from_fn = matches!(strip(&call.func), Expr::Path(path)
+                    if is_array_from_fn(&path.path));
+                match strip(&call.args[0]) {
+                    Expr::Closure(closure) if from_fn && closure.inputs.len() == 1 => {
+                        let mut inner = self.clone();
+                        inner.push();
+                        inner.bind_pattern(&closure.inputs[0], Some(Kind::Integer));
+                        inner.kind_of(&closure.body) == Some(Kind::Constant)
+                    }
+                    _ => false,
+                }
             }
             Expr::MethodCall(collect) if collect.method == "collect" && collect.args.is_empty() => {
-                let Expr::MethodCall(map) = strip(&collect.receiver) else {
-                    return false;
-                };
-                // `data.iter().copied()`, `.cloned()`: the items themselves.
-                if (map.method == "copied" || map.method == "cloned") && map.args.is_empty() {
-                    return matches!(strip(&map.receiver), Expr::MethodCall(iter)
-                        if iter.method == "iter" && iter.args.is_empty()
-                            && self.kind_of(&iter.receiver).and_then(Kind::owned)
-                                == Some(Kind::Constants));
-                }
-                let closure = match map.args.first().map(strip) {
-                    Some(Expr::Closure(closure)) if map.method == "map" && map.args.len() == 1 => {
-                        closure
+                match strip(&collect.receiver) {
+                    Expr::MethodCall(map) if map.method == "map" && map.args.len() == 1 => {
+                        matches!(strip(&map.args[0]), Expr::Closure(closure)
+                            if closure.inputs.len() == 1
+                                && self.mapped_kind(&closure.inputs[0], &map.receiver, &closure.body)
+                                    == Some(Kind::Constant))
                     }
-                    _ => return false,
-                };
-                let [item] = Vec::from_iter(&closure.inputs)[..] else {
-                    return false;
-                };
-                let mut inner = self.clone();
-                inner.push();
-                inner.bind_loop(item, &map.receiver);
-                inner.kind_of(&closure.body) == Some(Kind::Constant)
+                    // `data.iter().copied()`, `.cloned()`: the items themselves.
+                    items => matches!(self.item(items), Item::One(Kind::Constant)),
+                }
             }
             other => self.kind_of(other) == Some(Kind::Constants),
         }
@@ -619,7 +597,7 @@ impl Scopes {
             // `*a`, `a: &[f64; 3]` constant data: the array itself. (Any other `*e`, such as
             // `*d` for `d` in `data.iter()`, is typed below.)
             Expr::Unary(unary)
-                if matches!(unary.op, syn::UnOp::Deref(_))
+                if matches!(unary.op, UnOp::Deref(_))
                     && self.kind_of(&unary.expr) == Some(Kind::BorrowedConstants) =>
             {
                 Some(Kind::Constants)
@@ -642,8 +620,8 @@ impl Scopes {
             // `xs.iter().map(|x| x * x).sum::<f64>()`, its items scalars.
             Expr::MethodCall(call) if mapped_sum(call).is_some() => {
                 let (pat, iter, body) = mapped_sum(call)?;
-                self.maps_to_scalars(pat, iter, body)
-                    .then_some(Kind::Scalar)
+                self.mapped_kind(pat, iter, body)
+                    .filter(|kind| *kind == Kind::Scalar)
             }
             other if self.is_scalar_typed(other) => Some(Kind::Scalar),
             other if self.is_constant_typed(other) => Some(Kind::Constant),
@@ -685,12 +663,12 @@ impl Scopes {
         analysis.tree(expr).is_some() && analysis.scalar_leaves == 0 && !analysis.literal
     }
 
-    /// Whether `iter.map(|pat| body)` yields scalars the macro can analyse.
-    pub fn maps_to_scalars(&self, pat: &Pat, iter: &Expr, body: &Expr) -> bool {
+    /// The kind of the items of `iter.map(|pat| body)`, if the macro can tell.
+    pub fn mapped_kind(&self, pat: &Pat, iter: &Expr, body: &Expr) -> Option<Kind> {
         let mut inner = self.clone();
         inner.push();
         inner.bind_loop(pat, iter);
-        inner.kind_of(body) == Some(Kind::Scalar)
+        inner.kind_of(body)
     }
 
     /// The kind of the two halves `let (a, b) = xs.split_at(i);` binds.

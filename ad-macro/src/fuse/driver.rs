@@ -48,9 +48,6 @@ pub struct FusionState {
     deferring: Option<Deferral>,
     /// While that term's statement is folded, the sum kept for it.
     deferred: Option<Kept>,
-    /// Set until the body's outermost block is folded: its value goes through
-    /// [`Driver::fold_tail`].
-    pub tail: bool,
 }
 
 /// A loop sum the term after it reads last ([`deferrable`]), while the loop is folded.
@@ -90,7 +87,6 @@ impl FusionState {
             unsafe_code: false,
             deferring: None,
             deferred: None,
-            tail: false,
         }
     }
 
@@ -996,7 +992,7 @@ pub trait Driver: Fold {
     /// is not such a sum or its item is not a scalar the macro can analyse.
     fn fold_mapped_sum(&mut self, call: &syn::ExprMethodCall) -> Option<Expr> {
         let (pat, iter, body) = mapped_sum(call)?;
-        if !self.state().scopes.maps_to_scalars(pat, iter, body) {
+        if self.state().scopes.mapped_kind(pat, iter, body) != Some(Kind::Scalar) {
             return None;
         }
         // `(0..n).map(..)`: the parentheses would be redundant around a loop's iterator.
@@ -1115,9 +1111,11 @@ pub trait Driver: Fold {
     /// by add_scaled_kept, or into a sum of its own> }; add_absorbing(&mut <total's sum>, ..,
     /// <pre's place among the leaves>, __ad_kept_pre, ..);`, or `undefer(__ad_kept_pre, &mut
     /// pre);` before the statement when its term cannot take the sum.
-    fn fold_offering_block(&mut self, block: syn::Block) -> syn::Block {
+    ///
+    /// `body`: the function's own block, whose value goes through [`Driver::fold_tail`].
+    fn fold_offering_block(&mut self, block: syn::Block, body: bool) -> syn::Block {
         self.state_mut().scopes.push();
-        let tail = std::mem::take(&mut self.state_mut().tail).then_some(block.stmts.len());
+        let tail = body.then_some(block.stmts.len());
         let original = block.stmts.clone();
         let mut stmts = Vec::with_capacity(original.len());
         let mut offered = Vec::new();

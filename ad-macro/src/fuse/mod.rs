@@ -55,4 +55,4 @@ mod whole;
 pub use arrays::{held_arrays, held_parameters, RepeatArgs};
 pub use driver::{origin_of, Driver, FusionState};
 pub use emit::Fusion;
-pub use scopes::{idents, mapped_sum, Kind, Origin, Scopes};
+pub use scopes::{idents, mapped_sum, mentions_any, Kind, Origin, Scopes};
