@@ -131,9 +131,10 @@ impl Translator {
         // Before: `.. c` (constant data) as the value of a function returning `f64`. After:
         // `.. IntoReal::<S>::into_real(c)`, as `return c;` is ([`Translator::fold_expr`]).
         // Here for a parameter's data, whatever the body binds again under its name (`let c =
-        // helper(c);`, `if let Some(c) = ..`), which `into_real` leaves right; the value of a
-        // `let` of constant data, and branches, where the block reaches it
-        // ([`Driver::fold_tail`]), whose scopes know a name bound again as an integer.
+        // helper(c);`, `if let Some(c) = ..`, which the scopes cannot tell): `into_real` leaves
+        // a scalar as it is, but also converts a name rebound as an integer, which plain Rust
+        // rejects. The value of a `let` of constant data, and branches, are lifted where the
+        // block reaches them ([`Driver::fold_tail`]), by scopes that know such a name.
         if let (true, Some(Stmt::Expr(value, None))) = (self.returns_scalar, block.stmts.last_mut())
         {
             self.lift_constant_data(vec![value]);

@@ -537,17 +537,16 @@ impl Scopes {
     pub fn is_owned_constants(&self, expr: &Expr) -> bool {
         match strip(expr) {
             Expr::Call(call) if call.args.len() == 1 => {
-                let from_fn = matches!(strip(&call.func), Expr::Path(path)
-                    if is_array_from_fn(&path.path));
-                match strip(&call.args[0]) {
-                    Expr::Closure(closure) if from_fn && closure.inputs.len() == 1 => {
-                        let mut inner = self.clone();
-                        inner.push();
-                        inner.bind_pattern(&closure.inputs[0], Some(Kind::Integer));
-                        inner.kind_of(&closure.body) == Some(Kind::Constant)
-                    }
-                    _ => false,
-                }
+                let (Expr::Path(path), Some(Expr::Closure(closure))) =
+                    (strip(&call.func), call.args.first().map(strip))
+                else {
+                    return false;
+                };
+                is_array_from_fn(&path.path)
+                    && closure.inputs.len() == 1
+                    && self.closure_kind(&closure.body, |inner| {
+                        inner.bind_pattern(&closure.inputs[0], Some(Kind::Integer))
+                    }) == Some(Kind::Constant)
             }
             Expr::MethodCall(collect) if collect.method == "collect" && collect.args.is_empty() => {
                 match strip(&collect.receiver) {
@@ -665,9 +664,14 @@ impl Scopes {
 
     /// The kind of the items of `iter.map(|pat| body)`, if the macro can tell.
     pub fn mapped_kind(&self, pat: &Pat, iter: &Expr, body: &Expr) -> Option<Kind> {
+        self.closure_kind(body, |inner| inner.bind_loop(pat, iter))
+    }
+
+    /// The kind of a closure's `body` in a scope of its own, where `bind` binds its parameters.
+    fn closure_kind(&self, body: &Expr, bind: impl FnOnce(&mut Scopes)) -> Option<Kind> {
         let mut inner = self.clone();
         inner.push();
-        inner.bind_loop(pat, iter);
+        bind(&mut inner);
         inner.kind_of(body)
     }
 
