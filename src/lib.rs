@@ -206,10 +206,12 @@ pub use ad_runtime::{num_traits, Differentiable, Dual, DualPart, Lanes, Real, Ta
 /// ```
 pub use ad_runtime::Pullback;
 
-/// Checkpointed loops: [`every`](checkpoint::every) and [`revolve`](checkpoint::revolve) run
-/// `for i in 0..steps { state = step(&state, i) }` inside a `#[reverse_diff]` function while the
-/// tape keeps only some states, recomputing the steps between them during the backward sweep.
-/// At `f64` and in forward mode they are the plain loop.
+/// Operations the tape does not keep. Checkpointed loops: [`every`](checkpoint::every) and
+/// [`revolve`](checkpoint::revolve) run `for i in 0..steps { state = step(&state, i) }` inside a
+/// `#[reverse_diff]` function while the tape keeps only some states, recomputing the steps
+/// between them during the backward sweep. Preaccumulated sums: [`sum`](checkpoint::sum) adds
+/// up `term(i)` for `i in 0..terms`, sweeping each term as soon as it is computed and keeping
+/// one record for the whole sum. At `f64` and in forward mode all three are the plain loop.
 ///
 /// ```
 /// /// One explicit Euler step of y' = −k·y for each of the state's scalars.
@@ -234,7 +236,7 @@ pub use ad_runtime::Pullback;
 /// assert!((dy0[0] - factor.powi(1000)).abs() < 1e-12);
 /// ```
 pub mod checkpoint {
-    pub use ad_runtime::checkpoint::{every, revolve};
+    pub use ad_runtime::checkpoint::{every, revolve, sum};
 }
 
 /// Derives [`Differentiable`] for a struct or enum generic in its scalar, so it can be a

@@ -345,6 +345,32 @@ fn warm_calls_with_element_loops_kept_as_blocks_allocate_only_their_vectors() {
     });
 }
 
+/// `Σᵢ (w₀ xᵢ + w₁)²` by `ad::checkpoint::sum`: each term swept and dropped as it finishes.
+#[reverse_diff]
+fn preaccumulated(w: &[f64], #[no_grad] x: &[f64]) -> f64 {
+    ad::checkpoint::sum(x.len(), |i| {
+        let r = w[0] * x[i] + w[1];
+        r * r
+    })
+}
+
+#[test]
+fn warm_preaccumulated_sums_allocate_only_their_gradients() {
+    // The sum's partials are gathered in a buffer the thread's tape keeps from call to call.
+    let x: Vec<f64> = (0..200).map(|i| f64::from(i) * 0.01).collect();
+    let (_, dw) = preaccumulated_grad(&[0.5, -0.25], &x);
+    // ∂/∂w₀ = Σ 2 rᵢ xᵢ, ∂/∂w₁ = Σ 2 rᵢ.
+    let r = |xi: f64| 0.5 * xi - 0.25;
+    let d0: f64 = x.iter().map(|&xi| 2.0 * r(xi) * xi).sum();
+    let d1: f64 = x.iter().map(|&xi| 2.0 * r(xi)).sum();
+    assert_relative_eq!(dw[0], d0, max_relative = 1e-13);
+    assert_relative_eq!(dw[1], d1, max_relative = 1e-13);
+    assert_warm_calls_allocate(1, |t| {
+        let (value, dw) = preaccumulated_grad(&[t, -0.25], &x);
+        value + dw[0]
+    });
+}
+
 /// The counter itself works: a call that does allocate is seen, so the zero above means
 /// something.
 #[test]

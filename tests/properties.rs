@@ -795,6 +795,19 @@ fn tape_gradient(program: &Program, point: &[f64]) -> (f64, Vec<f64>) {
     (output.value(), gradient)
 }
 
+/// The value and gradient through the tape, the program the one term of a preaccumulated sum
+/// (`ad::checkpoint::sum`): its operations swept as soon as it returns and dropped, the inputs'
+/// partials kept in the sum's one record. Its value is `0.0 + output`.
+fn preaccumulated_gradient(program: &Program, point: &[f64]) -> (f64, Vec<f64>) {
+    let tape = Tape::new();
+    let inputs: Vec<Var> = point.iter().map(|&x| tape.var(x)).collect();
+    let output = ad::checkpoint::sum(1, |_| run(program, &inputs).0);
+    assert_eq!(tape.len(), inputs.len() + 1, "one record for the sum");
+    tape.backward(output);
+    let gradient = inputs.iter().map(|&input| tape.adjoint(input)).collect();
+    (output.value(), gradient)
+}
+
 /// The value and gradient in forward mode: one pass with a tangent lane per input (programs
 /// have at most 4 inputs; unused lanes stay 0).
 fn forward_gradient(program: &Program, point: &[f64]) -> (f64, Vec<f64>) {
@@ -1060,8 +1073,12 @@ fn central_differences(program: &Program, point: &[f64], i: usize) -> Option<(f6
 fn check_point(program: &Program, point: &[f64]) -> Result<bool, String> {
     let checked = check_point_against(program, point, "the tape", tape_gradient)?;
     check_point_against(program, point, "forward mode", forward_gradient)?;
+    check_point_against(program, point, PREACCUMULATED, preaccumulated_gradient)?;
     Ok(checked)
 }
+
+/// The name of [`preaccumulated_gradient`]'s mode.
+const PREACCUMULATED: &str = "a preaccumulated sum";
 
 /// [`check_point`] for the value and gradient `differentiate` (named `mode`) gives.
 fn check_point_against(
@@ -1072,8 +1089,10 @@ fn check_point_against(
 ) -> Result<bool, String> {
     let (reference, trace) = run(program, point);
     let (value, gradient) = differentiate(program, point);
-    let same_value =
-        value.to_bits() == reference.to_bits() || (value.is_nan() && reference.is_nan());
+    // A preaccumulated sum's `0.0 + output` turns -0.0 into 0.0.
+    let same_value = value.to_bits() == reference.to_bits()
+        || (value.is_nan() && reference.is_nan())
+        || (mode == PREACCUMULATED && value == reference);
     if !same_value {
         return Err(format!(
             "the value by {mode} is {value:e}, the f64 program gives {reference:e}"

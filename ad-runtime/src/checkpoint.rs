@@ -58,6 +58,21 @@ where
     S::checkpoint(Schedule::Binomial(snapshots), steps, state, step)
 }
 
+/// `Σ_{i < terms} term(i)`, the sum `let mut s = 0.0; for i in 0..terms { s += term(i) }`. At
+/// `f64` and in forward mode it runs that loop; on the tape ([`Var`]) each term's operations
+/// are swept as soon as it returns and dropped, leaving one record for the whole sum, with one
+/// partial for each value from before the sum the terms read. The tape then holds one term's
+/// operations at a time, swept while they are in cache.
+///
+/// A term must not leave a value it computes where anything after it reads it (its result
+/// excepted): its operations are gone from the tape.
+pub fn sum<S: Real, F>(terms: usize, term: F) -> S
+where
+    F: Fn(usize) -> S,
+{
+    S::preaccumulated_sum(terms, term)
+}
+
 /// Runs the loop of a checkpointed call on the tape: the whole schedule.
 pub(crate) fn on_tape(schedule: Schedule, steps: usize, state: Vec<Var>, step: Step) -> Vec<Var> {
     if recorded_len().is_none() || steps == 0 {

@@ -93,6 +93,16 @@ pub(crate) struct Recording {
     /// only on a [`held::Lending`] tape, which is never detached (the readers of a detached
     /// recording's slots, `sparse`, meet no group).
     absorbs: bool,
+    /// The partials a preaccumulated sum ([`preaccumulated_sum`]) has gathered so far, by the
+    /// node each is with respect to (all below the sum's first term); empty when none runs.
+    preaccumulated: Vec<f64>,
+    /// Whether a preaccumulated sum is running (one inside it is recorded as a plain sum).
+    preaccumulating: bool,
+    /// The most nodes this session has held. Every `Var` of the session was made below it, so a
+    /// sweep's adjoints span it: then a `Var` kept past a [`Recording::truncate`] that dropped
+    /// its node (against the contracts of checkpoints and preaccumulated sums) makes a wrong
+    /// derivative, but never a read or write outside the buffer.
+    most: usize,
 }
 
 /// A segment of a computation whose operations are not kept: its outputs are nodes with no
@@ -135,6 +145,9 @@ impl Recording {
             lent: Vec::new(),
             same_partials: 0,
             absorbs: false,
+            preaccumulated: Vec::new(),
+            preaccumulating: false,
+            most: 0,
         }
     }
 
@@ -162,6 +175,9 @@ impl Recording {
         self.lent.clear();
         self.same_partials = 0;
         self.absorbs = false;
+        self.preaccumulated.clear();
+        self.preaccumulating = false;
+        self.most = 0;
     }
 
     /// Drops every node from `nodes` on, and returns the checkpoints among them, for the caller
@@ -171,6 +187,7 @@ impl Recording {
         if nodes >= self.ends.len() {
             return Vec::new();
         }
+        self.most = self.most.max(self.ends.len());
         let slots = nodes
             .checked_sub(1)
             .map_or(0, |last| self.ends[last] as usize);
@@ -301,9 +318,21 @@ impl Recording {
         self.adjoints.resize(self.ends.len(), 0.0);
     }
 
+    /// Extends the adjoints over every node this session has held ([`Recording::most`]): those
+    /// dropped since are gone, so their adjoints are 0. Out of line: only a session that has
+    /// dropped nodes needs it, and in line it cost the sweep's loop its registers.
+    #[cold]
+    #[inline(never)]
+    fn cover_dropped_nodes(&mut self) {
+        self.adjoints.resize(self.most, 0.0);
+    }
+
     /// Sweeps the nodes `low..high`, from the top: each passes its adjoint back to its
     /// operands. Checkpoints are the caller's ([`sweep_recording`]).
     fn sweep_nodes(&mut self, low: usize, high: usize) {
+        if self.adjoints.len() < self.most {
+            self.cover_dropped_nodes();
+        }
         let Recording {
             ends,
             slots,
@@ -312,7 +341,7 @@ impl Recording {
             ..
         } = self;
         let nodes = ends.len();
-        assert!(adjoints.len() == nodes);
+        assert!(adjoints.len() >= nodes);
         assert!(ends.last().map_or(0, |&end| end as usize) == slots.len());
         assert!(low <= high && high <= nodes);
         if low == high {
@@ -321,7 +350,8 @@ impl Recording {
         // SAFETY (the unchecked reads below): `ends` rises from 0 to `slots.len()` (asserted
         // above for its last entry; `push_node` appends the slot count so far), so each node's
         // `start..end` lies within `slots`; an operand was recorded before its user, so
-        // `operand < node < nodes`, the length of `adjoints`. The same holds for the operands of
+        // `operand < node < nodes <= adjoints.len()`, or, for a `Var` kept past a truncation
+        // that dropped its node, `operand < most <= adjoints.len()`. The same holds for the operands of
         // a finished sum, which `PendingSum` checked against this session.
         // The records kept apart not yet swept are `apart[..unswept]`; the node of the last of
         // them is next (`usize::MAX`, no node, once there are none).
@@ -473,6 +503,94 @@ pub(crate) fn record_checkpoint(inputs: Vec<Var>, outputs: &[f64], replay: Repla
         vars
     })
     .unwrap_or_else(|| outputs.iter().copied().map(Var::constant).collect())
+}
+
+/// `Σ_{i < terms} term(i)` on the active recording, as one record: each term's operations are
+/// swept as soon as the term returns, from an adjoint of 1 on it down to the nodes recorded
+/// before the sum, and dropped; the partials so found are added up over the terms, and the
+/// sum's node reads them. The tape holds one term's operations at a time, and the sum's record
+/// one slot per node the terms read from before it. With no recording on this thread, or
+/// inside another such sum, the terms are added as they are.
+///
+/// The caller promises that no value a term computes is read after it, except its result.
+pub(crate) fn preaccumulated_sum(terms: usize, term: impl Fn(usize) -> Var) -> Var {
+    let start = with_active_recording(|r| {
+        (!r.preaccumulating).then(|| {
+            r.preaccumulating = true;
+            r.ends.len()
+        })
+    })
+    .flatten();
+    let Some(start) = start else {
+        return (0..terms).fold(Var::constant(0.0), |sum, i| sum + term(i));
+    };
+    /// Ends the sum, also when a term panics (the partials gathered so far are dropped).
+    struct Running;
+    impl Drop for Running {
+        fn drop(&mut self) {
+            with_active_recording(|r| {
+                r.preaccumulated.clear();
+                r.preaccumulating = false;
+            });
+        }
+    }
+    let running = Running;
+    let mut value = 0.0;
+    for i in 0..terms {
+        let t = term(i);
+        value += t.value;
+        // SAFETY: `ACTIVE` is the recording `start` was read from (a tape nested in the term
+        // has ended with it), and no reference into it is held.
+        unsafe { preaccumulate(ACTIVE.with(Cell::get), start, t) };
+    }
+    let sum = with_recording(|r| {
+        let Recording {
+            slots,
+            preaccumulated,
+            ..
+        } = r;
+        for (node, &partial) in preaccumulated.iter().enumerate() {
+            if partial != 0.0 {
+                slots.push(Slot {
+                    partial,
+                    operand: node as u32,
+                });
+            }
+        }
+        r.push_node(value)
+    });
+    drop(running);
+    sum
+}
+
+/// Sweeps the term `t` of a preaccumulated sum whose first term began at node `start`, adding
+/// its partials with respect to the nodes below `start` to the sum's, and drops its nodes.
+///
+/// # Safety
+///
+/// `recording` is the active recording of this thread, and the caller holds no reference into
+/// it.
+unsafe fn preaccumulate(recording: *mut Recording, start: usize, t: Var) {
+    let r = &mut *recording;
+    if t.is_constant() {
+        drop(r.truncate(start));
+        return;
+    }
+    r.check(t);
+    // The sum's partials become the adjoints of the term's sweep, so that its operations pass
+    // back into them (a replayed checkpoint in the term records and sweeps above them).
+    std::mem::swap(&mut r.adjoints, &mut r.preaccumulated);
+    let top = r.ends.len();
+    r.adjoints.resize(top, 0.0);
+    r.adjoints[t.index as usize] += 1.0;
+    if t.index as usize >= start {
+        sweep_recording(recording, start, top, true);
+    }
+    let r = &mut *recording;
+    let dropped = r.truncate(start);
+    r.adjoints.truncate(start);
+    std::mem::swap(&mut r.adjoints, &mut r.preaccumulated);
+    drop(dropped);
 }
 
 /// How many nodes the active recording holds (`None` with no tape recording on this thread).

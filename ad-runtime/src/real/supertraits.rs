@@ -353,6 +353,15 @@ pub trait Checkpoint: Sized {
         let _ = schedule;
         (0..steps).fold(state, |state, i| step(&state, i))
     }
+
+    /// `Σ_{i < terms} term(i)`, added in order from 0 (see [`crate::checkpoint::sum`]).
+    fn preaccumulated_sum<F>(terms: usize, term: F) -> Self
+    where
+        F: Fn(usize) -> Self,
+        Self: crate::Real,
+    {
+        (0..terms).fold(<Self as From<f64>>::from(0.0), |sum, i| sum + term(i))
+    }
 }
 
 /// How each scalar type evaluates a user primitive (`#[reverse_diff(primitive = ..)]`) and a fused

@@ -502,6 +502,13 @@ impl Checkpoint for Var {
     {
         crate::checkpoint::on_tape(schedule, steps, state, std::rc::Rc::new(step))
     }
+
+    fn preaccumulated_sum<F>(terms: usize, term: F) -> Var
+    where
+        F: Fn(usize) -> Var,
+    {
+        crate::tape::preaccumulated_sum(terms, term)
+    }
 }
 
 impl Primitive for Var {

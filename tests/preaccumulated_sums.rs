@@ -1,0 +1,306 @@
+//! `ad::checkpoint::sum(n, term)`: a sum whose terms are swept as each finishes and dropped from
+//! the tape, leaving one record for the whole sum (preaccumulation). Its value must be the plain
+//! loop's bit for bit, and its gradient the plain loop's to rounding (each partial is added up
+//! over the terms before the sum's adjoint scales it, where the plain loop's sweep scales each
+//! term's) and agree with central differences. The tape must hold one record for the sum.
+
+mod common;
+
+use ad::{reverse_diff, Tape, Var};
+use common::{assert_gradient_matches, data, expect_panic};
+use std::cell::Cell;
+
+/// A least-squares loss of a small model over data points, the plain loop: each term has a
+/// loop sum, a fused expression and a parameter read by an index that varies with the term.
+#[reverse_diff]
+fn loss_plain(w: &[f64], #[no_grad] xs: &[f64], #[no_grad] ys: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..xs.len() {
+        let mut prediction = w[0];
+        for j in 1..w.len() {
+            prediction += w[j] * (xs[i] * j as f64).sin();
+        }
+        let residual = prediction.tanh() - ys[i];
+        total += residual * residual + 0.01 * w[i % w.len()].powi(2);
+    }
+    0.5 * total
+}
+
+/// The same loss, its sum over points by `ad::checkpoint::sum`.
+#[reverse_diff]
+fn loss_summed(w: &[f64], #[no_grad] xs: &[f64], #[no_grad] ys: &[f64]) -> f64 {
+    let total = ad::checkpoint::sum(xs.len(), |i| {
+        let mut prediction = w[0];
+        for j in 1..w.len() {
+            prediction += w[j] * (xs[i] * j as f64).sin();
+        }
+        let residual = prediction.tanh() - ys[i];
+        residual * residual + 0.01 * w[i % w.len()].powi(2)
+    });
+    0.5 * total
+}
+
+fn assert_close(got: &[f64], want: &[f64], tolerance: f64) {
+    assert_eq!(got.len(), want.len());
+    for (i, (a, b)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (a - b).abs() <= tolerance * b.abs().max(1.0),
+            "entry {i}: {a} against {b}"
+        );
+    }
+}
+
+#[test]
+fn a_summed_loss_has_the_plain_loops_value_and_gradient() {
+    let w = data(6, 0.3);
+    for n in [0, 1, 2, 17, 300] {
+        let (xs, ys) = (data(n, 1.7), data(n, 4.1));
+        let (value, gradient) = loss_summed_grad(&w, &xs, &ys);
+        let (plain_value, plain_gradient) = loss_plain_grad(&w, &xs, &ys);
+        assert_eq!(value.to_bits(), plain_value.to_bits(), "n = {n}");
+        assert_eq!(value.to_bits(), loss_summed(&w, &xs, &ys).to_bits());
+        assert_eq!(value.to_bits(), loss_plain(&w, &xs, &ys).to_bits());
+        assert_close(&gradient, &plain_gradient, 1e-13);
+        assert_gradient_matches(|w| loss_plain(w, &xs, &ys), &w, &gradient, 1e-7);
+    }
+}
+
+#[test]
+fn the_tape_holds_one_record_for_the_sum() {
+    let w = data(6, 0.3);
+    let (xs, ys) = (data(300, 1.7), data(300, 4.1));
+    let records = |f: fn(&[Var], &[f64], &[f64]) -> Var| common::records(&w, |w| f(w, &xs, &ys));
+    // The plain loop records each term; the sum, one record, and the product by 0.5.
+    assert!(records(loss_plain::<Var>) > 300 * 4);
+    assert_eq!(records(loss_summed::<Var>), 2);
+    // That record reads each parameter once, with its partial summed over the terms.
+    let tape = Tape::new();
+    let vars: Vec<Var> = w.iter().map(|&x| tape.var(x)).collect();
+    let total = ad::checkpoint::sum(xs.len(), |i| (vars[i % 6] * xs[i]).sin() * vars[0]);
+    tape.backward(total);
+    let gradient: Vec<f64> = vars.iter().map(|&v| tape.adjoint(v)).collect();
+    let sum = |w: &[f64]| -> f64 { (0..xs.len()).map(|i| (w[i % 6] * xs[i]).sin() * w[0]).sum() };
+    assert_gradient_matches(sum, &w, &gradient, 1e-7);
+}
+
+/// A term that reads a value recorded before the sum and not a parameter, and one that is a
+/// parameter itself (no operation of its own), and constant terms.
+#[reverse_diff]
+fn mixed_terms(x: &[f64], #[no_grad] n: usize) -> f64 {
+    let scale = x[0].exp() * x[1];
+    let total = ad::checkpoint::sum(n, |i| match i % 3 {
+        0 => scale * (x[i % x.len()] + 0.5).ln(),
+        1 => x[1],
+        _ => 2.5,
+    });
+    total * x[2]
+}
+
+#[reverse_diff]
+fn mixed_terms_plain(x: &[f64], #[no_grad] n: usize) -> f64 {
+    let scale = x[0].exp() * x[1];
+    let mut total = 0.0;
+    for i in 0..n {
+        total += match i % 3 {
+            0 => scale * (x[i % x.len()] + 0.5).ln(),
+            1 => x[1],
+            _ => 2.5,
+        };
+    }
+    total * x[2]
+}
+
+#[test]
+fn terms_may_be_values_from_before_the_sum_or_constants() {
+    let x = [0.3, 1.2, -0.2, 0.9];
+    for n in [0, 1, 2, 3, 10] {
+        let (value, gradient) = mixed_terms_grad(&x, n);
+        let (plain_value, plain_gradient) = mixed_terms_plain_grad(&x, n);
+        assert_eq!(value.to_bits(), plain_value.to_bits(), "n = {n}");
+        assert_close(&gradient, &plain_gradient, 1e-13);
+        assert_gradient_matches(|x| mixed_terms(x, n), &x, &gradient, 1e-7);
+    }
+}
+
+/// A sum inside a term of another: the inner one is recorded as a plain sum.
+#[reverse_diff]
+fn nested(x: &[f64]) -> f64 {
+    ad::checkpoint::sum(4, |i| {
+        let inner = ad::checkpoint::sum(3, |j| (x[j] * (i + j) as f64).cos());
+        inner * inner * x[i % x.len()]
+    })
+}
+
+#[reverse_diff]
+fn nested_plain(x: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..4 {
+        let mut inner = 0.0;
+        for j in 0..3 {
+            inner += (x[j] * (i + j) as f64).cos();
+        }
+        total += inner * inner * x[i % x.len()];
+    }
+    total
+}
+
+#[test]
+fn a_sum_inside_a_term_is_recorded_as_it_is() {
+    let x = [0.4, -1.1, 0.8];
+    let (value, gradient) = nested_grad(&x);
+    let (plain_value, plain_gradient) = nested_plain_grad(&x);
+    assert_eq!(value.to_bits(), plain_value.to_bits());
+    assert_close(&gradient, &plain_gradient, 1e-13);
+    assert_gradient_matches(nested, &x, &gradient, 1e-7);
+}
+
+/// A term with a checkpointed loop inside: its replay records above the term's operations.
+#[reverse_diff]
+fn with_checkpoints(x: &[f64]) -> f64 {
+    ad::checkpoint::sum(5, |i| {
+        let k = x[0];
+        let state = vec![x[1] + i as f64, x[2]];
+        let state = ad::checkpoint::every(6, 2, state, move |y, _| {
+            vec![y[0] + 0.1 * k * y[1], y[1] - 0.1 * y[0].sin()]
+        });
+        state[0] * state[1]
+    })
+}
+
+#[reverse_diff]
+fn with_checkpoints_plain(x: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..5 {
+        let k = x[0];
+        let mut state = vec![x[1] + i as f64, x[2]];
+        for _ in 0..6 {
+            state = vec![
+                state[0] + 0.1 * k * state[1],
+                state[1] - 0.1 * state[0].sin(),
+            ];
+        }
+        total += state[0] * state[1];
+    }
+    total
+}
+
+#[test]
+fn a_term_may_checkpoint_a_loop() {
+    let x = [0.7, 0.2, -0.4];
+    let (value, gradient) = with_checkpoints_grad(&x);
+    let (plain_value, plain_gradient) = with_checkpoints_plain_grad(&x);
+    assert_eq!(value.to_bits(), plain_value.to_bits());
+    assert_close(&gradient, &plain_gradient, 1e-13);
+    assert_gradient_matches(with_checkpoints, &x, &gradient, 1e-7);
+}
+
+/// Two scalar parameters: `_grad` runs in forward mode, `_hessian` on `Dual<Var>`; both add
+/// the terms as they are.
+#[reverse_diff]
+fn few_inputs(a: f64, b: f64) -> f64 {
+    ad::checkpoint::sum(7, |i| (a * i as f64 + b).sin() * b)
+}
+
+#[reverse_diff]
+fn few_inputs_plain(a: f64, b: f64) -> f64 {
+    let mut total = 0.0;
+    for i in 0..7 {
+        total += (a * i as f64 + b).sin() * b;
+    }
+    total
+}
+
+#[test]
+fn forward_mode_and_second_derivatives_add_the_terms_as_they_are() {
+    assert_eq!(few_inputs_grad(0.3, -0.8), few_inputs_plain_grad(0.3, -0.8));
+    assert_eq!(
+        few_inputs_hessian(0.3, -0.8),
+        few_inputs_plain_hessian(0.3, -0.8)
+    );
+    let (_, (da, db)) = few_inputs_grad(0.3, -0.8);
+    assert_gradient_matches(|x| few_inputs(x[0], x[1]), &[0.3, -0.8], &[da, db], 1e-7);
+}
+
+/// A term that panics past a threshold.
+#[reverse_diff]
+fn panicky(x: &[f64]) -> f64 {
+    ad::checkpoint::sum(10, |i| {
+        let t = x[0] * i as f64;
+        assert!(t < 5.0, "term {i} too large");
+        t.exp()
+    })
+}
+
+#[test]
+fn a_panicking_term_leaves_the_tape_usable() {
+    let message = expect_panic(|| panicky_grad(&[1.0]));
+    assert!(message.contains("term 5 too large"), "{message}");
+    // The same thread records again, from a clean state.
+    let (value, gradient) = panicky_grad(&[0.25]);
+    let expected: f64 = (0..10).map(|i| (0.25 * i as f64).exp()).sum();
+    let derivative: f64 = (0..10).map(|i| i as f64 * (0.25 * i as f64).exp()).sum();
+    assert!((value - expected).abs() <= 1e-12 * expected);
+    assert!((gradient[0] - derivative).abs() <= 1e-12 * derivative);
+}
+
+/// Against the contract: a term's value kept in a `Cell` and read after the sum. The derivative
+/// is then wrong (its operations are gone), but the sweep must stay within its buffers: the
+/// kept `Var`'s node is past the tape's end (memcheck, in `.ci/run`, checks the writes).
+#[test]
+fn a_value_kept_past_its_term_is_never_read_outside_the_buffers() {
+    let tape = Tape::new();
+    let x = tape.var(0.5);
+    let kept = Cell::new(Var::constant(0.0));
+    let total = ad::checkpoint::sum(3, |i| {
+        let mut t = x;
+        for _ in 0..200 {
+            t = (t * 0.9 + i as f64).sin();
+        }
+        kept.set(t);
+        t
+    });
+    let output = total + kept.get() * x;
+    // The kept value was the 200th operation of its term; the tape now holds 4 nodes.
+    assert_eq!(tape.len(), 4);
+    tape.backward(output);
+    assert!(tape.adjoint(x).is_finite());
+}
+
+/// Two sums as two outputs: `_jacobian` and a retained pullback sweep the sums' records.
+#[reverse_diff]
+fn two_sums(x: &[f64]) -> Vec<f64> {
+    let first = ad::checkpoint::sum(6, |i| (x[i % 3] * x[(i + 1) % 3]).sin());
+    let second = ad::checkpoint::sum(4, |i| x[i % 3].exp() * first);
+    vec![first, second]
+}
+
+#[reverse_diff]
+fn two_sums_plain(x: &[f64]) -> Vec<f64> {
+    let mut first = 0.0;
+    for i in 0..6 {
+        first += (x[i % 3] * x[(i + 1) % 3]).sin();
+    }
+    let mut second = 0.0;
+    for i in 0..4 {
+        second += x[i % 3].exp() * first;
+    }
+    vec![first, second]
+}
+
+#[test]
+fn jacobians_and_pullbacks_read_the_sums_records() {
+    let x = [0.3, -0.6, 1.1];
+    let (values, jacobian) = two_sums_jacobian(&x);
+    let (plain_values, plain_jacobian) = two_sums_plain_jacobian(&x);
+    assert_eq!(common::bits(&values), common::bits(&plain_values));
+    for (row, plain_row) in jacobian.iter().zip(&plain_jacobian) {
+        assert_close(row, plain_row, 1e-13);
+    }
+    let (_, pullback) = two_sums_pullback(&x);
+    let cotangent = vec![0.5, -2.0];
+    assert_close(
+        &pullback.pull(&cotangent),
+        &two_sums_plain_vjp(&x, &cotangent).1,
+        1e-13,
+    );
+}
