@@ -25,20 +25,73 @@ def norm(d):
     return " + ".join(terms)
 
 
-def function(sizes):
-    betas = "\n        } else ".join(
-        f"""if d == {d} {{
+LOOPS = """
+    let mut centred: Vec<f64> = vec![0.0; d];
+    let mut z: Vec<f64> = vec![0.0; d];"""
+
+def suite_betas():
+    """The suite's loop over components that computes each beta, as `annotated.rs` writes it."""
+    with open("../../../benches/suite/annotated.rs") as suite:
+        text = suite.read()
+    body = text[text.index("pub fn gmm_objective(") :]
+    first = body.index("        for c in 0..k {\n            for j in 0..d {")
+    last = body.index("betas[c] = alphas[c] + sum_q[c] - 0.5 * norm;\n        }", first)
+    return body[first + 8 : body.index("}", last) + 1]
+
+
+LOOP_BETAS = suite_betas()
+
+
+def function(sizes, name, fused, summed):
+    """`gmm_objective` named `name`: each beta one expression (`fused`) or the suite's loops;
+    the sum over points by `ad::checkpoint::sum` (`summed`) or the suite's loop."""
+    if fused:
+        betas = "\n        } else ".join(
+            f"""if d == {d} {{
             let p = [{", ".join(f"points[i * {d} + {j}]" for j in range(d))}];
             for c in 0..k {{
                 betas[c] = alphas[c] + sum_q[c] - 0.5 * ({norm(d)});
             }}"""
-        for d in sizes
+            for d in sizes
+        )
+        betas += """
+        } else {
+            panic!("d = {d} is not generated");
+        }"""
+        locals_ = ""
+    else:
+        betas = LOOP_BETAS
+        locals_ = LOOPS
+    lse = """let mut largest = betas[0].value();
+        for beta in &betas {
+            largest = largest.max(beta.value());
+        }
+        let mut total = 0.0;
+        for beta in &betas {
+            total += (*beta - largest).exp();
+        }"""
+    if summed:
+        points = f"""let sum_lse = ad::checkpoint::sum(n, |i| {{
+        let mut betas: Vec<f64> = vec![0.0; k];{locals_.replace(chr(10) + "    ", chr(10) + "        ")}
+        {betas}
+        {lse}
+        total.ln() + largest
+    }});"""
+    else:
+        points = f"""let mut sum_lse = 0.0;
+    for i in 0..n {{
+        {betas}
+        {lse}
+        sum_lse += total.ln() + largest;
+    }}"""
+    what = ("each beta one expression" if fused else "the suite's loops") + (
+        ", the sum over points by `ad::checkpoint::sum`" if summed else ""
     )
     return f"""
-/// `gmm_objective` at d = {" or ".join(str(d) for d in sizes)}, each beta one expression.
+/// `gmm_objective`{" at d = " + " or ".join(str(d) for d in sizes) if fused else ""}, {what}.
 #[reverse_diff]
 #[allow(clippy::too_many_arguments)]
-pub fn gmm_fused(
+pub fn {name}(
     alphas: &[f64],
     means: &[f64],
     icf: &[f64],
@@ -61,23 +114,8 @@ pub fn gmm_fused(
         }}
         sum_q.push(total);
     }}
-    let mut betas: Vec<f64> = vec![0.0; k];
-    let mut sum_lse = 0.0;
-    for i in 0..n {{
-        {betas}
-        }} else {{
-            panic!("d = {{d}} is not generated");
-        }}
-        let mut largest = betas[0].value();
-        for beta in &betas {{
-            largest = largest.max(beta.value());
-        }}
-        let mut total = 0.0;
-        for beta in &betas {{
-            total += (*beta - largest).exp();
-        }}
-        sum_lse += total.ln() + largest;
-    }}
+    {"" if summed else "let mut betas: Vec<f64> = vec![0.0; k];" + locals_}
+    {points}
     let mut largest = alphas[0].value();
     for alpha in alphas {{
         largest = largest.max(alpha.value());
@@ -110,4 +148,6 @@ use ad::reverse_diff;
 """
 
 with open("src/fused.rs", "w") as out:
-    out.write(HEADER + function([2, 10]))
+    out.write(HEADER + function([2, 10], "gmm_fused", True, False))
+    out.write(function([2, 10], "gmm_fused_summed", True, True))
+    out.write(function([2, 10], "gmm_loops_summed", False, True))
