@@ -61,11 +61,15 @@ where
 /// `Σ_{i < terms} term(i)`, the sum `let mut s = 0.0; for i in 0..terms { s += term(i) }`. At
 /// `f64` and in forward mode it runs that loop; on the tape ([`Var`]) each term's operations
 /// are swept as soon as it returns and dropped, leaving one record for the whole sum, with one
-/// partial for each value from before the sum the terms read. The tape then holds one term's
-/// operations at a time, swept while they are in cache.
+/// partial for each value from before the sum the terms read (those of partial 0 may be left
+/// out; `ad::sparse` takes the record to read everything recorded before the sum). The tape
+/// then holds one term's operations at a time, swept while they are in cache. The partials
+/// are added up over the terms before the sum's adjoint scales them, so the gradient is the
+/// plain loop's to rounding (and may overflow where the loop's scaled partials would not).
 ///
 /// A term must not leave a value it computes where anything after it reads it (its result
-/// excepted): its operations are gone from the tape.
+/// excepted): its operations are gone from the tape, and the derivative through it would be
+/// wrong (or the call panic).
 pub fn sum<S: Real, F>(terms: usize, term: F) -> S
 where
     F: Fn(usize) -> S,

@@ -98,8 +98,18 @@ pub(crate) struct Recording {
     preaccumulated: Vec<f64>,
     /// Whether a preaccumulated sum is running (one inside it is recorded as a plain sum).
     preaccumulating: bool,
-    /// The most nodes this session has held. Every `Var` of the session was made below it, so a
-    /// sweep's adjoints span it: then a `Var` kept past a [`Recording::truncate`] that dropped
+    /// The nodes below the running preaccumulated sum that its terms' records read, each once,
+    /// in the order first read: the operands of the sum's record.
+    reads: Vec<u32>,
+    /// Whether each node is in `reads` (all false when no sum runs; grown, never shrunk).
+    read_marks: Vec<bool>,
+    /// The node of each preaccumulated sum's record and the first node of its first term, in
+    /// node order: `ad::sparse` takes such a record to read every node below that (its slots
+    /// omit nodes of partial 0 that a term read).
+    sums: Vec<(u32, u32)>,
+    /// The most nodes this session has held before a [`Recording::truncate`]. Every `Var` of
+    /// the session was made below it or below the nodes it holds now, so a sweep's adjoints
+    /// span both: then a `Var` kept past a [`Recording::truncate`] that dropped
     /// its node (against the contracts of checkpoints and preaccumulated sums) makes a wrong
     /// derivative, but never a read or write outside the buffer.
     most: usize,
@@ -147,6 +157,9 @@ impl Recording {
             absorbs: false,
             preaccumulated: Vec::new(),
             preaccumulating: false,
+            reads: Vec::new(),
+            read_marks: Vec::new(),
+            sums: Vec::new(),
             most: 0,
         }
     }
@@ -177,6 +190,9 @@ impl Recording {
         self.absorbs = false;
         self.preaccumulated.clear();
         self.preaccumulating = false;
+        self.reads.clear();
+        self.read_marks.clear();
+        self.sums.clear();
         self.most = 0;
     }
 
@@ -206,6 +222,10 @@ impl Recording {
             }
             self.keep_spare(kept);
         }
+        let sums = self
+            .sums
+            .partition_point(|&(node, _)| (node as usize) < nodes);
+        self.sums.truncate(sums);
         let kept = self
             .checkpoints
             .partition_point(|checkpoint| (checkpoint.first as usize) < nodes);
@@ -316,6 +336,86 @@ impl Recording {
     fn reset_adjoints(&mut self) {
         self.adjoints.clear();
         self.adjoints.resize(self.ends.len(), 0.0);
+    }
+
+    /// Notes, in `reads`, each node below `start` that the records from `start` on read, or
+    /// the term `t` is, not noted before: slots (lent runs' nodes too), records kept apart,
+    /// checkpoints' inputs.
+    fn note_reads(&mut self, start: usize, t: Var) {
+        let Recording {
+            ends,
+            slots,
+            apart,
+            checkpoints,
+            reads,
+            read_marks,
+            ..
+        } = self;
+        if read_marks.len() < start {
+            read_marks.resize(start, false);
+        }
+        let mut note = |node: u32| {
+            if (node as usize) < start && !read_marks[node as usize] {
+                read_marks[node as usize] = true;
+                reads.push(node);
+            }
+        };
+        note(t.index);
+        // One pass over the slots of every record (record by record, the small records' set-up
+        // cost more than the slots), until a marker shows that records encode lent runs
+        // ([`record_operands`]): their slots after a marker hold an address, not nodes.
+        let mut low = start.checked_sub(1).map_or(0, |below| ends[below] as usize);
+        let plain = slots[low..].iter().all(|slot| {
+            let node = slot.operand;
+            note(node);
+            node != RUN_MARK
+        });
+        if !plain {
+            for &end in &ends[start..] {
+                record_operands(&slots[low..end as usize], &mut note);
+                low = end as usize;
+            }
+        }
+        let kept = apart.partition_point(|kept| (kept.0 as usize) < start);
+        for (_, kept) in &apart[kept..] {
+            match kept {
+                Apart::Sum(sum) => sum.operands(&mut note),
+                Apart::Block(block) => block
+                    .pieces
+                    .iter()
+                    .flat_map(Piece::nodes)
+                    .for_each(|node| note(node as u32)),
+            }
+        }
+        let first = checkpoints.partition_point(|checkpoint| (checkpoint.first as usize) < start);
+        for checkpoint in &checkpoints[first..] {
+            let inputs = checkpoint
+                .inputs
+                .iter()
+                .filter(|input| !input.is_constant());
+            inputs.for_each(|input| note(input.index));
+        }
+    }
+
+    /// Notes, in `reads`, each node below `start` whose partial in the running preaccumulated
+    /// sum is not 0 and that is not noted yet.
+    fn note_nonzero(&mut self, start: usize) {
+        let Recording {
+            preaccumulated,
+            reads,
+            read_marks,
+            ..
+        } = self;
+        if read_marks.len() < start {
+            read_marks.resize(start, false);
+        }
+        let partials = &preaccumulated[..start.min(preaccumulated.len())];
+        for (node, &partial) in partials.iter().enumerate() {
+            if partial != 0.0 && !read_marks[node] {
+                read_marks[node] = true;
+                reads.push(node as u32);
+            }
+        }
     }
 
     /// Extends the adjoints over every node this session has held ([`Recording::most`]): those
@@ -508,9 +608,10 @@ pub(crate) fn record_checkpoint(inputs: Vec<Var>, outputs: &[f64], replay: Repla
 /// `Σ_{i < terms} term(i)` on the active recording, as one record: each term's operations are
 /// swept as soon as the term returns, from an adjoint of 1 on it down to the nodes recorded
 /// before the sum, and dropped; the partials so found are added up over the terms, and the
-/// sum's node reads them. The tape holds one term's operations at a time, and the sum's record
-/// one slot per node the terms read from before it. With no recording on this thread, or
-/// inside another such sum, the terms are added as they are.
+/// sum's node reads them: one slot for each node before the sum that a term's records read,
+/// its partial 0 where the derivative is (so the recording's sparsity stays the plain loop's).
+/// The tape holds one term's operations at a time. With no recording on this thread, or inside
+/// another such sum, the terms are added as they are.
 ///
 /// The caller promises that no value a term computes is read after it, except its result.
 pub(crate) fn preaccumulated_sum(terms: usize, term: impl Fn(usize) -> Var) -> Var {
@@ -524,73 +625,178 @@ pub(crate) fn preaccumulated_sum(terms: usize, term: impl Fn(usize) -> Var) -> V
     let Some(start) = start else {
         return (0..terms).fold(Var::constant(0.0), |sum, i| sum + term(i));
     };
-    /// Ends the sum, also when a term panics (the partials gathered so far are dropped).
+    /// Ends the sum when a term panics: the partials and reads gathered so far are dropped
+    /// (the buffers emptied, so the next sum fills them with zeros again).
     struct Running;
     impl Drop for Running {
         fn drop(&mut self) {
             with_active_recording(|r| {
                 r.preaccumulated.clear();
+                r.read_marks.clear();
+                r.reads.clear();
                 r.preaccumulating = false;
             });
         }
     }
     let running = Running;
     let mut value = 0.0;
+    // The nodes below the sum that its terms read are noted from their records while that
+    // costs less than a search of the partials of all of them: until the terms have recorded
+    // as many slots and nodes as there are nodes below the sum (or a term replays a checkpoint,
+    // which reads what its step captured). From then on the partials are searched at the end,
+    // which costs no more than the terms did: a sum of few terms on a long tape, or of many on
+    // a short one, stays linear.
+    let (mut work, mut search) = (0, false);
     for i in 0..terms {
         let t = term(i);
         value += t.value;
         // SAFETY: `ACTIVE` is the recording `start` was read from (a tape nested in the term
         // has ended with it), and no reference into it is held.
-        unsafe { preaccumulate(ACTIVE.with(Cell::get), start, t) };
+        let (size, replayed) = unsafe { preaccumulate(ACTIVE.with(Cell::get), start, t, !search) };
+        work += size;
+        search |= replayed || work >= start;
     }
-    let sum = with_recording(|r| {
+    std::mem::forget(running);
+    with_recording(|r| {
+        r.preaccumulating = false;
+        if search {
+            r.note_nonzero(start);
+        }
         let Recording {
             slots,
             preaccumulated,
+            read_marks,
+            reads,
             ..
         } = r;
-        for (node, &partial) in preaccumulated.iter().enumerate() {
-            if partial != 0.0 {
-                slots.push(Slot {
-                    partial,
-                    operand: node as u32,
-                });
-            }
+        // Each read once, and the buffers left as the next sum needs them: all 0 and unmarked.
+        for &node in reads.iter() {
+            let partial = preaccumulated
+                .get_mut(node as usize)
+                .map_or(0.0, std::mem::take);
+            slots.push(Slot {
+                partial,
+                operand: node,
+            });
+            read_marks[node as usize] = false;
         }
-        r.push_node(value)
-    });
-    drop(running);
-    sum
+        let read = !reads.is_empty();
+        reads.clear();
+        if read {
+            let sum = r.push_node(value);
+            r.sums.push((sum.index, start as u32));
+            sum
+        } else {
+            Var::constant(value)
+        }
+    })
 }
 
 /// Sweeps the term `t` of a preaccumulated sum whose first term began at node `start`, adding
-/// its partials with respect to the nodes below `start` to the sum's, and drops its nodes.
+/// its partials with respect to the nodes below `start` to the sum's (and, with `note`, noting
+/// the nodes below `start` its records read), and drops its nodes. Returns how many slots and
+/// nodes the term recorded, and whether it recorded a checkpoint.
 ///
 /// # Safety
 ///
 /// `recording` is the active recording of this thread, and the caller holds no reference into
 /// it.
-unsafe fn preaccumulate(recording: *mut Recording, start: usize, t: Var) {
+unsafe fn preaccumulate(
+    recording: *mut Recording,
+    start: usize,
+    t: Var,
+    note: bool,
+) -> (usize, bool) {
+    /// Swaps the sum's partials and the recording's adjoints back, also when a checkpoint's
+    /// replay in the term's sweep panics (the adjoints may be a live sweep's).
+    struct Swapped(*mut Recording);
+    impl Drop for Swapped {
+        fn drop(&mut self) {
+            // SAFETY: the recording `preaccumulate` was given, which outlives this guard.
+            let r = unsafe { &mut *self.0 };
+            std::mem::swap(&mut r.adjoints, &mut r.preaccumulated);
+        }
+    }
     let r = &mut *recording;
     if t.is_constant() {
         drop(r.truncate(start));
-        return;
+        return (0, false);
     }
     r.check(t);
+    let top = r.ends.len();
+    let below = start
+        .checked_sub(1)
+        .map_or(0, |below| r.ends[below] as usize);
+    let size = (top - start) + (r.slots.len() - below);
+    // A checkpoint's replay may read nodes its step captured, which no record shows.
+    let replays = r
+        .checkpoints
+        .last()
+        .is_some_and(|c| c.first as usize >= start);
+    if note {
+        r.note_reads(start, t);
+    }
     // The sum's partials become the adjoints of the term's sweep, so that its operations pass
     // back into them (a replayed checkpoint in the term records and sweeps above them).
     std::mem::swap(&mut r.adjoints, &mut r.preaccumulated);
-    let top = r.ends.len();
-    r.adjoints.resize(top, 0.0);
+    let swapped = Swapped(recording);
+    if r.adjoints.len() < top {
+        r.adjoints.resize(top, 0.0);
+    }
     r.adjoints[t.index as usize] += 1.0;
     if t.index as usize >= start {
         sweep_recording(recording, start, top, true);
     }
     let r = &mut *recording;
+    // The term's nodes are dropped: their adjoints are 0 again for the next term.
+    r.adjoints[start..top].fill(0.0);
+    drop(swapped);
     let dropped = r.truncate(start);
-    r.adjoints.truncate(start);
-    std::mem::swap(&mut r.adjoints, &mut r.preaccumulated);
     drop(dropped);
+    (size, replays)
+}
+
+/// Hands `f` each node the slots of one record read, as its sweep passes them back: its
+/// operands, and the nodes of the lent runs it holds ([`LentRun`], and the groups of
+/// [`PendingSum::absorb`]), not the slots that encode them.
+fn record_operands(slots: &[Slot], f: &mut impl FnMut(u32)) {
+    // As `pass_back`: records of one to three slots are never opened by a marker.
+    let Some(run) = (slots.len() > 3).then(|| LentRun::of(slots)).flatten() else {
+        slots.iter().for_each(|slot| f(slot.operand));
+        return;
+    };
+    let lent = |bits: u64, f: &mut dyn FnMut(u32)| {
+        let (first, count) = (bits as u32, u32::from((bits >> 32) as u16));
+        (first..first + count).for_each(f);
+    };
+    if is_grouped(slots) {
+        // As `pass_groups` and `pass_group`.
+        let mut rest = &slots[1..];
+        while let [slot, after @ ..] = rest {
+            rest = after;
+            if slot.operand != RUN_MARK {
+                f(slot.operand);
+                continue;
+            }
+            let (group, after) = after[1..].split_at(slot.partial.to_bits() as usize);
+            rest = after;
+            let mut inner = group;
+            while let [slot, after @ ..] = inner {
+                inner = after;
+                if slot.operand == RUN_MARK {
+                    lent(slot.partial.to_bits(), f);
+                    inner = &after[2..];
+                } else {
+                    f(slot.operand);
+                }
+            }
+        }
+        return;
+    }
+    let (before, after) = slots[LENT_HEADER..].split_at(run.before);
+    before.iter().for_each(|slot| f(slot.operand));
+    lent(slots[0].partial.to_bits(), f);
+    after.iter().for_each(|slot| f(slot.operand));
 }
 
 /// How many nodes the active recording holds (`None` with no tape recording on this thread).
@@ -2162,6 +2368,19 @@ struct SumOperands {
 }
 
 impl SumOperands {
+    /// Hands `f` each node the sum reads, as its sweep passes them back.
+    fn operands(&self, f: &mut impl FnMut(u32)) {
+        if let Some(runs) = &self.runs {
+            record_operands(&runs.before, f);
+            for t in 0..runs.count as u32 {
+                for j in 0..runs.leaves {
+                    f(runs.firsts[j] + t * runs.steps[j]);
+                }
+            }
+        }
+        record_operands(&self.slots, f);
+    }
+
     /// Every operand and its partial, in order.
     #[cfg(feature = "sparse")]
     fn slots(&self) -> impl Iterator<Item = (u32, f64)> + '_ {
@@ -3791,11 +4010,17 @@ impl Detached {
 
     /// Appends to `into` the nodes that `node` of the forward pass read: its operand slots, a
     /// sum's operands, a block's term's, or, for an output of a checkpointed segment, the
-    /// segment's inputs (the replay is not run, so each output is taken to read all of them).
-    /// An input reads nothing.
+    /// segment's inputs (the replay is not run, so each output is taken to read all of them),
+    /// or, for a preaccumulated sum, every node before its terms. An input reads nothing.
     #[cfg(feature = "sparse")]
     pub(crate) fn operands(&self, node: usize, into: &mut Vec<u32>) {
         let r = self.recording.borrow();
+        if let Ok(sum) = r.sums.binary_search_by_key(&node, |&(sum, _)| sum as usize) {
+            // A preaccumulated sum: taken to read every node before its terms (its slots omit
+            // those its terms read with a partial of 0 at this point).
+            into.extend(0..r.sums[sum].1);
+            return;
+        }
         let start = node
             .checked_sub(1)
             .map_or(0, |below| r.ends[below] as usize);
