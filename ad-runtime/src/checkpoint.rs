@@ -68,7 +68,7 @@ where
 /// plain loop's to rounding (and may overflow where the loop's scaled partials would not).
 ///
 /// A term must not leave a value it computes where anything after it reads it (its result
-/// excepted): its operations are gone from the tape, and the derivative through it would be
+/// excepted): its operations are gone from the tape, and the derivatives of the call would be
 /// wrong (or the call panic).
 pub fn sum<S: Real, F>(terms: usize, term: F) -> S
 where
