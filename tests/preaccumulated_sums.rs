@@ -417,3 +417,69 @@ fn many_short_sums_on_a_long_tape_each_read_their_own_nodes() {
     assert_eq!(tape.adjoint(inputs[50]), 6.0);
     assert_eq!(tape.adjoint(inputs[51]), 0.0);
 }
+
+/// A short sum after many nodes (a long first parameter): its terms' records are read for the
+/// nodes they use, not the partials searched. Each term holds a loop of products of `u` with a
+/// lent `#[no_grad]` slice and a long loop sum of products of `w`, which the tape keeps in
+/// records of their own kinds: each parameter is read by one kind only.
+#[reverse_diff]
+fn after_padding(pad: &[f64], u: &[f64], w: &[f64], #[no_grad] c: &[f64]) -> f64 {
+    let lead = pad[0] * pad[pad.len() - 1];
+    lead + ad::checkpoint::sum(2, |i| {
+        let mut dot = 0.0;
+        for k in 0..u.len() {
+            dot += u[k] * c[k];
+        }
+        let mut square = 0.0;
+        for k in 0..w.len() {
+            square += w[k] * w[k] * (i as f64 + 1.0);
+        }
+        dot * square
+    })
+}
+
+#[reverse_diff]
+fn after_padding_plain(pad: &[f64], u: &[f64], w: &[f64], #[no_grad] c: &[f64]) -> f64 {
+    let lead = pad[0] * pad[pad.len() - 1];
+    let mut total = 0.0;
+    for i in 0..2 {
+        let mut dot = 0.0;
+        for k in 0..u.len() {
+            dot += u[k] * c[k];
+        }
+        let mut square = 0.0;
+        for k in 0..w.len() {
+            square += w[k] * w[k] * (i as f64 + 1.0);
+        }
+        total += dot * square;
+    }
+    lead + total
+}
+
+#[test]
+fn a_short_sum_after_many_nodes_reads_the_records_of_every_kind() {
+    let (pad, u, w, c) = (
+        data(20_000, 0.1),
+        data(300, 1.1),
+        data(300, 2.3),
+        data(300, 5.9),
+    );
+    let (value, (dpad, du, dw)) = after_padding_grad(&pad, &u, &w, &c);
+    let plain = after_padding_plain_grad(&pad, &u, &w, &c);
+    assert_eq!(value.to_bits(), plain.0.to_bits());
+    assert_close(&dpad, &plain.1 .0, 1e-13);
+    assert_close(&du, &plain.1 .1, 1e-12);
+    assert_close(&dw, &plain.1 .2, 1e-12);
+    assert_gradient_matches(|u| after_padding_plain(&pad, u, &w, &c), &u, &du, 1e-7);
+    assert_gradient_matches(|w| after_padding_plain(&pad, &u, w, &c), &w, &dw, 1e-7);
+    // On a tape's own `Var`s (not a companion's held parameters) the loops are kept as runs.
+    let tape = Tape::new();
+    let seed = |values: &[f64]| -> Vec<Var> { values.iter().map(|&x| tape.var(x)).collect() };
+    let (pad_vars, u_vars, w_vars) = (seed(&pad), seed(&u), seed(&w));
+    let output = after_padding(&pad_vars, &u_vars, &w_vars, &c);
+    assert!(ad::__private::loops_as_runs(&tape) > 0);
+    tape.backward(output);
+    let adjoints = |vars: &[Var]| -> Vec<f64> { vars.iter().map(|&v| tape.adjoint(v)).collect() };
+    assert_close(&adjoints(&u_vars), &plain.1 .1, 1e-12);
+    assert_close(&adjoints(&w_vars), &plain.1 .2, 1e-12);
+}

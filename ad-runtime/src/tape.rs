@@ -351,15 +351,7 @@ impl Recording {
             read_marks,
             ..
         } = self;
-        if read_marks.len() < start {
-            read_marks.resize(start, false);
-        }
-        let mut note = |node: u32| {
-            if (node as usize) < start && !read_marks[node as usize] {
-                read_marks[node as usize] = true;
-                reads.push(node);
-            }
-        };
+        let mut note = noting(reads, read_marks, start);
         note(t.index);
         // One pass over the slots of every record (record by record, the small records' set-up
         // cost more than the slots), until a marker shows that records encode lent runs
@@ -406,14 +398,11 @@ impl Recording {
             read_marks,
             ..
         } = self;
-        if read_marks.len() < start {
-            read_marks.resize(start, false);
-        }
+        let mut note = noting(reads, read_marks, start);
         let partials = &preaccumulated[..start.min(preaccumulated.len())];
         for (node, &partial) in partials.iter().enumerate() {
-            if partial != 0.0 && !read_marks[node] {
-                read_marks[node] = true;
-                reads.push(node as u32);
+            if partial != 0.0 {
+                note(node as u32);
             }
         }
     }
@@ -608,9 +597,9 @@ pub(crate) fn record_checkpoint(inputs: Vec<Var>, outputs: &[f64], replay: Repla
 /// `Σ_{i < terms} term(i)` on the active recording, as one record: each term's operations are
 /// swept as soon as the term returns, from an adjoint of 1 on it down to the nodes recorded
 /// before the sum, and dropped; the partials so found are added up over the terms, and the
-/// sum's node reads them: one slot for each node before the sum that a term's records read,
-/// its partial 0 where the derivative is (so the recording's sparsity stays the plain loop's).
-/// The tape holds one term's operations at a time. With no recording on this thread, or inside
+/// sum's node reads them: one slot for each node before the sum that a term read, but those of
+/// partial 0 may be left out (`sums` tells `ad::sparse` to take the sum to read every node
+/// before it). The tape holds one term's operations at a time. With no recording on this thread, or inside
 /// another such sum, the terms are added as they are.
 ///
 /// The caller promises that no value a term computes is read after it, except its result.
@@ -754,6 +743,25 @@ unsafe fn preaccumulate(
     let dropped = r.truncate(start);
     drop(dropped);
     (size, replays)
+}
+
+/// What notes a node below `start` in `reads` the first time it is given one, marking it in
+/// `read_marks` (grown to `start`), for [`Recording::note_reads`] and
+/// [`Recording::note_nonzero`].
+fn noting<'a>(
+    reads: &'a mut Vec<u32>,
+    read_marks: &'a mut Vec<bool>,
+    start: usize,
+) -> impl FnMut(u32) + 'a {
+    if read_marks.len() < start {
+        read_marks.resize(start, false);
+    }
+    move |node: u32| {
+        if (node as usize) < start && !read_marks[node as usize] {
+            read_marks[node as usize] = true;
+            reads.push(node);
+        }
+    }
 }
 
 /// Hands `f` each node the slots of one record read, as its sweep passes them back: its
@@ -2250,7 +2258,6 @@ impl Runs {
     }
 
     /// The operands and partials, term by term: the slots the loop would have recorded.
-    #[cfg(feature = "sparse")]
     fn slots(&self) -> impl Iterator<Item = (u32, f64)> + '_ {
         let sign = if self.negated { -1.0 } else { 1.0 };
         (0..self.count).flat_map(move |t| {
@@ -2372,11 +2379,7 @@ impl SumOperands {
     fn operands(&self, f: &mut impl FnMut(u32)) {
         if let Some(runs) = &self.runs {
             record_operands(&runs.before, f);
-            for t in 0..runs.count as u32 {
-                for j in 0..runs.leaves {
-                    f(runs.firsts[j] + t * runs.steps[j]);
-                }
-            }
+            runs.slots().for_each(|(operand, _)| f(operand));
         }
         record_operands(&self.slots, f);
     }

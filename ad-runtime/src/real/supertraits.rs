@@ -341,8 +341,9 @@ pub trait Accumulate: Fuse {
     }
 }
 
-/// How each scalar type runs a checkpointed loop ([`crate::checkpoint`]): a supertrait of
-/// [`Real`](crate::Real). `Var` keeps snapshots and replays segments during the sweep; every other
+/// How each scalar type runs a checkpointed loop and a preaccumulated sum
+/// ([`crate::checkpoint`]): a supertrait of [`Real`](crate::Real). `Var` keeps snapshots and
+/// replays segments during the sweep, and sweeps each term of a sum as it finishes; every other
 /// scalar runs the loop as written.
 pub trait Checkpoint: Sized {
     /// `for i in 0..steps { state = step(&state, i) }`, by `schedule` on the tape.
