@@ -63,6 +63,40 @@ impl<S: Real, const C: usize> Drop for Advanced<'_, S, C> {
     }
 }
 
+/// A product `c * e` the macro left as written, `c` possibly constant data and `e` arithmetic
+/// that reads the scalar (`weights[v] * (t[0] * x + t[1] * y)`, `ad-macro/src/translate.rs`,
+/// `fold_zero_scaled`). When `c` is a constant zero and the product carries a derivative, the
+/// product is the constant `value(c)`: `e`'s value times `c`, computed over `f64` from the
+/// values of `e`'s leaves as the operators compute them, so the same bits; `e`'s derivative,
+/// which a zero factor makes 0, is never formed (no tangent operations in forward mode, no
+/// records on the tape). Otherwise, and always over `f64`, `full(c)`: the product as written.
+#[inline(always)]
+pub fn zero_scaled<C: Real, R: Real>(
+    c: C,
+    value: impl FnOnce(f64) -> f64,
+    full: impl FnOnce(C) -> R,
+) -> R {
+    if R::CARRIES_DERIVATIVE && !C::CARRIES_DERIVATIVE && c.value() == 0.0 {
+        R::from_f64(value(c.value()))
+    } else {
+        full(c)
+    }
+}
+
+/// The value of a leaf of `e` in [`zero_scaled`]'s `value`, read by method so that a
+/// reference to a scalar (`x` in `for x in xs.iter()`) reads through.
+pub trait LeafValue {
+    /// The value, without any derivative.
+    fn __ad_value(&self) -> f64;
+}
+
+impl<R: Real> LeafValue for R {
+    #[inline(always)]
+    fn __ad_value(&self) -> f64 {
+        self.value()
+    }
+}
+
 /// The tape's adjoints, which a `_grad` reads its gradient from.
 pub use crate::tape::Adjoints;
 

@@ -43,16 +43,19 @@
 //! `scopes` tells what each name holds, `analysis` cuts an expression into leaves and
 //! operations, `emit` writes the record ([`Fusion`]), `arrays` which locals are held as arrays
 //! that know their elements ([`held_arrays`]), and `driver`
-//! rewrites loops, compound assignments and offered `let`s with it ([`Driver`]).
+//! rewrites loops, compound assignments and offered `let`s with it ([`Driver`]). `scaled`
+//! takes a product left as written whose factor may be a constant zero ([`zero_scaled`]).
 
 mod analysis;
 mod arrays;
 mod driver;
 mod emit;
+mod scaled;
 mod scopes;
 mod whole;
 
 pub use arrays::{held_arrays, held_parameters, RepeatArgs};
 pub use driver::{origin_of, Driver, FusionState};
 pub use emit::Fusion;
+pub use scaled::{zero_scaled, zero_scaled_side, Side};
 pub use scopes::{idents, mapped_sum, mentions_any, Kind, Origin, Scopes};
