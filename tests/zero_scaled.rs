@@ -1,8 +1,9 @@
-//! Products by data that may be a constant zero (`weights[v] * (t0 * x + t1 * y)`, with
-//! sparse weights): where the product is left as written, its other factor's derivative is
-//! formed only when the weight is not 0 (`ad::__private::zero_scaled`). Checked against the
-//! same functions written as plain generic code (which the macro never sees), against central
-//! differences, bit for bit against the function over `f64`, and by counting the records.
+//! Statements that add a product by data that may be a constant zero (`p[i] += weights[v] *
+//! (t0 * x + t1 * y)`, with sparse weights): where the statement is left as written, the
+//! product's derivative is formed only when the weight is not 0 (`ad-macro/src/fuse/scaled.rs`).
+//! Checked against the same functions written as plain generic code (which the macro never
+//! sees), against central differences, bit for bit against the function over `f64`, and by
+//! counting the records; and statements of the same shape over other types still compile.
 
 mod common;
 
@@ -157,83 +158,177 @@ fn forward_mode_and_second_order_agree_with_the_plain_function() {
 /// left as written rather than fused.
 type Weight = f64;
 
-/// A factor on the right, a dereferenced one, a field and a `#[no_grad]` parameter.
-struct Spring {
+/// A field, a dereferenced element, an element and a reference as the factor.
+struct Spring<'a> {
     stiffness: f64,
+    reference: &'a f64,
 }
 
+/// `one` is 1 in each statement's other factor, of a type the macro cannot tell, so that the
+/// factor does not fuse into one record.
 #[reverse_diff]
 fn other_factors(
     x: &[f64],
     #[no_grad] mask: &[Weight],
     #[no_grad] spring: &Spring,
-    #[no_grad] k: f64,
+    #[no_grad] one: &[Weight],
 ) -> f64 {
-    let mut total = 0.0;
+    let mut out = vec![0.0; 4];
     for (i, m) in mask.iter().enumerate() {
-        total += (x[i] * x[i] - 1.0) * mask[i];
-        total += *m * (x[i] - 0.5 * x[0]);
-        total += spring.stiffness * (x[i] * x[0]);
-        total += k * (x[i] / (1.0 + x[0] * x[0]));
+        out[0] += mask[i] * (x[i] * x[i] - one[0]);
+        out[1] -= *m * (x[i] - 0.5 * x[0] * one[0]);
+        out[2] += spring.stiffness * (x[i] * x[0] * one[0]);
+        out[3] += spring.reference * (x[i] / (one[0] + x[0] * x[0]));
     }
-    total
+    out[0] * out[1] + out[2] * out[3] + out[0]
 }
 
-fn other_factors_plain<S: Real>(x: &[S], mask: &[Weight], spring: &Spring, k: f64) -> S {
-    let mut total = S::from_f64(0.0);
+fn other_factors_plain<S: Real>(x: &[S], mask: &[Weight], spring: &Spring) -> S {
+    let one = [1.0];
+    let mut out = [S::from_f64(0.0); 4];
     for (i, m) in mask.iter().enumerate() {
-        total += (x[i] * x[i] - 1.0) * mask[i];
-        total += (x[i] - x[0] * 0.5) * *m;
-        total += (x[i] * x[0]) * spring.stiffness;
-        total += (x[i] / (x[0] * x[0] + 1.0)) * k;
+        out[0] += (x[i] * x[i] - one[0]) * mask[i];
+        out[1] -= (x[i] - x[0] * 0.5 * one[0]) * *m;
+        out[2] += (x[i] * x[0] * one[0]) * spring.stiffness;
+        out[3] += (x[i] / (x[0] * x[0] + one[0])) * *spring.reference;
     }
-    total
+    out[0] * out[1] + out[2] * out[3] + out[0]
 }
 
 #[test]
-fn factors_on_either_side_dereferenced_fields_and_parameters() {
+fn fields_dereferences_elements_and_references_as_the_factor() {
     let x = [0.7, -0.4, 1.3, 0.2];
     let mask = [1.0, 0.0, -0.0, 2.0];
-    for (stiffness, k) in [(0.0, 0.0), (1.5, 0.0), (0.0, -2.0), (1.5, -2.0)] {
-        let spring = Spring { stiffness };
-        let (value, gradient) = other_factors_grad(&x, &mask, &spring, k);
-        let plain = other_factors_plain(&x, &mask, &spring, k);
+    for (stiffness, reference) in [(0.0, 0.0), (1.5, 0.0), (0.0, -2.0), (1.5, -2.0)] {
+        let spring = Spring {
+            stiffness,
+            reference: &reference,
+        };
+        let (value, gradient) = other_factors_grad(&x, &mask, &spring, &[1.0]);
+        let plain = other_factors_plain(&x, &mask, &spring);
         assert_eq!(value.to_bits(), plain.to_bits());
-        let f = |x: &[f64]| other_factors_plain(x, &mask, &spring, k);
+        let f = |x: &[f64]| other_factors_plain(x, &mask, &spring);
         assert_gradient_matches(f, &x, &gradient, 1e-6);
+        let count = records(&x, |vars| other_factors(vars, &mask, &spring, &[1.0]));
+        let all = records(&x, |vars| other_factors_plain(vars, &mask, &spring));
+        assert!(count < all, "{count} records, {all} as written");
     }
+    // Every factor 0: every `out[k]` stays a constant, and nothing is recorded.
+    let spring = Spring {
+        stiffness: 0.0,
+        reference: &0.0,
+    };
+    let zeros = [0.0; 4];
+    assert_eq!(
+        records(&x, |vars| other_factors(vars, &zeros, &spring, &[1.0])),
+        0
+    );
 }
 
-/// A zero weight times an infinite or NaN value: the value is the product as written (NaN),
+/// A zero weight times an infinite or NaN value: the place takes the product's value (NaN),
 /// and the derivative is 0, as the tape's conventions give for a zero factor.
 #[reverse_diff]
 fn scaled_infinity(x: f64, #[no_grad] w: &[Weight]) -> f64 {
-    w[0] * (x / (x - 2.0) + x)
+    let mut out = [x];
+    out[0] += w[0] * (x / (x - w[1]) + x);
+    out[0]
 }
 
 fn scaled_infinity_plain<S: Real>(x: S, w: &[Weight]) -> S {
-    (x / (x - 2.0) + x) * w[0]
+    let mut out = [x];
+    out[0] += (x / (x - w[1]) + x) * w[0];
+    out[0]
 }
 
 #[test]
 fn a_zero_weight_keeps_the_value_and_the_conventions_of_the_product() {
     for w in [0.0, -0.0] {
-        let (value, derivative) = scaled_infinity_grad(2.0, &[w]);
+        let (value, derivative) = scaled_infinity_grad(2.0, &[w, 2.0]);
         assert!(value.is_nan());
-        assert_eq!(value.to_bits(), scaled_infinity_plain(2.0, &[w]).to_bits());
+        assert_eq!(
+            value.to_bits(),
+            scaled_infinity_plain(2.0, &[w, 2.0]).to_bits()
+        );
+        assert_eq!(
+            value.to_bits(),
+            scaled_infinity::<f64>(2.0, &[w, 2.0]).to_bits()
+        );
         let tape = ad::Tape::new();
         let x = tape.var(2.0);
-        let out = scaled_infinity_plain(x, &[w]);
+        let out = scaled_infinity_plain(x, &[w, 2.0]);
         tape.backward(out);
         assert_eq!(derivative.to_bits(), tape.adjoint(x).to_bits());
-        assert_eq!(derivative, 0.0);
     }
-    // A signed zero: -0 times a positive value is -0, over every scalar.
+    // A signed zero: -0 times a positive value is -0, added to -0 gives -0, over every scalar.
     #[reverse_diff]
     fn signed(x: f64, #[no_grad] w: &[Weight]) -> f64 {
-        w[0] * (x * x + 1.0)
+        let mut out = [-0.0, x];
+        out[0] += w[0] * (x * x + w[1]);
+        out[0]
     }
-    let (value, derivative) = signed_grad(3.0, &[-0.0]);
+    let (value, derivative) = signed_grad(3.0, &[-0.0, 1.0]);
     assert_eq!(value.to_bits(), (-0.0f64).to_bits());
+    assert_eq!(value.to_bits(), signed::<f64>(3.0, &[-0.0, 1.0]).to_bits());
     assert_eq!(derivative, 0.0);
+}
+
+/// A two-vector of the user's, which a scalar or a weight multiplies.
+#[derive(Clone, Copy)]
+struct Pair<T> {
+    a: T,
+    b: T,
+}
+
+impl<T: Real> std::ops::Mul<T> for Pair<T> {
+    type Output = Pair<T>;
+    fn mul(self, k: T) -> Pair<T> {
+        Pair {
+            a: self.a * k,
+            b: self.b * k,
+        }
+    }
+}
+
+/// A gain of the user's, which multiplies a scalar.
+#[derive(Clone, Copy)]
+struct Gain(f64);
+
+impl<T: Real> std::ops::Mul<T> for Gain {
+    type Output = T;
+    fn mul(self, x: T) -> T {
+        x * self.0
+    }
+}
+
+/// Statements of the same shape whose factor or leaves are not reals, and one inside a
+/// closure whose parameter has no type yet: each runs as written.
+#[reverse_diff]
+fn other_types(x: f64, y: f64, #[no_grad] gains: &[Gain], #[no_grad] refs: &[&f64]) -> f64 {
+    let mut out = [0.0; 3];
+    out[0] += gains[0] * (x * y + gains[0].0);
+    out[1] += refs[0] * (x - y * *refs[1]);
+    let scale = |u, v| {
+        let mut s = [0.0];
+        s[0] += refs[1] * (u * v + x);
+        s[0]
+    };
+    out[2] += scale(x, y);
+    let pair = Pair { a: x, b: y } * (x + y);
+    out[0] * out[1] + out[2] + pair.a * pair.b
+}
+
+#[test]
+fn factors_and_leaves_of_other_types_run_as_written() {
+    let (x, y) = (0.8, -1.7);
+    let gains = [Gain(0.0)];
+    let (one, zero) = (1.0, 0.0);
+    for refs in [[&one, &zero], [&zero, &one]] {
+        let (value, (dx, dy)) = other_types_grad(x, y, &gains, &refs);
+        assert_eq!(
+            value.to_bits(),
+            other_types::<f64>(x, y, &gains, &refs).to_bits()
+        );
+        let f = |p: &[f64]| other_types::<f64>(p[0], p[1], &gains, &refs);
+        assert_gradient_matches(f, &[x, y], &[dx, dy], 1e-6);
+    }
 }

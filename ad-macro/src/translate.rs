@@ -30,8 +30,8 @@ use syn::{
 };
 
 use crate::fuse::{
-    idents, mapped_sum, mentions_any, origin_of, zero_scaled, zero_scaled_side, Driver, Fusion,
-    FusionState, Kind, Origin, RepeatArgs, Scopes, Side,
+    idents, mapped_sum, mentions_any, origin_of, Driver, Fusion, FusionState, Kind, Origin,
+    RepeatArgs, Scopes,
 };
 use crate::names::{
     is_constant_name, is_f64, is_float_constant, is_other_number, real_method, real_method_entry,
@@ -163,10 +163,6 @@ impl Translator {
         match self.fuse(fusion) {
             Some(fused) => fused,
             None => match expr {
-                Expr::Binary(binary) => match zero_scaled_side(&self.fusion.scopes, &binary) {
-                    Some(side) => self.fold_zero_scaled(binary, side),
-                    None => fold::fold_expr(self, Expr::Binary(binary)),
-                },
                 Expr::MethodCall(call)
                     if takes_real_arguments(&call.method.to_string())
                         && call.turbofish.is_none() =>
@@ -176,21 +172,6 @@ impl Translator {
                 expr => fold::fold_expr(self, expr),
             },
         }
-    }
-
-    /// A product left as written whose factor on `side` may be a constant zero
-    /// ([`crate::fuse::zero_scaled`]): its factors folded in source order, then the product
-    /// through `ad::__private::zero_scaled`.
-    fn fold_zero_scaled(&mut self, binary: syn::ExprBinary, side: Side) -> Expr {
-        let span = binary.span();
-        let mut binary = binary;
-        *binary.left = self.fold_expr(*binary.left);
-        *binary.right = self.fold_expr(*binary.right);
-        let (factor, other) = match side {
-            Side::Left => (&*binary.left, &*binary.right),
-            Side::Right => (&*binary.right, &*binary.left),
-        };
-        zero_scaled(factor, other, side, span).unwrap_or(Expr::Binary(binary))
     }
 
     /// Folds a closure in a scope of its own, where `bind` binds each of its parameters.
@@ -203,10 +184,12 @@ impl Translator {
         // A `return` in the closure returns from it.
         let returns_scalar = std::mem::take(&mut self.returns_scalar);
         self.fusion.scopes.push();
+        self.fusion.closures += 1;
         for input in &closure.inputs {
             bind(&mut self.fusion.scopes, input);
         }
         let closure = fold::fold_expr_closure(self, closure);
+        self.fusion.closures -= 1;
         self.fusion.scopes.pop();
         self.returns_scalar = returns_scalar;
         closure

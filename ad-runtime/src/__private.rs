@@ -63,37 +63,85 @@ impl<S: Real, const C: usize> Drop for Advanced<'_, S, C> {
     }
 }
 
-/// A product `c * e` the macro left as written, `c` possibly constant data and `e` arithmetic
-/// that reads the scalar (`weights[v] * (t[0] * x + t[1] * y)`, `ad-macro/src/translate.rs`,
-/// `fold_zero_scaled`). When `c` is a constant zero and the product carries a derivative, the
-/// product is the constant `value(c)`: `e`'s value times `c`, computed over `f64` from the
-/// values of `e`'s leaves as the operators compute them, so the same bits; `e`'s derivative,
-/// which a zero factor makes 0, is never formed (no tangent operations in forward mode, no
-/// records on the tape). Otherwise, and always over `f64`, `full(c)`: the product as written.
-#[inline(always)]
-pub fn zero_scaled<C: Real, R: Real>(
-    c: C,
-    value: impl FnOnce(f64) -> f64,
-    full: impl FnOnce(C) -> R,
-) -> R {
-    if R::CARRIES_DERIVATIVE && !C::CARRIES_DERIVATIVE && c.value() == 0.0 {
-        R::from_f64(value(c.value()))
-    } else {
-        full(c)
+/// A factor or a leaf of `place += c * e` where `c` may be a constant zero (the macro's
+/// `fuse/scaled.rs`): what it is worth as an `f64`, if it is a real (`f64` or the scalar) or a
+/// reference to one, else nothing. Method resolution tries `&Read` first, where only
+/// [`ReadReal`] is implemented (for reals); then `&&Read`, where [`ReadRealRef`] is (for
+/// references to reals); then `Read`, where [`ReadOther`] is, for anything else (a vector, a
+/// user's type), so that the statement then runs as written. It holds a reference, so nothing
+/// is moved.
+pub struct Read<'a, T>(pub &'a T);
+
+// A copy whatever `T` is (it holds a reference), so that [`ReadOther`] takes it by value
+// through the `&Read` the call is written on.
+impl<T> Clone for Read<'_, T> {
+    #[inline(always)]
+    fn clone(&self) -> Self {
+        *self
     }
 }
 
-/// The value of a leaf of `e` in [`zero_scaled`]'s `value`, read by method so that a
-/// reference to a scalar (`x` in `for x in xs.iter()`) reads through.
-pub trait LeafValue {
-    /// The value, without any derivative.
-    fn __ad_value(&self) -> f64;
+impl<T> Copy for Read<'_, T> {}
+
+/// [`Read`] of a real.
+pub trait ReadReal {
+    /// The value.
+    fn value(self) -> Option<f64>;
+    /// The value if it is a constant zero and the scalar `S` carries a derivative: then
+    /// `place += c * e` adds `e`'s value times it, an `f64`, and forms no derivative of `e`.
+    fn zero<S: Real>(self) -> Option<f64>;
 }
 
-impl<R: Real> LeafValue for R {
+impl<T: Real> ReadReal for &Read<'_, T> {
     #[inline(always)]
-    fn __ad_value(&self) -> f64 {
-        self.value()
+    fn value(self) -> Option<f64> {
+        Some(self.0.value())
+    }
+
+    #[inline(always)]
+    fn zero<S: Real>(self) -> Option<f64> {
+        let value = self.0.value();
+        (S::CARRIES_DERIVATIVE && !T::CARRIES_DERIVATIVE && value == 0.0).then_some(value)
+    }
+}
+
+/// [`Read`] of a reference to a real: as [`ReadReal`], through the reference.
+pub trait ReadRealRef {
+    /// The value.
+    fn value(self) -> Option<f64>;
+    /// As [`ReadReal::zero`].
+    fn zero<S: Real>(self) -> Option<f64>;
+}
+
+impl<T: Real> ReadRealRef for &&Read<'_, &T> {
+    #[inline(always)]
+    fn value(self) -> Option<f64> {
+        Some(self.0.value())
+    }
+
+    #[inline(always)]
+    fn zero<S: Real>(self) -> Option<f64> {
+        (&Read(*self.0)).zero::<S>()
+    }
+}
+
+/// [`Read`] of anything else: no value, so the statement runs as written.
+pub trait ReadOther {
+    /// Nothing.
+    fn value(self) -> Option<f64>;
+    /// Nothing.
+    fn zero<S: Real>(self) -> Option<f64>;
+}
+
+impl<T> ReadOther for Read<'_, T> {
+    #[inline(always)]
+    fn value(self) -> Option<f64> {
+        None
+    }
+
+    #[inline(always)]
+    fn zero<S: Real>(self) -> Option<f64> {
+        None
     }
 }
 

@@ -14,6 +14,7 @@ use syn::{Expr, Ident, Pat, Stmt};
 
 use super::analysis::{is_assignment, is_pure, is_pure_index, strip};
 use super::emit::{compound_operator, Fusion};
+use super::scaled::{zero_scaled_compound, zero_scaled_product};
 use super::scopes::{idents, mapped_sum, mentions, mentions_any, Kind, Origin, Scopes};
 use super::whole::{checked_offset, occurrences, At, Leaf, Target, Walk};
 use crate::names::is_f64;
@@ -24,6 +25,8 @@ pub struct FusionState {
     pub scopes: Scopes,
     /// Whether expressions are fused (not inside the unfused form of a fused expression).
     pub fusing: bool,
+    /// How many closures the expression being folded is inside.
+    pub closures: usize,
     /// The variables the enclosing loops accumulate (`total += e`), with their sums.
     sums: HashMap<String, Ident>,
     /// Set for a statement's whole value while it is translated: the next `fold_expr` may
@@ -77,6 +80,7 @@ impl FusionState {
         FusionState {
             scopes: Scopes::new(),
             fusing: true,
+            closures: 0,
             sums: HashMap::new(),
             inline: false,
             offers: 0,
@@ -1030,9 +1034,47 @@ pub trait Driver: Fold {
                 let place = self.fold_keeping_constant((*binary.left).clone());
                 syn::parse_quote_spanned!(binary.span()=> #place = #fused)
             }
-            None if is_indexed(&binary.left) => self.fold_indexed_compound(binary),
-            None => fold::fold_expr(self, Expr::Binary(binary)),
+            None => match self.fold_zero_scaled_compound(binary, inline) {
+                Ok(folded) => folded,
+                Err(binary) if is_indexed(&binary.left) => self.fold_indexed_compound(binary),
+                Err(binary) => fold::fold_expr(self, Expr::Binary(binary)),
+            },
         }
+    }
+
+    /// `place += c * e` (or `-=`) that does not fuse, with `c` data that may be a constant zero
+    /// (`super::scaled`), outside closures; `Err` of the statement as it came otherwise.
+    fn fold_zero_scaled_compound(
+        &mut self,
+        binary: syn::ExprBinary,
+        inline: bool,
+    ) -> Result<Expr, syn::ExprBinary> {
+        let state = self.state();
+        let Some(product) = zero_scaled_product(&state.scopes, &binary) else {
+            return Err(binary);
+        };
+        let fuses = state.fusing
+            && Fusion::new(&Expr::Binary(product.clone()), &state.scopes, inline).is_some();
+        if fuses || state.closures > 0 {
+            return Err(binary);
+        }
+        let mut product = product.clone();
+        let span = binary.span();
+        let place = self.fold_keeping_constant(*binary.left);
+        *product.left = self.fold_expr(*product.left);
+        *product.right = self.fold_expr(*product.right);
+        let scalar = self.scalar().clone();
+        let op = binary.op;
+        let (factor, other) = (&*product.left, &*product.right);
+        Ok(
+            zero_scaled_compound(&place, &op, factor, other, &scalar, span).unwrap_or_else(|| {
+                let rhs = Ident::new("__rhs", Span::mixed_site());
+                syn::parse_quote_spanned!(span=> {
+                    let #rhs = #product;
+                    #place #op #rhs;
+                })
+            }),
+        )
     }
 
     /// Before: `a[i][j] -= factor * a[k][j]`. After: `{ let __rhs = factor * a[k][j]; a[i][j]

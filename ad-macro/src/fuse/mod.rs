@@ -44,7 +44,7 @@
 //! operations, `emit` writes the record ([`Fusion`]), `arrays` which locals are held as arrays
 //! that know their elements ([`held_arrays`]), and `driver`
 //! rewrites loops, compound assignments and offered `let`s with it ([`Driver`]). `scaled`
-//! takes a product left as written whose factor may be a constant zero ([`zero_scaled`]).
+//! splits a statement that adds a product by data that may be a constant zero.
 
 mod analysis;
 mod arrays;
@@ -57,5 +57,4 @@ mod whole;
 pub use arrays::{held_arrays, held_parameters, RepeatArgs};
 pub use driver::{origin_of, Driver, FusionState};
 pub use emit::Fusion;
-pub use scaled::{zero_scaled, zero_scaled_side, Side};
 pub use scopes::{idents, mapped_sum, mentions_any, Kind, Origin, Scopes};

@@ -1,80 +1,99 @@
-//! Products by data that may be a constant zero, such as sparse skinning weights:
-//! `weights[v] * (t[0] * x + t[1] * y + t[2] * z)` costs, in forward mode over many lanes, a
-//! tangent operation per lane for each operation of the right side, and on the tape a record
-//! for each, though the product's derivative is 0 wherever the weight is. When the expression
-//! does not fuse (a leaf the macro cannot type, here `x`), the product goes through
-//! `ad::__private::zero_scaled`, which forms the other factor's derivative only when the
-//! factor is not a constant zero, and computes the product's value from its leaves' values
-//! otherwise.
+//! Statements that add a product by data that may be a constant zero, such as sparse skinning
+//! weights: `positions[i] += weights[v] * (t[0] * x + t[1] * y + t[2] * z)` costs, in forward
+//! mode over many lanes, a tangent operation per lane for each operation of the product, and on
+//! the tape a record for each, though the product's derivative is 0 wherever the weight is.
+//! When the statement does not fuse (a leaf the macro cannot type, here `x`), it becomes two:
+//! where the weight is a constant zero (and the scalar carries a derivative), the place takes
+//! the product's value alone, an `f64` computed from its leaves' values, so that forward mode
+//! adds no tangent and the tape records no operand of the product; otherwise the statement as
+//! written.
 //!
-//! Before: `weights[v] * (t[0] * x + t[1] * y)`. After:
+//! Before: `p[i] += w[v] * (t[0] * x + t[1] * y)`. After:
 //!
 //! ```text
-//! ::ad::__private::zero_scaled(weights[v],
-//!     |__ad_c: f64| { use ::ad::__private::LeafValue as _;
-//!         __ad_c * ((t[0]).__ad_value() * (x).__ad_value() + (t[1]).__ad_value() * (y).__ad_value()) },
-//!     |__ad_c| __ad_c * (t[0] * x + t[1] * y))
+//! {
+//!     use ::ad::__private::{ReadOther as _, ReadReal as _, ReadRealRef as _};
+//!     let __ad_c = w[v];
+//!     let __ad_value: Option<f64> = (|| {
+//!         Some((&::ad::__private::Read(&__ad_c)).zero::<S>()?
+//!             * ((&Read(&t[0])).value()? * (&Read(&x)).value()?
+//!                 + (&Read(&t[1])).value()? * (&Read(&y)).value()?))
+//!     })();
+//!     match __ad_value {
+//!         Some(__rhs) => p[i] += __rhs,
+//!         None => { let __rhs = __ad_c * (t[0] * x + t[1] * y); p[i] += __rhs; }
+//!     }
+//! }
 //! ```
 //!
-//! The factor `c` is an element, a field, a dereference or a name of constant data: a value
-//! of `f64` or of the scalar, never a reference (`zero_scaled` takes a `Real`). The other
-//! factor is arithmetic (`+ - * /`, unary `-`) whose leaves are pure reads, at least one of
-//! them a scalar, so that the product is the scalar and its leaves may be read a second way.
+//! `Read` tells a real (or a reference to one) from anything else by method resolution, so a
+//! factor or leaf of another type (a vector, a user's type) takes the statement as written.
+//! The place is a scalar the macro knows, the factor (`c`, on the left, evaluated first as
+//! written) an element, a field, a dereference or a name of constant data, and the other
+//! factor arithmetic (`+ - * /`, unary `-`) whose leaves are reads (names, elements, fields,
+//! dereferences, literals), at least one of them a scalar's: so each leaf is read, not
+//! computed, and the value costs no record. Not inside a closure, whose parameters may have no
+//! type yet where the statement reads them.
 
-use super::analysis::{is_pure, strip};
+use super::analysis::{is_pure_index, strip};
 use super::{Kind, Scopes};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
 use syn::{BinOp, Expr, ExprBinary, Ident, UnOp};
 
-/// Which factor of a product may be a constant zero.
-#[derive(Clone, Copy)]
-pub enum Side {
-    Left,
-    Right,
-}
-
-/// The side of `binary`'s factor that may be a constant zero, if `binary` is a product that
-/// `zero_scaled` can take (see the module's documentation).
-pub fn zero_scaled_side(scopes: &Scopes, binary: &ExprBinary) -> Option<Side> {
-    if !matches!(binary.op, BinOp::Mul(_)) {
+/// The product `place op= c * e` adds, if the statement is one the module's rewrite takes:
+/// `op` is `+=` or `-=`, `place` a scalar, `c` a read that may be constant data and `e`
+/// arithmetic over reads, one of them a scalar's.
+pub fn zero_scaled_product<'e>(
+    scopes: &Scopes,
+    statement: &'e ExprBinary,
+) -> Option<&'e ExprBinary> {
+    if !matches!(statement.op, BinOp::AddAssign(_) | BinOp::SubAssign(_))
+        || scopes.kind_of(&statement.left) != Some(Kind::Scalar)
+    {
         return None;
     }
-    if may_be_zero(scopes, &binary.left) && reads_scalar_arithmetic(scopes, &binary.right) {
-        Some(Side::Left)
-    } else if may_be_zero(scopes, &binary.right) && reads_scalar_arithmetic(scopes, &binary.left) {
-        Some(Side::Right)
-    } else {
-        None
-    }
-}
-
-/// Whether `factor` is a pure read of a value that may be constant data: an element, a field
-/// or a dereference not known to be a scalar, or a name of constant data.
-fn may_be_zero(scopes: &Scopes, factor: &Expr) -> bool {
-    let read = match factor {
+    let Expr::Binary(product) = strip(&statement.right) else {
+        return None;
+    };
+    let mut leaves = Vec::new();
+    let factor = &*product.left;
+    let may_be_zero = match factor {
         Expr::Index(_) | Expr::Field(_) => true,
         Expr::Unary(unary) => matches!(unary.op, UnOp::Deref(_)),
         Expr::Path(_) => scopes.kind_of(factor) == Some(Kind::Constant),
         _ => false,
     };
-    read && is_pure(factor) && matches!(scopes.kind_of(factor), None | Some(Kind::Constant))
-}
-
-/// Whether `expr` is an operation of arithmetic whose leaves are pure reads, at least one of
-/// them a scalar's.
-fn reads_scalar_arithmetic(scopes: &Scopes, expr: &Expr) -> bool {
-    let mut leaves = Vec::new();
-    matches!(
-        strip(expr),
+    let reads_scalar = matches!(
+        strip(&product.right),
         Expr::Binary(_)
             | Expr::Unary(syn::ExprUnary {
                 op: UnOp::Neg(_),
                 ..
             })
-    ) && arithmetic_leaves(expr, &mut leaves)
-        && leaves.iter().all(|leaf| is_pure(leaf))
-        && leaves.iter().any(|leaf| scopes.reads_scalar(leaf))
+    ) && arithmetic_leaves(&product.right, &mut leaves)
+        && leaves.iter().all(|leaf| is_read(leaf))
+        && leaves.iter().any(|leaf| scopes.reads_scalar(leaf));
+    (matches!(product.op, BinOp::Mul(_))
+        && may_be_zero
+        && is_read(factor)
+        && matches!(scopes.kind_of(factor), None | Some(Kind::Constant))
+        && reads_scalar)
+        .then_some(product)
+}
+
+/// Whether `expr` reads a value without computing: a name, an element at a pure index, a field
+/// or a dereference of such a read, a literal.
+fn is_read(expr: &Expr) -> bool {
+    match expr {
+        Expr::Lit(_) => true,
+        Expr::Path(path) => path.qself.is_none(),
+        Expr::Paren(inner) => is_read(&inner.expr),
+        Expr::Field(field) => is_read(&field.base),
+        Expr::Index(index) => is_read(&index.expr) && is_pure_index(&index.index),
+        Expr::Unary(unary) => matches!(unary.op, UnOp::Deref(_)) && is_read(&unary.expr),
+        _ => false,
+    }
 }
 
 /// Collects the leaves of `expr` below its arithmetic; `false` if an operator is not one of
@@ -91,7 +110,6 @@ fn arithmetic_leaves<'e>(expr: &'e Expr, leaves: &mut Vec<&'e Expr>) -> bool {
         Expr::Unary(unary) if matches!(unary.op, UnOp::Neg(_)) => {
             arithmetic_leaves(&unary.expr, leaves)
         }
-        Expr::Unary(unary) if !matches!(unary.op, UnOp::Deref(_)) => false,
         leaf => {
             leaves.push(leaf);
             true
@@ -106,63 +124,67 @@ fn is_arithmetic(op: &BinOp) -> bool {
     )
 }
 
-/// The product through `zero_scaled`, from its factors as translated: `factor` the one that
-/// may be a constant zero, on `side`, `other` the arithmetic. `None` when `other` no longer is
-/// arithmetic at its root (it fused into one record): its value would cost its derivative.
-pub fn zero_scaled(factor: &Expr, other: &Expr, side: Side, span: Span) -> Option<Expr> {
-    if !matches!(
-        strip(other),
-        Expr::Binary(_)
-            | Expr::Unary(syn::ExprUnary {
-                op: UnOp::Neg(_),
-                ..
-            })
-    ) {
-        return None;
-    }
+/// The statement `place op= factor * other` rewritten (see the module's documentation), from
+/// its parts as translated, over the scalar type `scalar`; `None` when `other`, translated, has
+/// a leaf that computes (a part of it fused into one record, whose value would cost its
+/// derivative).
+pub fn zero_scaled_compound(
+    place: &Expr,
+    op: &BinOp,
+    factor: &Expr,
+    other: &Expr,
+    scalar: &Ident,
+    span: Span,
+) -> Option<Expr> {
     let c = Ident::new("__ad_c", Span::mixed_site());
-    let value = leaf_values(other.clone());
-    let (value, full) = match side {
-        Side::Left => (quote::quote!(#c * (#value)), quote::quote!(#c * (#other))),
-        Side::Right => (quote::quote!((#value) * #c), quote::quote!((#other) * #c)),
-    };
-    Some(
-        syn::parse_quote_spanned!(span=> ::ad::__private::zero_scaled(
-            #factor,
-            |#c: f64| {
-                #[allow(unused_imports)]
-                use ::ad::__private::LeafValue as _;
-                #value
-            },
-            |#c| #full,
-        )),
-    )
+    let rhs = Ident::new("__rhs", Span::mixed_site());
+    let value = Ident::new("__ad_value", Span::mixed_site());
+    let values = leaf_values(other.clone())?;
+    Some(syn::parse_quote_spanned!(span=> {
+        #[allow(unused_imports)]
+        use ::ad::__private::{ReadOther as _, ReadReal as _, ReadRealRef as _};
+        let #c = #factor;
+        #[allow(clippy::redundant_closure_call)]
+        let #value: ::core::option::Option<f64> = (|| {
+            ::core::option::Option::Some(
+                (&::ad::__private::Read(&#c)).zero::<#scalar>()? * (#values),
+            )
+        })();
+        match #value {
+            ::core::option::Option::Some(#rhs) => #place #op #rhs,
+            ::core::option::Option::None => {
+                let #rhs = #c * (#other);
+                #place #op #rhs;
+            }
+        }
+    }))
 }
 
-/// `expr`'s arithmetic over its leaves' values: each leaf (translated) read by
-/// `LeafValue::__ad_value`.
-fn leaf_values(expr: Expr) -> Expr {
-    match expr {
+/// `expr`'s arithmetic over its leaves' values, each leaf (translated) read through `Read`;
+/// `None` if a leaf is a block (a fused record).
+fn leaf_values(expr: Expr) -> Option<Expr> {
+    Some(match expr {
         Expr::Paren(mut inner) => {
-            *inner.expr = leaf_values(*inner.expr);
+            *inner.expr = leaf_values(*inner.expr)?;
             Expr::Paren(inner)
         }
         Expr::Group(mut inner) => {
-            *inner.expr = leaf_values(*inner.expr);
+            *inner.expr = leaf_values(*inner.expr)?;
             Expr::Group(inner)
         }
         Expr::Binary(mut binary) if is_arithmetic(&binary.op) => {
-            *binary.left = leaf_values(*binary.left);
-            *binary.right = leaf_values(*binary.right);
+            *binary.left = leaf_values(*binary.left)?;
+            *binary.right = leaf_values(*binary.right)?;
             Expr::Binary(binary)
         }
         Expr::Unary(mut unary) if matches!(unary.op, UnOp::Neg(_)) => {
-            *unary.expr = leaf_values(*unary.expr);
+            *unary.expr = leaf_values(*unary.expr)?;
             Expr::Unary(unary)
         }
+        Expr::Block(_) | Expr::Match(_) | Expr::If(_) => return None,
         leaf => {
             let span = leaf.span();
-            syn::parse_quote_spanned!(span=> (#leaf).__ad_value())
+            syn::parse_quote_spanned!(span=> (&::ad::__private::Read(&#leaf)).value()?)
         }
-    }
+    })
 }
