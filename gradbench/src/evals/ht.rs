@@ -13,7 +13,7 @@
 use super::{check, flatten, parse, unknown_function};
 use crate::protocol::{Evaluation, Runs};
 use ad::reverse_diff;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize, Serializer};
 use serde_json::Value;
 
 /// The number of pose parameters θ: global rotation (3), translation (3), and four angles for
@@ -202,10 +202,17 @@ fn posed_vertices(pose: &[[f64; 3]], #[no_grad] model: &HandModel) -> Vec<f64> {
             positions[3 * vertex] = -positions[3 * vertex];
         }
     }
-    // The global transform: rotation, its columns scaled by pose[1], then translation.
+    // The global transform: rotation, its columns scaled by pose[1] (once, as the reference's
+    // `R.scale_col`), then translation.
     let rotation: [f64; 9] = angle_axis_rotation(&pose[0]);
     let scale = pose[1];
     let translation = pose[2];
+    let mut scaled = [0.0; 9];
+    for row in 0..3 {
+        for column in 0..3 {
+            scaled[3 * row + column] = rotation[3 * row + column] * scale[column];
+        }
+    }
     for vertex in 0..vertices {
         let p = [
             positions[3 * vertex],
@@ -213,9 +220,9 @@ fn posed_vertices(pose: &[[f64; 3]], #[no_grad] model: &HandModel) -> Vec<f64> {
             positions[3 * vertex + 2],
         ];
         for row in 0..3 {
-            positions[3 * vertex + row] = rotation[3 * row] * scale[0] * p[0]
-                + rotation[3 * row + 1] * scale[1] * p[1]
-                + rotation[3 * row + 2] * scale[2] * p[2]
+            positions[3 * vertex + row] = scaled[3 * row] * p[0]
+                + scaled[3 * row + 1] * p[1]
+                + scaled[3 * row + 2] * p[2]
                 + translation[row];
         }
     }
@@ -266,11 +273,11 @@ pub fn ht_jacobian(
     us: &[f64],
     model: &HandModel,
     observations: &Observations,
-) -> Vec<Vec<f64>> {
+) -> Jacobian {
     if us.is_empty() {
-        jacobian_by_lanes::<THETA>(theta, us, model, observations, 0)
+        Jacobian::Simple(jacobian_by_lanes(theta, us, model, observations, 0))
     } else {
-        jacobian_by_lanes::<{ THETA + 2 }>(theta, us, model, observations, 2)
+        Jacobian::Complicated(jacobian_by_lanes(theta, us, model, observations, 2))
     }
 }
 
@@ -283,7 +290,7 @@ fn jacobian_by_lanes<const K: usize>(
     model: &HandModel,
     observations: &Observations,
     u_columns: usize,
-) -> Vec<Vec<f64>> {
+) -> Rows<K> {
     type Column<const K: usize> = ad::Dual<f64, ad::Lanes<K>>;
     let theta: Vec<Column<K>> = theta
         .iter()
@@ -295,10 +302,33 @@ fn jacobian_by_lanes<const K: usize>(
         .enumerate()
         .map(|(i, &value)| ad::Dual::new(value, ad::Lanes::unit(i % 2)))
         .collect();
-    ht_objective::<Column<K>>(&theta, &us, model, observations)
-        .into_iter()
-        .map(|error| error.tangent.0.to_vec())
-        .collect()
+    Rows(ht_objective::<Column<K>>(&theta, &us, model, observations))
+}
+
+/// The Jacobian as the errors' tangents, a row each, written out as gradbench's list of rows
+/// from the lanes where the forward pass left them (a `Vec` for each row cost an allocation
+/// per error, 153 600 at 51 200 points, and a copy of the whole).
+pub struct Rows<const K: usize>(Vec<ad::Dual<f64, ad::Lanes<K>>>);
+
+impl<const K: usize> Serialize for Rows<K> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_seq(self.0.iter().map(|error| &error.tangent.0[..]))
+    }
+}
+
+/// ht's Jacobian: 26 columns (the simple variant) or 28.
+pub enum Jacobian {
+    Simple(Rows<THETA>),
+    Complicated(Rows<{ THETA + 2 }>),
+}
+
+impl Serialize for Jacobian {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Jacobian::Simple(rows) => rows.serialize(serializer),
+            Jacobian::Complicated(rows) => rows.serialize(serializer),
+        }
+    }
 }
 
 /// A 4 × 4 matrix given as rows.
