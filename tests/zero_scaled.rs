@@ -332,3 +332,54 @@ fn factors_and_leaves_of_other_types_run_as_written() {
         assert_gradient_matches(f, &[x, y], &[dx, dy], 1e-6);
     }
 }
+
+/// A user's trait with methods named as `Read`'s might be, for every type, in scope.
+#[allow(dead_code)]
+trait Describe {
+    fn value(&self) -> f64 {
+        7.0
+    }
+    fn zero(&self) -> bool {
+        false
+    }
+}
+
+impl<T> Describe for T {}
+
+/// A packed struct, whose fields may not be borrowed.
+#[repr(C, packed)]
+struct Packed {
+    a: f64,
+}
+
+/// Statements of the shape whose leaves a borrow cannot read or whose types rustc knows only
+/// later: a packed field, an element of a `Vec` filled after the statement; and the user's
+/// trait above in scope. Each compiles and runs as written.
+#[reverse_diff]
+fn leaves_read_as_written(x: &[f64], #[no_grad] w: &[Weight], #[no_grad] pk: &Packed) -> f64 {
+    let mut out = [0.0; 2];
+    let mut prev = Vec::new();
+    for i in 0..x.len() {
+        out[0] += w[i] * (x[i] * pk.a + x[0]);
+        if i > 0 {
+            out[1] += w[i] * (x[i] * prev[i - 1]);
+        }
+        prev.push(&w[i]);
+    }
+    out[0] * out[1] + out[0]
+}
+
+#[test]
+fn leaves_of_packed_fields_and_of_later_types_run_as_written() {
+    let x = [0.4, -1.1, 0.9];
+    let pk = Packed { a: 1.5 };
+    for w in [[0.0, 2.0, 0.0], [1.0, 0.0, -0.5]] {
+        let (value, gradient) = leaves_read_as_written_grad(&x, &w, &pk);
+        assert_eq!(
+            value.to_bits(),
+            leaves_read_as_written::<f64>(&x, &w, &pk).to_bits()
+        );
+        let f = |x: &[f64]| leaves_read_as_written::<f64>(x, &w, &pk);
+        assert_gradient_matches(f, &x, &gradient, 1e-6);
+    }
+}

@@ -30,8 +30,8 @@ use syn::{
 };
 
 use crate::fuse::{
-    idents, mapped_sum, mentions_any, origin_of, Driver, Fusion, FusionState, Kind, Origin,
-    RepeatArgs, Scopes,
+    idents, is_typed_place, mapped_sum, mentions_any, origin_of, Driver, Fusion, FusionState, Kind,
+    Origin, RepeatArgs, Scopes,
 };
 use crate::names::{
     is_constant_name, is_f64, is_float_constant, is_other_number, real_method, real_method_entry,
@@ -111,6 +111,7 @@ impl Translator {
         let scopes = &mut self.fusion.scopes;
         scopes.bind_pattern(pat, Kind::of_type(ty, constant));
         scopes.set_origins(pat, Some(Origin::Parameter));
+        scopes.set_typed(pat);
     }
 
     /// A function's body with the locals `arrays` held as arrays that know their elements
@@ -1233,6 +1234,8 @@ impl Fold for Translator {
         let kind = init.and_then(|init| self.fusion.scopes.kind_of(init));
         let halves = init.and_then(|init| self.fusion.scopes.split_kind(init));
         let origin = init.and_then(origin_of);
+        let typed = matches!(&local.pat, Pat::Type(_))
+            || init.is_some_and(|init| is_typed_place(&self.fusion.scopes, init));
         // `let h = 2.0 / n as f64;` (not `mut`): a scalar fixed for the rest of its scope.
         let fixed = fixed_name(&local.pat).filter(|_| {
             local.init.as_ref().is_some_and(|init| {
@@ -1257,6 +1260,9 @@ impl Fold for Translator {
             (pat, _) => self.fusion.scopes.bind_pattern(pat, kind),
         }
         self.fusion.scopes.set_origins(&pat, origin);
+        if typed {
+            self.fusion.scopes.set_typed(&pat);
+        }
         if let Some(name) = fixed {
             if self.fusion.scopes.is_scalar(&name) {
                 self.fusion.scopes.fix(&name);

@@ -69,7 +69,8 @@ impl<S: Real, const C: usize> Drop for Advanced<'_, S, C> {
 /// [`ReadReal`] is implemented (for reals); then `&&Read`, where [`ReadRealRef`] is (for
 /// references to reals); then `Read`, where [`ReadOther`] is, for anything else (a vector, a
 /// user's type), so that the statement then runs as written. It holds a reference, so nothing
-/// is moved.
+/// is moved. The methods' names are the macro's own, so that no user trait in scope with a
+/// method `value` for every type makes the call ambiguous.
 pub struct Read<'a, T>(pub &'a T);
 
 // A copy whatever `T` is (it holds a reference), so that [`ReadOther`] takes it by value
@@ -86,20 +87,20 @@ impl<T> Copy for Read<'_, T> {}
 /// [`Read`] of a real.
 pub trait ReadReal {
     /// The value.
-    fn value(self) -> Option<f64>;
+    fn __ad_value(self) -> Option<f64>;
     /// The value if it is a constant zero and the scalar `S` carries a derivative: then
     /// `place += c * e` adds `e`'s value times it, an `f64`, and forms no derivative of `e`.
-    fn zero<S: Real>(self) -> Option<f64>;
+    fn __ad_zero<S: Real>(self) -> Option<f64>;
 }
 
 impl<T: Real> ReadReal for &Read<'_, T> {
     #[inline(always)]
-    fn value(self) -> Option<f64> {
+    fn __ad_value(self) -> Option<f64> {
         Some(self.0.value())
     }
 
     #[inline(always)]
-    fn zero<S: Real>(self) -> Option<f64> {
+    fn __ad_zero<S: Real>(self) -> Option<f64> {
         let value = self.0.value();
         (S::CARRIES_DERIVATIVE && !T::CARRIES_DERIVATIVE && value == 0.0).then_some(value)
     }
@@ -108,39 +109,39 @@ impl<T: Real> ReadReal for &Read<'_, T> {
 /// [`Read`] of a reference to a real: as [`ReadReal`], through the reference.
 pub trait ReadRealRef {
     /// The value.
-    fn value(self) -> Option<f64>;
-    /// As [`ReadReal::zero`].
-    fn zero<S: Real>(self) -> Option<f64>;
+    fn __ad_value(self) -> Option<f64>;
+    /// As [`ReadReal::__ad_zero`].
+    fn __ad_zero<S: Real>(self) -> Option<f64>;
 }
 
 impl<T: Real> ReadRealRef for &&Read<'_, &T> {
     #[inline(always)]
-    fn value(self) -> Option<f64> {
+    fn __ad_value(self) -> Option<f64> {
         Some(self.0.value())
     }
 
     #[inline(always)]
-    fn zero<S: Real>(self) -> Option<f64> {
-        (&Read(*self.0)).zero::<S>()
+    fn __ad_zero<S: Real>(self) -> Option<f64> {
+        (&Read(*self.0)).__ad_zero::<S>()
     }
 }
 
 /// [`Read`] of anything else: no value, so the statement runs as written.
 pub trait ReadOther {
     /// Nothing.
-    fn value(self) -> Option<f64>;
+    fn __ad_value(self) -> Option<f64>;
     /// Nothing.
-    fn zero<S: Real>(self) -> Option<f64>;
+    fn __ad_zero<S: Real>(self) -> Option<f64>;
 }
 
 impl<T> ReadOther for Read<'_, T> {
     #[inline(always)]
-    fn value(self) -> Option<f64> {
+    fn __ad_value(self) -> Option<f64> {
         None
     }
 
     #[inline(always)]
-    fn zero<S: Real>(self) -> Option<f64> {
+    fn __ad_zero<S: Real>(self) -> Option<f64> {
         None
     }
 }

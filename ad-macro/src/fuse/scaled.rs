@@ -14,11 +14,11 @@
 //! {
 //!     use ::ad::__private::{ReadOther as _, ReadReal as _, ReadRealRef as _};
 //!     let __ad_c = w[v];
-//!     let __ad_value: Option<f64> = (|| {
-//!         Some((&::ad::__private::Read(&__ad_c)).zero::<S>()?
-//!             * ((&Read(&t[0])).value()? * (&Read(&x)).value()?
-//!                 + (&Read(&t[1])).value()? * (&Read(&y)).value()?))
-//!     })();
+//!     let __ad_value: Option<f64> = '__ad_read: {
+//!         let __ad_c = match (&Read(&__ad_c)).__ad_zero::<S>() { Some(c) => c, None => break .. };
+//!         Some(__ad_c * (match (&Read(&t[0])).__ad_value() { Some(v) => v, None => break .. }
+//!             * match (&Read(&x)).__ad_value() { .. } + ..))
+//!     };
 //!     match __ad_value {
 //!         Some(__rhs) => p[i] += __rhs,
 //!         None => { let __rhs = __ad_c * (t[0] * x + t[1] * y); p[i] += __rhs; }
@@ -32,8 +32,10 @@
 //! written) an element, a field, a dereference or a name of constant data, and the other
 //! factor arithmetic (`+ - * /`, unary `-`) whose leaves are reads (names, elements, fields,
 //! dereferences, literals), at least one of them a scalar's: so each leaf is read, not
-//! computed, and the value costs no record. Not inside a closure, whose parameters may have no
-//! type yet where the statement reads them.
+//! computed, and the value costs no record. Each leaf reads a name whose type rustc knows
+//! where the statement stands (not a field, which may be packed; not a `let` typed by a later
+//! statement; not in a closure, whose parameters may have no type yet), since `Read` chooses
+//! its method by the type.
 
 use super::analysis::{is_pure_index, strip};
 use super::{Kind, Scopes};
@@ -72,26 +74,51 @@ pub fn zero_scaled_product<'e>(
                 ..
             })
     ) && arithmetic_leaves(&product.right, &mut leaves)
-        && leaves.iter().all(|leaf| is_read(leaf))
+        && leaves.iter().all(|leaf| is_typed_read(scopes, leaf, false))
         && leaves.iter().any(|leaf| scopes.reads_scalar(leaf));
     (matches!(product.op, BinOp::Mul(_))
         && may_be_zero
-        && is_read(factor)
+        && is_typed_read(scopes, factor, true)
         && matches!(scopes.kind_of(factor), None | Some(Kind::Constant))
         && reads_scalar)
         .then_some(product)
 }
 
-/// Whether `expr` reads a value without computing: a name, an element at a pure index, a field
-/// or a dereference of such a read, a literal.
-fn is_read(expr: &Expr) -> bool {
+/// Whether `expr` is a read (of a field only if `fields`: a packed struct's may
+/// not be borrowed, and a leaf is, where the factor is copied first) whose type rustc knows
+/// where the statement stands: a literal, or a read of a name the macro knows the kind of, or
+/// of a parameter, a `for` loop's name or a `let` of such a read ([`Scopes::typed`]); not of
+/// a `let` whose type rustc infers from later statements (`let mut prev = Vec::new();`), nor
+/// of a closure's parameter. `Read` needs the type to choose its method.
+fn is_typed_read(scopes: &Scopes, expr: &Expr, fields: bool) -> bool {
     match expr {
         Expr::Lit(_) => true,
-        Expr::Path(path) => path.qself.is_none(),
-        Expr::Paren(inner) => is_read(&inner.expr),
-        Expr::Field(field) => is_read(&field.base),
-        Expr::Index(index) => is_read(&index.expr) && is_pure_index(&index.index),
-        Expr::Unary(unary) => matches!(unary.op, UnOp::Deref(_)) && is_read(&unary.expr),
+        Expr::Path(path) => path.path.get_ident().is_some_and(|name| scopes.typed(name)),
+        Expr::Paren(inner) => is_typed_read(scopes, &inner.expr, fields),
+        Expr::Field(field) => fields && is_typed_read(scopes, &field.base, fields),
+        Expr::Index(index) => {
+            is_typed_read(scopes, &index.expr, fields) && is_pure_index(&index.index)
+        }
+        Expr::Unary(unary) => {
+            matches!(unary.op, UnOp::Deref(_)) && is_typed_read(scopes, &unary.expr, fields)
+        }
+        _ => false,
+    }
+}
+
+/// Whether the initialiser of `let name = init;` has a type rustc knows there: a borrow, an
+/// element, a subslice, a field or a dereference of a name whose type it knows (`let weights =
+/// &model.weights[a..b];`), so that `name` is typed too ([`Scopes::set_typed`]).
+pub fn is_typed_place(scopes: &Scopes, init: &Expr) -> bool {
+    match init {
+        Expr::Path(path) => path.path.get_ident().is_some_and(|name| scopes.typed(name)),
+        Expr::Paren(inner) => is_typed_place(scopes, &inner.expr),
+        Expr::Reference(reference) => is_typed_place(scopes, &reference.expr),
+        Expr::Field(field) => is_typed_place(scopes, &field.base),
+        Expr::Index(index) => is_typed_place(scopes, &index.expr),
+        Expr::Unary(unary) => {
+            matches!(unary.op, UnOp::Deref(_)) && is_typed_place(scopes, &unary.expr)
+        }
         _ => false,
     }
 }
@@ -139,17 +166,22 @@ pub fn zero_scaled_compound(
     let c = Ident::new("__ad_c", Span::mixed_site());
     let rhs = Ident::new("__rhs", Span::mixed_site());
     let value = Ident::new("__ad_value", Span::mixed_site());
-    let values = leaf_values(other.clone())?;
+    let label = syn::Lifetime {
+        apostrophe: Span::mixed_site(),
+        ident: Ident::new("__ad_read", Span::mixed_site()),
+    };
+    let values = leaf_values(other.clone(), &label)?;
     Some(syn::parse_quote_spanned!(span=> {
         #[allow(unused_imports)]
         use ::ad::__private::{ReadOther as _, ReadReal as _, ReadRealRef as _};
         let #c = #factor;
-        #[allow(clippy::redundant_closure_call)]
-        let #value: ::core::option::Option<f64> = (|| {
-            ::core::option::Option::Some(
-                (&::ad::__private::Read(&#c)).zero::<#scalar>()? * (#values),
-            )
-        })();
+        let #value: ::core::option::Option<f64> = #label: {
+            let #c = match (&::ad::__private::Read(&#c)).__ad_zero::<#scalar>() {
+                ::core::option::Option::Some(#c) => #c,
+                ::core::option::Option::None => break #label (::core::option::Option::None),
+            };
+            ::core::option::Option::Some(#c * (#values))
+        };
         match #value {
             ::core::option::Option::Some(#rhs) => #place #op #rhs,
             ::core::option::Option::None => {
@@ -160,31 +192,36 @@ pub fn zero_scaled_compound(
     }))
 }
 
-/// `expr`'s arithmetic over its leaves' values, each leaf (translated) read through `Read`;
-/// `None` if a leaf is a block (a fused record).
-fn leaf_values(expr: Expr) -> Option<Expr> {
+/// `expr`'s arithmetic over its leaves' values, each leaf (translated) read through `Read`,
+/// breaking out of the block `label` with `None` where one is not a real; `None` if a leaf is a
+/// block (a fused record).
+fn leaf_values(expr: Expr, label: &syn::Lifetime) -> Option<Expr> {
     Some(match expr {
         Expr::Paren(mut inner) => {
-            *inner.expr = leaf_values(*inner.expr)?;
+            *inner.expr = leaf_values(*inner.expr, label)?;
             Expr::Paren(inner)
         }
         Expr::Group(mut inner) => {
-            *inner.expr = leaf_values(*inner.expr)?;
+            *inner.expr = leaf_values(*inner.expr, label)?;
             Expr::Group(inner)
         }
         Expr::Binary(mut binary) if is_arithmetic(&binary.op) => {
-            *binary.left = leaf_values(*binary.left)?;
-            *binary.right = leaf_values(*binary.right)?;
+            *binary.left = leaf_values(*binary.left, label)?;
+            *binary.right = leaf_values(*binary.right, label)?;
             Expr::Binary(binary)
         }
         Expr::Unary(mut unary) if matches!(unary.op, UnOp::Neg(_)) => {
-            *unary.expr = leaf_values(*unary.expr)?;
+            *unary.expr = leaf_values(*unary.expr, label)?;
             Expr::Unary(unary)
         }
         Expr::Block(_) | Expr::Match(_) | Expr::If(_) => return None,
         leaf => {
             let span = leaf.span();
-            syn::parse_quote_spanned!(span=> (&::ad::__private::Read(&#leaf)).value()?)
+            syn::parse_quote_spanned!(span=>
+            match (&::ad::__private::Read(&#leaf)).__ad_value() {
+                ::core::option::Option::Some(value) => value,
+                ::core::option::Option::None => break #label (::core::option::Option::None),
+            })
         }
     })
 }

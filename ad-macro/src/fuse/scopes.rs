@@ -131,6 +131,9 @@ pub struct Scopes {
     /// Per scope, where the values of its names that may hold references come from
     /// ([`Origin`]); a name with none may borrow anything.
     origins: Vec<HashMap<String, Origin>>,
+    /// Per scope, its names of a kind the macro cannot tell whose type rustc knows where they
+    /// are bound: parameters and the names of a `for` loop's pattern ([`Scopes::typed`]).
+    typed: Vec<HashSet<String>>,
 }
 
 /// Where a name's value comes from, for a name that may hold a reference: what a later read of
@@ -153,6 +156,7 @@ impl Scopes {
             fixed: vec![HashSet::new()],
             rebound: HashSet::new(),
             origins: vec![HashMap::new()],
+            typed: vec![HashSet::new()],
         }
     }
 
@@ -161,6 +165,7 @@ impl Scopes {
         self.offers.push(HashMap::new());
         self.fixed.push(HashSet::new());
         self.origins.push(HashMap::new());
+        self.typed.push(HashSet::new());
     }
 
     pub fn pop(&mut self) {
@@ -168,6 +173,7 @@ impl Scopes {
         self.offers.pop();
         self.fixed.pop();
         self.origins.pop();
+        self.typed.pop();
     }
 
     pub fn bind(&mut self, name: &Ident, kind: Option<Kind>) {
@@ -176,6 +182,9 @@ impl Scopes {
         }
         if let Some(fixed) = self.fixed.last_mut() {
             fixed.remove(&name.to_string());
+        }
+        if let Some(typed) = self.typed.last_mut() {
+            typed.remove(&name.to_string());
         }
         // The views of the name as bound before now name something else (`let w = &v[..];
         // let w2 = &w[1..]; let w = 5.0;`): they are of unknown origin.
@@ -519,6 +528,28 @@ impl Scopes {
         self.bind_pattern(pat, None);
         let item = self.item(iter);
         self.bind_item(pat, &item);
+        self.set_typed(pat);
+    }
+
+    /// Records that rustc knows the types of the names `pat` just bound, where they are bound
+    /// (a parameter's, or a `for` loop's over an iterator rustc has typed).
+    pub fn set_typed(&mut self, pat: &Pat) {
+        if let Some(typed) = self.typed.last_mut() {
+            typed.extend(idents(pat.to_token_stream()).iter().map(Ident::to_string));
+        }
+    }
+
+    /// Whether rustc knows the type of `name` where it is bound: its kind is known, or it is
+    /// a parameter or a `for` loop's name ([`Scopes::set_typed`]), not a `let` whose type
+    /// rustc may infer only from a later statement (`let mut prev = Vec::new();`).
+    pub(super) fn typed(&self, name: &Ident) -> bool {
+        let spelled = name.to_string();
+        for (scope, typed) in self.scopes.iter().zip(&self.typed).rev() {
+            if let Some(kind) = scope.get(&spelled) {
+                return kind.is_some() || typed.contains(&spelled);
+            }
+        }
+        false
     }
 
     pub(super) fn item(&self, iter: &Expr) -> Item {
