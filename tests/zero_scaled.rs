@@ -353,20 +353,26 @@ struct Packed {
 }
 
 /// Statements of the shape whose leaves a borrow cannot read or whose types rustc knows only
-/// later: a packed field, an element of a `Vec` filled after the statement; and the user's
-/// trait above in scope. Each compiles and runs as written.
+/// later: a packed field, an element of a `Vec` filled after the statement, an item of a loop
+/// over one (`Vec<_>`); and the user's trait above in scope. Each compiles and runs as
+/// written.
 #[reverse_diff]
 fn leaves_read_as_written(x: &[f64], #[no_grad] w: &[Weight], #[no_grad] pk: &Packed) -> f64 {
-    let mut out = [0.0; 2];
+    let mut out = [0.0; 3];
     let mut prev = Vec::new();
+    let mut seen: Vec<_> = Vec::new();
     for i in 0..x.len() {
         out[0] += w[i] * (x[i] * pk.a + x[0]);
         if i > 0 {
             out[1] += w[i] * (x[i] * prev[i - 1]);
         }
         prev.push(&w[i]);
+        for p in seen.iter() {
+            out[2] += w[i] * (x[i] * *p);
+        }
+        seen.push(&w[i]);
     }
-    out[0] * out[1] + out[0]
+    out[0] * out[1] + out[0] + out[2]
 }
 
 #[test]

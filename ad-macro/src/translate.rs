@@ -1234,7 +1234,7 @@ impl Fold for Translator {
         let kind = init.and_then(|init| self.fusion.scopes.kind_of(init));
         let halves = init.and_then(|init| self.fusion.scopes.split_kind(init));
         let origin = init.and_then(origin_of);
-        let typed = matches!(&local.pat, Pat::Type(_))
+        let typed = ascribes_whole_type(&local.pat)
             || init.is_some_and(|init| is_typed_place(&self.fusion.scopes, init));
         // `let h = 2.0 / n as f64;` (not `mut`): a scalar fixed for the rest of its scope.
         let fixed = fixed_name(&local.pat).filter(|_| {
@@ -1308,4 +1308,16 @@ impl Fold for Translator {
             other => other,
         }
     }
+}
+
+/// Whether `pat` ascribes a type with nothing left for rustc to infer (`let v: Vec<f64>`, not
+/// `let v: Vec<_>`), so that the names it binds are typed where they are bound.
+fn ascribes_whole_type(pat: &Pat) -> bool {
+    let Pat::Type(typed) = pat else {
+        return false;
+    };
+    let spelled = typed.ty.to_token_stream().to_string();
+    !spelled
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|word| word == "_")
 }

@@ -525,10 +525,31 @@ impl Scopes {
     /// through `enumerate()` and `zip(..)` too; `xs.chunks(d)` (and `chunks_exact`, `windows`,
     /// `rchunks`) yields borrowed subslices. Other names are bound with no kind.
     pub fn bind_loop(&mut self, pat: &Pat, iter: &Expr) {
+        let typed = self.typed_root(iter);
         self.bind_pattern(pat, None);
         let item = self.item(iter);
         self.bind_item(pat, &item);
-        self.set_typed(pat);
+        if typed {
+            self.set_typed(pat);
+        }
+    }
+
+    /// Whether rustc knows the type of what `iter` (a `for` loop's iterator) starts from: a
+    /// range, or a name it knows the type of ([`Scopes::typed`]) through fields, elements,
+    /// borrows and method calls (`model.base_positions.iter().enumerate()`); not a `let` typed
+    /// only by later statements, whose items would not be typed either.
+    fn typed_root(&self, iter: &Expr) -> bool {
+        match iter {
+            Expr::Range(_) | Expr::Lit(_) => true,
+            Expr::Path(path) => path.path.get_ident().is_some_and(|name| self.typed(name)),
+            Expr::Paren(inner) => self.typed_root(&inner.expr),
+            Expr::Reference(reference) => self.typed_root(&reference.expr),
+            Expr::Field(field) => self.typed_root(&field.base),
+            Expr::Index(index) => self.typed_root(&index.expr),
+            Expr::MethodCall(call) => self.typed_root(&call.receiver),
+            Expr::Unary(unary) => self.typed_root(&unary.expr),
+            _ => false,
+        }
     }
 
     /// Records that rustc knows the types of the names `pat` just bound, where they are bound
