@@ -30,8 +30,8 @@ use syn::{
 };
 
 use crate::fuse::{
-    idents, is_typed_place, mapped_sum, mentions_any, origin_of, Driver, Fusion, FusionState, Kind,
-    Origin, RepeatArgs, Scopes,
+    idents, mapped_sum, mentions_any, origin_of, Driver, Fusion, FusionState, Kind, Origin,
+    RepeatArgs, Scopes,
 };
 use crate::names::{
     is_constant_name, is_f64, is_float_constant, is_other_number, real_method, real_method_entry,
@@ -1235,7 +1235,7 @@ impl Fold for Translator {
         let halves = init.and_then(|init| self.fusion.scopes.split_kind(init));
         let origin = init.and_then(origin_of);
         let typed = ascribes_whole_type(&local.pat)
-            || init.is_some_and(|init| is_typed_place(&self.fusion.scopes, init));
+            || init.is_some_and(|init| self.fusion.scopes.typed_root(init, false));
         // `let h = 2.0 / n as f64;` (not `mut`): a scalar fixed for the rest of its scope.
         let fixed = fixed_name(&local.pat).filter(|_| {
             local.init.as_ref().is_some_and(|init| {

@@ -117,7 +117,7 @@ pub trait ReadRealRef {
 impl<T: Real> ReadRealRef for &&Read<'_, &T> {
     #[inline(always)]
     fn __ad_value(self) -> Option<f64> {
-        Some(self.0.value())
+        (&Read(*self.0)).__ad_value()
     }
 
     #[inline(always)]

@@ -1067,13 +1067,8 @@ pub trait Driver: Fold {
         let op = binary.op;
         let (factor, other) = (&*product.left, &*product.right);
         Ok(
-            zero_scaled_compound(&place, &op, factor, other, &scalar, span).unwrap_or_else(|| {
-                let rhs = Ident::new("__rhs", Span::mixed_site());
-                syn::parse_quote_spanned!(span=> {
-                    let #rhs = #product;
-                    #place #op #rhs;
-                })
-            }),
+            zero_scaled_compound(&place, &op, factor, other, &scalar, span)
+                .unwrap_or_else(|| right_first(&place, op, &Expr::Binary(product), span)),
         )
     }
 
@@ -1085,12 +1080,7 @@ pub trait Driver: Fold {
         let span = binary.span();
         let place = self.fold_keeping_constant(*binary.left);
         let right = self.fold_expr(*binary.right);
-        let op = binary.op;
-        let rhs = Ident::new("__rhs", Span::mixed_site());
-        syn::parse_quote_spanned!(span=> {
-            let #rhs = #right;
-            #place #op #rhs;
-        })
+        right_first(&place, binary.op, &right, span)
     }
 
     /// `total += e` inside a loop that accumulates `total` in `sum`: `e`'s leaves and partials
@@ -1436,6 +1426,16 @@ pub struct WholeLoop {
 }
 
 /// Whether the place `expr` is an element of a container (`v[i]`, `a[i][j]`, `ps[i].x`).
+/// `{ let __rhs = right; place op __rhs; }`: the compound assignment `place op right` with its
+/// right side evaluated first, as on `f64` ([`Driver::fold_indexed_compound`]).
+fn right_first(place: &Expr, op: syn::BinOp, right: &Expr, span: Span) -> Expr {
+    let rhs = Ident::new("__rhs", Span::mixed_site());
+    syn::parse_quote_spanned!(span=> {
+        let #rhs = #right;
+        #place #op #rhs;
+    })
+}
+
 fn is_indexed(expr: &Expr) -> bool {
     match expr {
         Expr::Index(_) => true,

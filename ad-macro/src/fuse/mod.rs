@@ -57,5 +57,4 @@ mod whole;
 pub use arrays::{held_arrays, held_parameters, RepeatArgs};
 pub use driver::{origin_of, Driver, FusionState};
 pub use emit::Fusion;
-pub use scaled::is_typed_place;
 pub use scopes::{idents, mapped_sum, mentions_any, Kind, Origin, Scopes};

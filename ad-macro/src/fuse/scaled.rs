@@ -87,7 +87,7 @@ pub fn zero_scaled_product<'e>(
 /// Whether `expr` is a read (of a field only if `fields`: a packed struct's may
 /// not be borrowed, and a leaf is, where the factor is copied first) whose type rustc knows
 /// where the statement stands: a literal, or a read of a name the macro knows the kind of, or
-/// of a parameter, a `for` loop's name or a `let` of such a read ([`Scopes::typed`]); not of
+/// of a parameter, a `for` loop's name or a `let` of such a read ([`Scopes::typed_root`]); not of
 /// a `let` whose type rustc infers from later statements (`let mut prev = Vec::new();`), nor
 /// of a closure's parameter. `Read` needs the type to choose its method.
 fn is_typed_read(scopes: &Scopes, expr: &Expr, fields: bool) -> bool {
@@ -101,23 +101,6 @@ fn is_typed_read(scopes: &Scopes, expr: &Expr, fields: bool) -> bool {
         }
         Expr::Unary(unary) => {
             matches!(unary.op, UnOp::Deref(_)) && is_typed_read(scopes, &unary.expr, fields)
-        }
-        _ => false,
-    }
-}
-
-/// Whether the initialiser of `let name = init;` has a type rustc knows there: a borrow, an
-/// element, a subslice, a field or a dereference of a name whose type it knows (`let weights =
-/// &model.weights[a..b];`), so that `name` is typed too ([`Scopes::set_typed`]).
-pub fn is_typed_place(scopes: &Scopes, init: &Expr) -> bool {
-    match init {
-        Expr::Path(path) => path.path.get_ident().is_some_and(|name| scopes.typed(name)),
-        Expr::Paren(inner) => is_typed_place(scopes, &inner.expr),
-        Expr::Reference(reference) => is_typed_place(scopes, &reference.expr),
-        Expr::Field(field) => is_typed_place(scopes, &field.base),
-        Expr::Index(index) => is_typed_place(scopes, &index.expr),
-        Expr::Unary(unary) => {
-            matches!(unary.op, UnOp::Deref(_)) && is_typed_place(scopes, &unary.expr)
         }
         _ => false,
     }

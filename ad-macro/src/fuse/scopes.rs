@@ -525,7 +525,7 @@ impl Scopes {
     /// through `enumerate()` and `zip(..)` too; `xs.chunks(d)` (and `chunks_exact`, `windows`,
     /// `rchunks`) yields borrowed subslices. Other names are bound with no kind.
     pub fn bind_loop(&mut self, pat: &Pat, iter: &Expr) {
-        let typed = self.typed_root(iter);
+        let typed = self.typed_root(iter, true);
         self.bind_pattern(pat, None);
         let item = self.item(iter);
         self.bind_item(pat, &item);
@@ -534,20 +534,24 @@ impl Scopes {
         }
     }
 
-    /// Whether rustc knows the type of what `iter` (a `for` loop's iterator) starts from: a
-    /// range, or a name it knows the type of ([`Scopes::typed`]) through fields, elements,
-    /// borrows and method calls (`model.base_positions.iter().enumerate()`); not a `let` typed
-    /// only by later statements, whose items would not be typed either.
-    fn typed_root(&self, iter: &Expr) -> bool {
-        match iter {
-            Expr::Range(_) | Expr::Lit(_) => true,
+    /// Whether rustc knows the type of `expr` where it stands, from a name whose type it knows
+    /// ([`Scopes::typed`]) through borrows, fields, elements and dereferences (`let weights =
+    /// &model.weights[a..b];`, so that `weights` is typed too); for a `for` loop's iterator
+    /// (`iterator`) also through method calls, and from a range
+    /// (`model.base_positions.iter().enumerate()`). Not from a `let` typed only by later
+    /// statements (`let mut prev = Vec::new();`), whose elements and items are not typed either.
+    pub fn typed_root(&self, expr: &Expr, iterator: bool) -> bool {
+        match expr {
+            Expr::Range(_) | Expr::Lit(_) => iterator,
             Expr::Path(path) => path.path.get_ident().is_some_and(|name| self.typed(name)),
-            Expr::Paren(inner) => self.typed_root(&inner.expr),
-            Expr::Reference(reference) => self.typed_root(&reference.expr),
-            Expr::Field(field) => self.typed_root(&field.base),
-            Expr::Index(index) => self.typed_root(&index.expr),
-            Expr::MethodCall(call) => self.typed_root(&call.receiver),
-            Expr::Unary(unary) => self.typed_root(&unary.expr),
+            Expr::Paren(inner) => self.typed_root(&inner.expr, iterator),
+            Expr::Reference(reference) => self.typed_root(&reference.expr, iterator),
+            Expr::Field(field) => self.typed_root(&field.base, iterator),
+            Expr::Index(index) => self.typed_root(&index.expr, iterator),
+            Expr::MethodCall(call) => iterator && self.typed_root(&call.receiver, iterator),
+            Expr::Unary(unary) => {
+                matches!(unary.op, syn::UnOp::Deref(_)) && self.typed_root(&unary.expr, iterator)
+            }
             _ => false,
         }
     }
