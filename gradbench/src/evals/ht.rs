@@ -229,105 +229,135 @@ fn posed_vertices(pose: &[[f64; 3]], #[no_grad] model: &HandModel) -> Vec<f64> {
     positions
 }
 
-/// The errors, three per observed point: the point minus its vertex (`us` empty: the simple
-/// variant) or minus its point `u₀a + u₁b + (1 − u₀ − u₁)c` of its triangle (`us`: two per
-/// point).
+/// The posed mesh: three coordinates per vertex.
 #[reverse_diff]
-pub fn ht_objective(
-    theta: &[f64],
-    us: &[f64],
+fn ht_posed(theta: &[f64], #[no_grad] model: &HandModel) -> Vec<f64> {
+    let pose: Vec<[f64; 3]> = pose_parameters(theta, model.parents.len());
+    posed_vertices(&pose, model)
+}
+
+/// The three errors of observed point `i`: the point minus its vertex (`u` empty: the simple
+/// variant) or minus its point `u₀a + u₁b + (1 − u₀ − u₁)c` of its triangle (`u`: the point's
+/// two).
+#[reverse_diff]
+fn point_errors(
+    positions: &[f64],
+    u: &[f64],
     #[no_grad] model: &HandModel,
     #[no_grad] observations: &Observations,
-) -> Vec<f64> {
-    let pose: Vec<[f64; 3]> = pose_parameters(theta, model.parents.len());
-    let positions: Vec<f64> = posed_vertices(&pose, model);
-    let mut errors = Vec::with_capacity(3 * observations.points.len());
-    for (i, (&target, point)) in observations
-        .correspondences
-        .iter()
-        .zip(&observations.points)
-        .enumerate()
-    {
-        for j in 0..3 {
-            let error = if us.is_empty() {
-                point[j] - positions[3 * target + j]
-            } else {
-                let [a, b, c] = model.triangles[target];
-                let (u0, u1) = (us[2 * i], us[2 * i + 1]);
-                point[j]
-                    - (u0 * positions[3 * a + j]
-                        + u1 * positions[3 * b + j]
-                        + (1.0 - u0 - u1) * positions[3 * c + j])
-            };
-            errors.push(error);
-        }
+    i: usize,
+) -> [f64; 3] {
+    let target = observations.correspondences[i];
+    let point = observations.points[i];
+    let mut errors = [0.0; 3];
+    for j in 0..3 {
+        errors[j] = if u.is_empty() {
+            point[j] - positions[3 * target + j]
+        } else {
+            let [a, b, c] = model.triangles[target];
+            point[j]
+                - (u[0] * positions[3 * a + j]
+                    + u[1] * positions[3 * b + j]
+                    + (1.0 - u[0] - u[1]) * positions[3 * c + j])
+        };
     }
     errors
 }
 
-/// The Jacobian, one row per error: `∂/∂u₀`, `∂/∂u₁` of the row's point (complicated variant
-/// only), then `∂/∂θ`. One forward pass carries every column at once, as the lanes of
-/// `ad::Dual<f64, ad::Lanes<K>>` (28 columns, or 26 in the simple variant).
-pub fn ht_jacobian(
+/// Point `i`'s `u`s: none in the simple variant, two in the complicated one.
+fn point_us<T>(us: &[T], i: usize) -> &[T] {
+    if us.is_empty() {
+        us
+    } else {
+        &us[2 * i..2 * i + 2]
+    }
+}
+
+/// The objective, into `errors` (three per observed point), which keeps its allocation from
+/// one evaluation to the next, as the C++ tools' output does (gradbench's `function_main`).
+fn ht_objective(
     theta: &[f64],
     us: &[f64],
     model: &HandModel,
     observations: &Observations,
-) -> Jacobian {
-    if us.is_empty() {
-        Jacobian::Simple(jacobian_by_lanes(theta, us, model, observations, 0))
-    } else {
-        Jacobian::Complicated(jacobian_by_lanes(theta, us, model, observations, 2))
+    errors: &mut Vec<f64>,
+) {
+    let positions = ht_posed(theta, model);
+    errors.clear();
+    for i in 0..observations.points.len() {
+        errors.extend(point_errors(
+            &positions,
+            point_us(us, i),
+            model,
+            observations,
+            i,
+        ));
     }
 }
 
-/// [`ht_jacobian`] with `K = u_columns + 26` lanes: lane `k < u_columns` moves every point's
-/// `u_k` at once (each error depends on its own point's `u` only), lane `u_columns + j` moves
-/// `θ_j`.
+/// The Jacobian into `jacobian`, one row per error: `∂/∂u₀`, `∂/∂u₁` of the row's point
+/// (complicated variant only), then `∂/∂θ`. One forward pass carries every column at once, as
+/// the lanes of `ad::Dual<f64, ad::Lanes<K>>` (28 columns, or 26 in the simple variant).
+fn ht_jacobian(
+    theta: &[f64],
+    us: &[f64],
+    model: &HandModel,
+    observations: &Observations,
+    jacobian: &mut Rows,
+) {
+    if us.is_empty() {
+        jacobian_by_lanes::<THETA>(theta, us, model, observations, jacobian)
+    } else {
+        jacobian_by_lanes::<{ THETA + 2 }>(theta, us, model, observations, jacobian)
+    }
+}
+
+/// [`ht_jacobian`] with `K` lanes, the first `K − 26` for the `u`s: lane `k` of a point's
+/// errors moves that point's `u_k` (each error depends on its own point's `u` only), lane
+/// `K − 26 + j` moves `θ_j`. The mesh is posed once; each point's errors then run on its own
+/// seeded `u`s, and their tangents are copied into the rows.
 fn jacobian_by_lanes<const K: usize>(
     theta: &[f64],
     us: &[f64],
     model: &HandModel,
     observations: &Observations,
-    u_columns: usize,
-) -> Rows<K> {
+    jacobian: &mut Rows,
+) {
     type Column<const K: usize> = ad::Dual<f64, ad::Lanes<K>>;
+    let u_columns = K - THETA;
     let theta: Vec<Column<K>> = theta
         .iter()
         .enumerate()
         .map(|(j, &value)| ad::Dual::new(value, ad::Lanes::unit(u_columns + j)))
         .collect();
-    let us: Vec<Column<K>> = us
-        .iter()
-        .enumerate()
-        .map(|(i, &value)| ad::Dual::new(value, ad::Lanes::unit(i % 2)))
-        .collect();
-    Rows(ht_objective::<Column<K>>(&theta, &us, model, observations))
-}
-
-/// The Jacobian as the errors' tangents, a row each, written out as gradbench's list of rows
-/// from the lanes where the forward pass left them (a `Vec` for each row cost an allocation
-/// per error, 153 600 at 51 200 points, and a copy of the whole).
-pub struct Rows<const K: usize>(Vec<ad::Dual<f64, ad::Lanes<K>>>);
-
-impl<const K: usize> Serialize for Rows<K> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_seq(self.0.iter().map(|error| &error.tangent.0[..]))
+    let positions = ht_posed::<Column<K>>(&theta, model);
+    jacobian.columns = K;
+    jacobian.values.clear();
+    for i in 0..observations.points.len() {
+        let given = point_us(us, i);
+        let u: [Column<K>; 2] = std::array::from_fn(|k| {
+            let value = given.get(k).copied().unwrap_or(0.0);
+            ad::Dual::new(value, ad::Lanes::unit(k))
+        });
+        let u = &u[..given.len()];
+        for error in point_errors::<Column<K>>(&positions, u, model, observations, i) {
+            jacobian.values.extend_from_slice(&error.tangent.0);
+        }
     }
 }
 
-/// ht's Jacobian: 26 columns (the simple variant) or 28.
-pub enum Jacobian {
-    Simple(Rows<THETA>),
-    Complicated(Rows<{ THETA + 2 }>),
+/// The Jacobian, `columns` values a row, written out as gradbench's list of rows. It keeps its
+/// allocation from one evaluation to the next, as the C++ tools' output does: at 51 200 points
+/// it is 34 MB, which a fresh allocation would map again every evaluation.
+#[derive(Default)]
+pub struct Rows {
+    columns: usize,
+    values: Vec<f64>,
 }
 
-impl Serialize for Jacobian {
+impl Serialize for Rows {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match self {
-            Jacobian::Simple(rows) => rows.serialize(serializer),
-            Jacobian::Complicated(rows) => rows.serialize(serializer),
-        }
+        serializer.collect_seq(self.values.chunks(self.columns))
     }
 }
 
@@ -433,8 +463,18 @@ pub fn evaluate(function: &str, input: Value) -> Result<Evaluation, String> {
     let (input, runs): (Input, Runs) = parse(input)?;
     let (theta, us, model, observations) = read(input)?;
     match function {
-        "objective" => Ok(runs.evaluate(|| ht_objective(&theta, &us, &model, &observations))),
-        "jacobian" => Ok(runs.evaluate(|| ht_jacobian(&theta, &us, &model, &observations))),
+        "objective" => {
+            let mut errors = Vec::new();
+            let ((), timings) =
+                runs.measure(|| ht_objective(&theta, &us, &model, &observations, &mut errors));
+            Ok(Evaluation::new(errors, timings))
+        }
+        "jacobian" => {
+            let mut jacobian = Rows::default();
+            let ((), timings) =
+                runs.measure(|| ht_jacobian(&theta, &us, &model, &observations, &mut jacobian));
+            Ok(Evaluation::new(jacobian, timings))
+        }
         _ => Err(unknown_function("ht", function, &["objective", "jacobian"])),
     }
 }
