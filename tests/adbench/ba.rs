@@ -180,7 +180,15 @@ pub fn ba_weight_residual(w: f64) -> f64 {
 /// All residuals: the reprojection errors (2p, observation after observation) and the weight
 /// errors (p).
 pub fn ba_objective(input: &BaInput) -> (Vec<f64>, Vec<f64>) {
-    let mut reprojection = Vec::with_capacity(2 * input.p);
+    let mut residuals = (Vec::new(), Vec::new());
+    ba_objective_into(input, &mut residuals);
+    residuals
+}
+
+/// [`ba_objective`] into `residuals`, whose allocations are kept (as for [`ba_jacobian_into`]).
+pub fn ba_objective_into(input: &BaInput, (reprojection, weights): &mut (Vec<f64>, Vec<f64>)) {
+    reprojection.clear();
+    reprojection.reserve(2 * input.p);
     for (i, &[camera, point]) in input.observations.iter().enumerate() {
         reprojection.extend(ba_residual(
             &input.cameras[camera],
@@ -189,12 +197,8 @@ pub fn ba_objective(input: &BaInput) -> (Vec<f64>, Vec<f64>) {
             &input.features[i],
         ));
     }
-    let weights = input
-        .weights
-        .iter()
-        .map(|&w| ba_weight_residual(w))
-        .collect();
-    (reprojection, weights)
+    weights.clear();
+    weights.extend(input.weights.iter().map(|&w| ba_weight_residual(w)));
 }
 
 /// One observation's reprojection error and its 2×15 Jacobian; columns: the camera (11), the
@@ -236,17 +240,29 @@ pub struct CsrMatrix {
 }
 
 impl CsrMatrix {
-    /// An empty matrix of `columns` columns, to which rows are appended.
-    fn with_capacity(columns: usize, rows: usize, entries: usize) -> CsrMatrix {
-        let mut row_offsets = Vec::with_capacity(rows + 1);
-        row_offsets.push(0);
+    /// An empty matrix of no rows and no columns, to be [`reset`](CsrMatrix::reset).
+    pub fn new() -> CsrMatrix {
         CsrMatrix {
             rows: 0,
-            columns,
-            row_offsets,
-            column_indices: Vec::with_capacity(entries),
-            values: Vec::with_capacity(entries),
+            columns: 0,
+            row_offsets: vec![0],
+            column_indices: Vec::new(),
+            values: Vec::new(),
         }
+    }
+
+    /// Empties the matrix, keeping its allocations, for `columns` columns and room for `rows`
+    /// rows of `entries` entries in all, which are then appended.
+    fn reset(&mut self, columns: usize, rows: usize, entries: usize) {
+        self.rows = 0;
+        self.columns = columns;
+        self.row_offsets.clear();
+        self.row_offsets.reserve(rows + 1);
+        self.row_offsets.push(0);
+        self.column_indices.clear();
+        self.column_indices.reserve(entries);
+        self.values.clear();
+        self.values.reserve(entries);
     }
 
     /// Appends a row with entries at `columns` (ascending) of `values`, copied as two slices
@@ -286,11 +302,18 @@ impl CsrMatrix {
 /// weight rows) with respect to all unknowns (11n camera columns, 3m point columns, p weight
 /// columns), built from the observations' 2×15 blocks.
 pub fn ba_jacobian(input: &BaInput) -> CsrMatrix {
+    let mut jacobian = CsrMatrix::new();
+    ba_jacobian_into(input, &mut jacobian);
+    jacobian
+}
+
+/// [`ba_jacobian`] into `jacobian`, whose allocations are kept (gradbench's tool computes the
+/// Jacobian into the same matrix every run, as the C++ tools compute into the same output).
+pub fn ba_jacobian_into(input: &BaInput, jacobian: &mut CsrMatrix) {
     let (n, m, p) = (input.n, input.m, input.p);
     let points_start = CAMERA_SIZE * n;
     let weights_start = points_start + POINT_SIZE * m;
-    let mut jacobian =
-        CsrMatrix::with_capacity(weights_start + p, 3 * p, 2 * p * OBSERVATION_SIZE + p);
+    jacobian.reset(weights_start + p, 3 * p, 2 * p * OBSERVATION_SIZE + p);
     for (i, &[camera, point]) in input.observations.iter().enumerate() {
         let (_, block) = ba_residual_and_jacobian(
             &input.cameras[camera],
@@ -313,7 +336,6 @@ pub fn ba_jacobian(input: &BaInput) -> CsrMatrix {
         let (_, derivative) = ba_weight_residual_grad(w);
         jacobian.push_row(&[weights_start + i], &[derivative]);
     }
-    jacobian
 }
 
 /// All residuals as one function of all unknowns: the reprojection errors (2p, observation after

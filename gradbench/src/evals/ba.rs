@@ -5,7 +5,9 @@
 //! entries of the Jacobian's three CSR arrays (row offsets, column indices, values).
 
 use super::{check, parse, unknown_function};
-use crate::adbench::ba::{ba_jacobian, ba_objective, BaInput, CAMERA_SIZE, OBSERVATION_SIZE};
+use crate::adbench::ba::{
+    ba_jacobian_into, ba_objective_into, BaInput, CsrMatrix, CAMERA_SIZE, OBSERVATION_SIZE,
+};
 use crate::protocol::{Evaluation, Runs};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
@@ -55,7 +57,9 @@ pub fn evaluate(function: &str, input: Value) -> Result<Evaluation, String> {
     let instance = BaInput::replicated([n, m, p], cam, x, w, feat);
     match function {
         "objective" => {
-            let ((reprojection, weights), timings) = runs.measure(|| ba_objective(&instance));
+            let mut residuals = (Vec::new(), Vec::new());
+            let ((), timings) = runs.measure(|| ba_objective_into(&instance, &mut residuals));
+            let (reprojection, weights) = residuals;
             let output = json!({
                 "reproj_error": { "elements": &reprojection[..2], "repeated": p },
                 "w_err": { "element": weights[0], "repeated": p },
@@ -63,7 +67,8 @@ pub fn evaluate(function: &str, input: Value) -> Result<Evaluation, String> {
             Ok(Evaluation::new(output, timings))
         }
         "jacobian" => {
-            let (jacobian, timings) = runs.measure(|| ba_jacobian(&instance));
+            let mut jacobian = CsrMatrix::new();
+            let ((), timings) = runs.measure(|| ba_jacobian_into(&instance, &mut jacobian));
             let output = JacobianSummary {
                 rows: summary(&jacobian.row_offsets),
                 cols: summary(&jacobian.column_indices),
