@@ -13,7 +13,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, Ident, Pat, Stmt};
 
 use super::analysis::{is_assignment, is_pure, is_pure_index, strip};
-use super::emit::{compound_operator, Fusion};
+use super::emit::{compound_operator, right_first, Fusion};
 use super::scaled::{zero_scaled_compound, zero_scaled_product};
 use super::scopes::{idents, mapped_sum, mentions, mentions_any, Kind, Origin, Scopes};
 use super::whole::{checked_offset, occurrences, At, Leaf, Target, Walk};
@@ -1426,16 +1426,6 @@ pub struct WholeLoop {
 }
 
 /// Whether the place `expr` is an element of a container (`v[i]`, `a[i][j]`, `ps[i].x`).
-/// `{ let __rhs = right; place op __rhs; }`: the compound assignment `place op right` with its
-/// right side evaluated first, as on `f64` ([`Driver::fold_indexed_compound`]).
-fn right_first(place: &Expr, op: syn::BinOp, right: &Expr, span: Span) -> Expr {
-    let rhs = Ident::new("__rhs", Span::mixed_site());
-    syn::parse_quote_spanned!(span=> {
-        let #rhs = #right;
-        #place #op #rhs;
-    })
-}
-
 fn is_indexed(expr: &Expr) -> bool {
     match expr {
         Expr::Index(_) => true,

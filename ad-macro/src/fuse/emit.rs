@@ -778,6 +778,17 @@ fn varying(operand: &Operand, varies: &[bool]) -> bool {
     }
 }
 
+/// `{ let __rhs = right; place op __rhs; }`: the compound assignment `place op right` with its
+/// right side evaluated first, as on `f64` (`Driver::fold_indexed_compound`, and the statement
+/// as written in `super::scaled`).
+pub fn right_first(place: &Expr, op: BinOp, right: &Expr, span: Span) -> Expr {
+    let rhs = Ident::new("__rhs", Span::mixed_site());
+    syn::parse_quote_spanned!(span=> {
+        let #rhs = #right;
+        #place #op #rhs;
+    })
+}
+
 /// The operator of the compound assignment `op` (`+` for `+=`), as `place op= e` is computed:
 /// `place = place op (e)`. `None` for another operator.
 pub fn compound_operator(op: &BinOp) -> Option<TokenStream> {

@@ -38,6 +38,7 @@
 //! its method by the type.
 
 use super::analysis::{is_pure_index, strip};
+use super::emit::right_first;
 use super::{Kind, Scopes};
 use proc_macro2::Span;
 use syn::spanned::Spanned;
@@ -154,6 +155,7 @@ pub fn zero_scaled_compound(
         ident: Ident::new("__ad_read", Span::mixed_site()),
     };
     let values = leaf_values(other.clone(), &label)?;
+    let as_written = right_first(place, *op, &syn::parse_quote!(#c * (#other)), span);
     Some(syn::parse_quote_spanned!(span=> {
         #[allow(unused_imports)]
         use ::ad::__private::{ReadOther as _, ReadReal as _, ReadRealRef as _};
@@ -167,10 +169,7 @@ pub fn zero_scaled_compound(
         };
         match #value {
             ::core::option::Option::Some(#rhs) => #place #op #rhs,
-            ::core::option::Option::None => {
-                let #rhs = #c * (#other);
-                #place #op #rhs;
-            }
+            ::core::option::Option::None => #as_written,
         }
     }))
 }
