@@ -125,8 +125,8 @@ print("From `gradbench/run-all.sh` (evals finished " + when + "; this machine's 
       "the peers were not run on ht. The last column names the tools measured here whose ratio "
       "is lower than `ad`'s.\n")
 print("How `ad` computes each derivative (`gradbench/src/evals/`): one `_grad` (llsq, lse, det, "
-      "lstm) or `_vjp` (ode: the last output's cotangent; gmm: `(1, -1)` on its two terms) on "
-      "the tape; kmeans one `_hvp` along ones (gradient and diagonal Hessian), its nearest "
+      "lstm) or `_vjp` (ode: the last output's cotangent; gmm: `(1, -1)` on its two terms, "
+      "its sum over points by `ad::checkpoint::sum` over blocks of points) on the tape; kmeans one `_hvp` along ones (gradient and diagonal Hessian), its nearest "
       "centroids chosen on values so that the tape holds one distance per point, where the C++ "
       "tools record all k; ba one forward pass per observation on `ad::Dual<f64, ad::Lanes<15>>` "
       "with a lane per input of its block; ht one forward pass "
