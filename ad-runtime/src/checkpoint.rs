@@ -67,11 +67,11 @@ where
 /// are added up over the terms before the sum's adjoint scales them, so the gradient is the
 /// plain loop's to rounding (and may overflow where the loop's scaled partials would not).
 ///
-/// Each term costs a sweep's set-up and whatever it allocates: where one iteration records
-/// little, make a term a block of iterations (`sum(n.div_ceil(b), |block| ...)` looping over
-/// `block * b..n.min((block + 1) * b)`), its arrays allocated once a block, and choose `b` so
-/// that a block's records stay within the cache (gradbench's gmm in this repository takes
-/// blocks of points whose records fill about 256 KB).
+/// A term allocates what it needs on every call (its locals are its own): where an
+/// iteration needs arrays, make a term a block of iterations (`sum(n.div_ceil(b), |block| ...)`
+/// looping over `block * b..n.min((block + 1) * b)`), its arrays allocated once a block, with
+/// `b` small enough that a block's records stay within the cache (gradbench's gmm in this
+/// repository takes blocks of points whose records fill about 256 KB).
 ///
 /// A term must not leave a value it computes where anything after it reads it (its result
 /// excepted): its operations are gone from the tape, and the derivatives of the call would be
