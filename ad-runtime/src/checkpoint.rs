@@ -68,9 +68,9 @@ where
 /// plain loop's to rounding (and may overflow where the loop's scaled partials would not).
 ///
 /// A term allocates what it needs on every call (its locals are its own): where an
-/// iteration needs arrays, make a term a block of iterations (`sum(n.div_ceil(b), |block| ...)`
-/// looping over `block * b..n.min((block + 1) * b)`), its arrays allocated once a block, with
-/// `b` small enough that a block's records stay within the cache (gradbench's gmm in this
+/// iteration needs arrays, make a term a block of iterations (`sum(n.div_ceil(block), |b| ...)`
+/// looping over `b * block..n.min((b + 1) * block)`), its arrays allocated once a block, with
+/// `block` small enough that a block's records stay within the cache (gradbench's gmm in this
 /// repository takes blocks of points whose records fill about 256 KB).
 ///
 /// A term must not leave a value it computes where anything after it reads it (its result

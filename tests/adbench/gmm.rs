@@ -232,8 +232,9 @@ pub fn gmm_likelihood_and_prior(
 /// How many points a term of the preaccumulated sum over points takes: enough that a term's
 /// records fill about 256 KB of the tape (a quarter of this machine's 1 MB of L2 cache a core),
 /// at least one. A (point, component) body records about `1.5d² + 4d + 4` slots and nodes, taken
-/// at 16 bytes each. Terms of 16 KB to 1 MB measured about the same on gradbench's gmm; a term
-/// of one point at d = 2 allocates its three arrays once a point, which doubles the primal.
+/// at 16 bytes each. Terms of 256 KB and of 1 MB measured the same on gradbench's gmm (16 KB was
+/// slower at d = 2, K = 5); a term of one point at d = 2 allocates its three arrays once a
+/// point, which doubles the primal.
 fn points_per_term(d: usize, k: usize) -> usize {
     let bytes_per_point = 16 * k * (3 * d * d / 2 + 4 * d + 4);
     (256 * 1024 / bytes_per_point).max(1)

@@ -6,17 +6,16 @@
 //! its gradient (`ode_vjp`, the last entry's cotangent) records each loop as a block of
 //! element records. [`generated_adjoint`] is what a macro writing the adjoint of those loops
 //! would produce, written by hand: the forward pass stores `y` at each step and the four
-//! stages in flat arrays, and the backward pass runs each loop's adjoint in reverse, three
-//! multiply-adds an entry, storing nothing. The two gradients agree (to the bit, here).
+//! stages in flat arrays, and the backward pass runs each stage's adjoint loop, three
+//! multiply-adds an entry, over zipped slices so that it vectorises. The two gradients agree
+//! (to the bit, here).
 //!
 //! Not part of the workspace. From this folder, `cargo run --release`: for three sizes, the
 //! fastest of the calls in a second of the primal, the tape's gradient and the generated
 //! adjoint, and their ratios to the primal. On 2026-11-30 (AMD EPYC, the default target): the
-//! generated adjoint 4.7-5.0 primal calls (4.3-4.4 with the forward's loops written out one by
-//! one as `ode` writes them), the tape 4.7-6.8; with `RUSTFLAGS="-C target-cpu=native"` the
-//! primal took half the time, the generated adjoint 8.6-9.3 primal calls and the tape 9.8-11.2
-//! (7.7-8.5 for the generated adjoint written out as `ode` writes it). The issue's
-//! target for ode (3) is out of reach of a generated adjoint of this computation here.
+//! generated adjoint 3.5-3.7 primal calls, the tape 4.9-7.6 (BENCHMARKS.md, "The fourth lever on
+//! ode, tried by model"); with `RUSTFLAGS="-C target-cpu=native"` the primal takes half the
+//! time, the generated adjoint 5.2-5.4 primal calls and the tape 8.7-10.1.
 #![allow(clippy::all, dead_code)] // the stubs serve `ode.rs`'s `evaluate`, which is not called
 
 use std::hint::black_box;
@@ -133,39 +132,62 @@ fn generated_adjoint(x: &[f64], s: usize, stored: &mut Stored) -> Vec<f64> {
         let (g3, g4) = g.split_at_mut(n);
         // The update `y += h (k1 + 2 k2 + 2 k3 + k4) / 6` passes y's adjoint on unchanged and
         // to each stage scaled.
-        for i in 0..n {
-            let a = gy[i] * h / 6.0;
-            g1[i] = a;
-            g2[i] = 2.0 * a;
-            g3[i] = 2.0 * a;
-            g4[i] = a;
+        let stages = g1
+            .iter_mut()
+            .zip(g2.iter_mut())
+            .zip(g3.iter_mut())
+            .zip(g4.iter_mut());
+        for ((((g1, g2), g3), g4), &gy) in stages.zip(&gy) {
+            let a = gy * h / 6.0;
+            (*g1, *g2, *g3, *g4) = (a, 2.0 * a, 2.0 * a, a);
         }
-        // Each stage `k_{j+1}[i] = x[i] (y[i-1] + c h k_j[i-1])`, last first.
-        for i in (1..n).rev() {
-            let a = g4[i];
-            gx[i] += a * (y[i - 1] + h * k3[i - 1]);
-            gy[i - 1] += a * x[i];
-            g3[i - 1] += a * x[i] * h;
-        }
-        for i in (1..n).rev() {
-            let a = g3[i];
-            gx[i] += a * (y[i - 1] + h / 2.0 * k2[i - 1]);
-            gy[i - 1] += a * x[i];
-            g2[i - 1] += a * x[i] * h / 2.0;
-        }
-        for i in (1..n).rev() {
-            let a = g2[i];
-            gx[i] += a * (y[i - 1] + h / 2.0 * k1[i - 1]);
-            gy[i - 1] += a * x[i];
-            g1[i - 1] += a * x[i] * h / 2.0;
-        }
-        for i in (1..n).rev() {
-            gx[i] += g1[i] * y[i - 1];
-            gy[i - 1] += g1[i] * x[i];
-        }
+        // Each stage `k_{j+1}[i] = x[i] (y[i-1] + c h k_j[i-1])`, last first; `k1` has no stage
+        // before it.
+        stage_adjoint(h, g4, x, y, Some((k3, g3)), &mut gx, &mut gy);
+        stage_adjoint(h / 2.0, g3, x, y, Some((k2, g2)), &mut gx, &mut gy);
+        stage_adjoint(h / 2.0, g2, x, y, Some((k1, g1)), &mut gx, &mut gy);
+        stage_adjoint(0.0, g1, x, y, None, &mut gx, &mut gy);
         gx[0] += g1[0] + g2[0] + g3[0] + g4[0];
     }
     gx
+}
+
+/// The adjoint of one stage's loop, `k[i] = x[i] (y[i-1] + c k_before[i-1])` for `i` in
+/// `1..n`: `adjoint[i]` passes to `x[i]`, `y[i-1]` and, when the stage has one before it,
+/// `k_before[i-1]` (whose adjoints are the second of `before`). The entries are independent, so
+/// the loop runs forward over zipped slices, which vectorises.
+fn stage_adjoint(
+    c: f64,
+    adjoint: &[f64],
+    x: &[f64],
+    y: &[f64],
+    before: Option<(&[f64], &mut [f64])>,
+    gx: &mut [f64],
+    gy: &mut [f64],
+) {
+    let n = x.len();
+    let entries = adjoint[1..]
+        .iter()
+        .zip(&x[1..])
+        .zip(&y[..n - 1])
+        .zip(&mut gx[1..])
+        .zip(&mut gy[..n - 1]);
+    match before {
+        Some((k, gk)) => {
+            let before = k[..n - 1].iter().zip(&mut gk[..n - 1]);
+            for (((((&a, &x), &y), gx), gy), (&k, gk)) in entries.zip(before) {
+                *gx += a * (y + c * k);
+                *gy += a * x;
+                *gk += a * x * c;
+            }
+        }
+        None => {
+            for ((((&a, &x), &y), gx), gy) in entries {
+                *gx += a * y;
+                *gy += a * x;
+            }
+        }
+    }
 }
 
 /// The fastest of the calls of `f` made in a second (at least five), in µs.
