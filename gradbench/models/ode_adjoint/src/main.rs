@@ -11,11 +11,12 @@
 //! (to the bit, here).
 //!
 //! Not part of the workspace. From this folder, `cargo run --release`: for three sizes, the
-//! fastest of the calls in a second of the primal, the tape's gradient and the generated
-//! adjoint, and their ratios to the primal. On 2026-11-30 (AMD EPYC, the default target): the
-//! generated adjoint 3.5-3.7 primal calls, the tape 4.9-7.6 (BENCHMARKS.md, "The fourth lever on
-//! ode, tried by model"); with `RUSTFLAGS="-C target-cpu=native"` the primal takes half the
-//! time, the generated adjoint 5.2-5.4 primal calls and the tape 8.7-10.1.
+//! fastest and the median of the calls in a second of the primal, the tape's gradient and the
+//! generated adjoint, and their ratios to the primal. On 2026-11-30 (AMD EPYC, the default
+//! target), by the fastest of the calls: the generated adjoint 3.3-3.9 primal calls, the tape
+//! 4.9-8.9; by the median, 3.0-3.5 and 4.0-10.0 (BENCHMARKS.md, "The fourth lever on ode, tried
+//! by model"). With `RUSTFLAGS="-C target-cpu=native"` the primal takes half the time, and by
+//! the fastest the generated adjoint takes 5.2-5.4 primal calls and the tape 8.7-10.1.
 #![allow(clippy::all, dead_code)] // the stubs serve `ode.rs`'s `evaluate`, which is not called
 
 use std::hint::black_box;
@@ -190,16 +191,17 @@ fn stage_adjoint(
     }
 }
 
-/// The fastest of the calls of `f` made in a second (at least five), in µs.
-fn fastest(mut f: impl FnMut()) -> f64 {
-    let (mut best, started, mut calls) = (f64::MAX, std::time::Instant::now(), 0);
-    while calls < 5 || started.elapsed().as_secs_f64() < 1.0 {
+/// The fastest and the median of the calls of `f` made in a second (at least five), in µs:
+/// gradbench reports the median.
+fn timed(mut f: impl FnMut()) -> [f64; 2] {
+    let (mut times, started) = (Vec::new(), std::time::Instant::now());
+    while times.len() < 5 || started.elapsed().as_secs_f64() < 1.0 {
         let call = std::time::Instant::now();
         f();
-        best = best.min(call.elapsed().as_secs_f64());
-        calls += 1;
+        times.push(call.elapsed().as_secs_f64() * 1e6);
     }
-    best * 1e6
+    times.sort_by(f64::total_cmp);
+    [times[0], times[times.len() / 2]]
 }
 
 fn main() {
@@ -220,15 +222,18 @@ fn main() {
             .map(|(a, b)| (a - b).abs() / b.abs().max(1e-300))
             .fold(0.0, f64::max);
         assert!(difference < 1e-12, "the gradients differ by {difference:e}");
-        let primal = fastest(|| drop(black_box(ode(black_box(&x), s))));
-        let tape = fastest(|| drop(black_box(ode_vjp(black_box(&x), s, &last))));
-        let generated =
-            fastest(|| drop(black_box(generated_adjoint(black_box(&x), s, &mut stored))));
-        println!(
-            "n = {n:5}, s = {s:3}: primal {primal:7.1} µs, tape {tape:7.1} µs ({:.2}), \
-             generated adjoint {generated:7.1} µs ({:.2}); relative difference {difference:.1e}",
-            tape / primal,
-            generated / primal
-        );
+        let primal = timed(|| drop(black_box(ode(black_box(&x), s))));
+        let tape = timed(|| drop(black_box(ode_vjp(black_box(&x), s, &last))));
+        let generated = timed(|| drop(black_box(generated_adjoint(black_box(&x), s, &mut stored))));
+        for (which, at) in [("fastest", 0), ("median", 1)] {
+            let (primal, tape, generated) = (primal[at], tape[at], generated[at]);
+            println!(
+                "n = {n:5}, s = {s:3}, {which:7}: primal {primal:7.1} µs, tape {tape:7.1} µs \
+                 ({:.2}), generated adjoint {generated:7.1} µs ({:.2})",
+                tape / primal,
+                generated / primal
+            );
+        }
+        println!("    relative difference of the gradients {difference:.1e}");
     }
 }
