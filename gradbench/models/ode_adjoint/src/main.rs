@@ -133,20 +133,21 @@ fn generated_adjoint(x: &[f64], s: usize, stored: &mut Stored) -> Vec<f64> {
         let (g3, g4) = g.split_at_mut(n);
         // The update `y += h (k1 + 2 k2 + 2 k3 + k4) / 6` passes y's adjoint on unchanged and
         // to each stage scaled.
-        let stages = g1
+        let adjoints = g1
             .iter_mut()
             .zip(g2.iter_mut())
             .zip(g3.iter_mut())
             .zip(g4.iter_mut());
-        for ((((g1, g2), g3), g4), &gy) in stages.zip(&gy) {
+        for ((((g1, g2), g3), g4), &gy) in adjoints.zip(&gy) {
             let a = gy * h / 6.0;
             (*g1, *g2, *g3, *g4) = (a, 2.0 * a, 2.0 * a, a);
         }
         // Each stage `k_{j+1}[i] = x[i] (y[i-1] + c h k_j[i-1])`, last first; `k1` has no stage
         // before it.
-        stage_adjoint(h, g4, x, y, Some((k3, g3)), &mut gx, &mut gy);
-        stage_adjoint(h / 2.0, g3, x, y, Some((k2, g2)), &mut gx, &mut gy);
-        stage_adjoint(h / 2.0, g2, x, y, Some((k1, g1)), &mut gx, &mut gy);
+        let [c2, c3, c4] = COUPLINGS.map(|c| c * h);
+        stage_adjoint(c4, g4, x, y, Some((k3, g3)), &mut gx, &mut gy);
+        stage_adjoint(c3, g3, x, y, Some((k2, g2)), &mut gx, &mut gy);
+        stage_adjoint(c2, g2, x, y, Some((k1, g1)), &mut gx, &mut gy);
         stage_adjoint(0.0, g1, x, y, None, &mut gx, &mut gy);
         gx[0] += g1[0] + g2[0] + g3[0] + g4[0];
     }
