@@ -345,6 +345,49 @@ fn warm_calls_with_element_loops_kept_as_blocks_allocate_only_their_vectors() {
     });
 }
 
+/// Local arrays the body holds (`y` and `z`, only ever indexed), one of them the result.
+#[reverse_diff]
+fn held_arrays(x: &[f64]) -> Vec<f64> {
+    let n = x.len();
+    let mut y = vec![0.0; n];
+    let mut z = vec![1.0; n];
+    for i in 1..n {
+        y[i] = x[i] * x[i - 1];
+    }
+    for i in 0..n {
+        z[i] = y[i].sin() + x[i];
+    }
+    z
+}
+
+#[test]
+fn warm_calls_take_their_arrays_from_the_threads_spare_buffers() {
+    // 20 000 elements: each array's `Var`s (320 KB) past glibc's threshold for mapping fresh
+    // pages, which a buffer allocated anew each call would fault in again.
+    let mut x: Vec<f64> = (0..20_000).map(|i| (f64::from(i) * 0.07).sin()).collect();
+    // The cotangent of ones: the gradient of the result's sum.
+    let ones = vec![1.0; x.len()];
+    let (_, dx) = held_arrays_vjp(&x, &ones);
+    // ∂/∂xᵢ of Σⱼ sin(xⱼ xⱼ₋₁) + xⱼ: 1 + cos(xᵢ xᵢ₋₁) xᵢ₋₁ + cos(xᵢ₊₁ xᵢ) xᵢ₊₁.
+    for i in [0, 1, 7, 19_999] {
+        let mut expected = 1.0;
+        if i > 0 {
+            expected += (x[i] * x[i - 1]).cos() * x[i - 1];
+        }
+        if i + 1 < x.len() {
+            expected += (x[i + 1] * x[i]).cos() * x[i + 1];
+        }
+        assert_relative_eq!(dx[i], expected, max_relative = 1e-12);
+    }
+    // The value and the gradient: `y`, `z` (the result's `Var`s) and the seeds of the
+    // cotangent are the thread's spare buffers.
+    assert_warm_calls_allocate(2, |t| {
+        x[5] = t;
+        let (value, dx) = held_arrays_vjp(&x, &ones);
+        value[3] + dx[7]
+    });
+}
+
 /// `Σᵢ (w₀ xᵢ + w₁)²` by `ad::checkpoint::sum`: each term swept and dropped as it finishes.
 #[reverse_diff]
 fn preaccumulated(w: &[f64], #[no_grad] x: &[f64]) -> f64 {

@@ -1271,11 +1271,20 @@ impl Fold for Translator {
         local.pat = self.fold_pat(pat);
         if let Some(init) = &mut local.init {
             // Before: `let mut k = vec![0.0; n];`, `k` held as an array (`fuse/arrays.rs`).
-            // After: `let mut k = ::ad::__private::Array::new(vec![<S>::from_f64(0.0); n]);`.
+            // After: `let mut k = ::ad::__private::Array::filled(<S>::from_f64(0.0), n);` (a
+            // list, `vec![a, b]`, becomes `Array::new(vec![..])`).
             if matches!(&local.pat, Pat::Ident(pat) if self.fusion.holds(&pat.ident)) {
                 let expr = &init.expr;
-                *init.expr = syn::parse_quote_spanned!(expr.span()=>
-                    ::ad::__private::Array::new(#expr));
+                let repeat = match &**expr {
+                    Expr::Macro(mac) => RepeatArgs::parse.parse2(mac.mac.tokens.clone()).ok(),
+                    _ => None,
+                };
+                *init.expr = match repeat {
+                    Some(RepeatArgs { value, count }) => syn::parse_quote_spanned!(expr.span()=>
+                        ::ad::__private::Array::filled(#value, #count)),
+                    None => syn::parse_quote_spanned!(expr.span()=>
+                        ::ad::__private::Array::new(#expr)),
+                };
             }
             if ascribes_f64 && init.diverge.is_none() && has_own_type(&init.expr) {
                 *init.expr = self.lifted(&init.expr);

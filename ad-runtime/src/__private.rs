@@ -201,6 +201,7 @@ pub fn record_term_by_term(tape: &Tape) {
 
 use crate::linear::{Adjoints as LinearAdjoints, Reverse};
 use crate::real::ArithOps;
+use crate::tape::{recycle_vars, spare_vars};
 use crate::{Differentiable, Dual, Lanes, Pullback, Real, Tangent, Tape, Var};
 
 /// An ndarray view's owned array, which a view parameter is seeded as and whose gradient it
@@ -515,11 +516,48 @@ pub fn output_vars<T: Differentiable + ?Sized>(output: &T::With<Var>) -> Vec<Var
 pub fn cotangent_seeds<T: Differentiable + ?Sized>(
     output: &T::With<Var>,
     cotangent: &T,
-) -> Vec<(Var, f64)> {
-    let vars = output_vars::<T>(output);
-    let weights = flatten(cotangent);
-    check_same_count("cotangent", "result", weights.len(), vars.len());
-    vars.into_iter().zip(weights).collect()
+) -> CotangentSeeds {
+    let mut seeds = spare_vars(0);
+    T::for_each_with(output, &mut |x: &Var| seeds.push(*x));
+    let mut count = 0;
+    cotangent.for_each_scalar(&mut |weight| {
+        if let Some(seed) = seeds.get_mut(count) {
+            seed.value = weight;
+        }
+        count += 1;
+    });
+    check_same_count("cotangent", "result", count, seeds.len());
+    CotangentSeeds { seeds, next: 0 }
+}
+
+/// The seeds of [`cotangent_seeds`]: each scalar of the result with, as its value, its
+/// cotangent, in a buffer of this thread's spare `Var`s (handed back when dropped), so that a
+/// warm `_vjp` faults in no fresh pages for them.
+pub struct CotangentSeeds {
+    seeds: Vec<Var>,
+    next: usize,
+}
+
+impl Iterator for CotangentSeeds {
+    type Item = (Var, f64);
+
+    fn next(&mut self) -> Option<(Var, f64)> {
+        let seed = *self.seeds.get(self.next)?;
+        self.next += 1;
+        Some((seed, seed.value))
+    }
+}
+
+impl Drop for CotangentSeeds {
+    fn drop(&mut self) {
+        recycle_vars(std::mem::take(&mut self.seeds));
+    }
+}
+
+/// Hands the buffers of a recorded result back for the next calls on this thread, once its
+/// values are read ([`Differentiable::recycle`]).
+pub fn recycle_output<T: Differentiable + ?Sized>(output: T::With<Var>) {
+    T::recycle(output)
 }
 
 /// One backward sweep per scalar of a recorded result, each read by `read`: the rows of the

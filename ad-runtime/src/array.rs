@@ -31,10 +31,21 @@ impl<S: Fuse> Array<S> {
         }
     }
 
+    /// The array of `count` copies of `value` (`vec![value; count]`), of which nothing is
+    /// known, in a buffer an earlier array handed back when the scalar keeps them
+    /// ([`Fuse::array_of`]).
+    #[inline(always)]
+    pub fn filled(value: S, count: usize) -> Array<S>
+    where
+        S: Clone,
+    {
+        Array::new(S::array_of(value, count))
+    }
+
     /// The elements, as the function returns them.
     #[inline(always)]
-    pub fn into_vec(self) -> Vec<S> {
-        self.elements
+    pub fn into_vec(mut self) -> Vec<S> {
+        std::mem::take(&mut self.elements)
     }
 
     /// The number of elements.
@@ -59,6 +70,15 @@ impl<S: Fuse> Array<S> {
     #[inline(always)]
     pub fn parts_mut(&mut self) -> (&mut [S], &mut S::Known) {
         (&mut self.elements, &mut self.known)
+    }
+}
+
+/// The elements go back to the scalar's spare buffers ([`Fuse::recycle_array`]), unless
+/// [`Array::into_vec`] took them.
+impl<S: Fuse> Drop for Array<S> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        S::recycle_array(std::mem::take(&mut self.elements));
     }
 }
 

@@ -974,9 +974,10 @@ thread_local! {
     /// recording, so recordings must not move when the pool's vector grows.
     #[allow(clippy::vec_box)]
     static SPARE: RefCell<Vec<Box<Recording>>> = const { RefCell::new(Vec::new()) };
-    /// Buffers of seeded slices ([`Tape::vars`]) whose call has finished, for the next calls on
-    /// this thread: a `_grad` of a function over `&[f64]` allocates no `Vec<Var>` once warm, and
-    /// a large input does not fault in fresh pages on every call.
+    /// Buffers of `Var`s whose call has finished (seeded slices of [`Tape::vars`], the arrays a
+    /// body holds, results), for the next calls on this thread ([`spare_vars`]): a `_grad` of a
+    /// function over `&[f64]` allocates no `Vec<Var>` once warm, and a large input or array does
+    /// not fault in fresh pages on every call.
     static SEED_BUFFERS: RefCell<Vec<Vec<Var>>> = const { RefCell::new(Vec::new()) };
     /// The node limit new recordings on this thread get (tests lower it).
     static LIMIT: Cell<u32> = const { Cell::new(MAX_NODES) };
@@ -4259,10 +4260,7 @@ const HANDED_OVER_SHORTEST: usize = 1 << 12;
 /// The `Var`s of the inputs from node `first` of the session tagged `tag`, with `values`, in a
 /// buffer reused from earlier calls on this thread (hand it back with [`recycle_vars`]).
 fn inputs_of(values: &[f64], first: u32, tag: u32) -> Vec<Var> {
-    let mut vars = SEED_BUFFERS
-        .with(|spare| spare.borrow_mut().pop())
-        .unwrap_or_default();
-    vars.reserve(values.len());
+    let mut vars = spare_vars(values.len());
     let spare = &mut vars.spare_capacity_mut()[..values.len()];
     write_inputs(spare, values, first, tag);
     // SAFETY: the first `values.len()` elements past the length were written above.
@@ -4270,14 +4268,56 @@ fn inputs_of(values: &[f64], first: u32, tag: u32) -> Vec<Var> {
     vars
 }
 
-/// Keeps a buffer of seeds from [`Tape::vars`] for the next call on this thread.
+/// An empty buffer of `Var`s with room for `count` of them, from those handed back on this
+/// thread ([`recycle_vars`]) when one is: the smallest with that room, or else the largest
+/// (grown). Buffers of several sizes in one call (seeds, arrays, the cotangent's outputs) each
+/// find their own again on the next call, so a warm call faults in no fresh pages for them.
+pub(crate) fn spare_vars(count: usize) -> Vec<Var> {
+    let mut vars = SEED_BUFFERS
+        .try_with(|spare| {
+            let mut spare = spare.borrow_mut();
+            let roomy = spare
+                .iter()
+                .enumerate()
+                .filter(|(_, vars)| vars.capacity() >= count)
+                .min_by_key(|(_, vars)| vars.capacity());
+            let chosen = match roomy {
+                Some((at, _)) => Some(at),
+                None => (0..spare.len()).max_by_key(|&at| spare[at].capacity()),
+            };
+            chosen.map(|at| spare.swap_remove(at))
+        })
+        .ok()
+        .flatten()
+        .unwrap_or_default();
+    vars.reserve(count);
+    vars
+}
+
+/// Keeps a buffer of `Var`s (seeds from [`Tape::vars`], an array's, a result's) for the next
+/// call on this thread ([`spare_vars`]).
 pub(crate) fn recycle_vars(mut vars: Vec<Var>) {
     let start = vars.as_ptr() as usize;
     let _ = SEEDED.try_with(|seeded| seeded.borrow_mut().retain(|entry| entry.start != start));
+    if vars.capacity() == 0 {
+        return;
+    }
     vars.clear();
     // `try_with`: during thread teardown the pool may be gone; the buffer is then freed.
-    let _ = SEED_BUFFERS.try_with(|spare| spare.borrow_mut().push(vars));
+    let _ = SEED_BUFFERS.try_with(|spare| {
+        let mut spare = spare.borrow_mut();
+        spare.push(vars);
+        if spare.len() > SPARE_VARS_KEPT {
+            let smallest = (0..spare.len()).min_by_key(|&at| spare[at].capacity());
+            smallest.map(|at| spare.swap_remove(at));
+        }
+    });
 }
+
+/// The most buffers [`recycle_vars`] keeps on a thread (the smallest goes first): a call
+/// hands back as many as it takes, but an array written out (`vec![a, b]`) comes from its own
+/// allocation, and its buffer would otherwise add one a call.
+const SPARE_VARS_KEPT: usize = 32;
 
 /// Sets the most nodes a tape on this thread may hold, so tests can reach the overflow message
 /// without recording four billion operations. `None` restores the real limit.
@@ -4507,5 +4547,50 @@ mod tests {
         drop(tape);
         assert!(SEEDED.with(|seeded| seeded.borrow().is_empty()));
         drop(again);
+    }
+
+    /// A buffer handed back is taken again by the next request it has room for, the smallest
+    /// such; a request none has room for grows the largest; past `SPARE_VARS_KEPT` buffers the
+    /// smallest is dropped.
+    #[test]
+    fn spare_buffers_go_to_the_requests_they_fit() {
+        let spare = || SEED_BUFFERS.with(|spare| spare.borrow().len());
+        assert_eq!(spare(), 0);
+        let (small, large) = (spare_vars(10), spare_vars(1000));
+        let (small_at, large_at) = (small.as_ptr(), large.as_ptr());
+        recycle_vars(large);
+        recycle_vars(small);
+        assert_eq!(spare(), 2);
+        // Taken in the other order than handed back: each gets its own again.
+        let again_large = spare_vars(600);
+        let again_small = spare_vars(5);
+        assert_eq!(
+            (again_small.as_ptr(), again_large.as_ptr()),
+            (small_at, large_at)
+        );
+        assert!(again_small.is_empty() && again_large.is_empty());
+        assert_eq!(spare(), 0);
+        recycle_vars(again_small);
+        recycle_vars(again_large);
+        let grown = spare_vars(5000);
+        assert!(grown.capacity() >= 5000);
+        assert_eq!(spare(), 1);
+        recycle_vars(grown);
+        for count in 1..=SPARE_VARS_KEPT + 5 {
+            recycle_vars(Vec::with_capacity(count));
+        }
+        SEED_BUFFERS.with(|spare| {
+            let spare = spare.borrow();
+            assert_eq!(spare.len(), SPARE_VARS_KEPT);
+            // Of the 39 handed back (`small`, `grown`, then 1 to 37), the seven smallest went.
+            let mut kept: Vec<usize> = spare.iter().map(Vec::capacity).collect();
+            kept.sort_unstable();
+            assert_eq!(kept[..3], [8, 9, 10]);
+            assert!(kept[SPARE_VARS_KEPT - 1] >= 5000);
+        });
+        // Nothing is kept of a buffer with no room.
+        SEED_BUFFERS.with(|spare| spare.borrow_mut().clear());
+        recycle_vars(Vec::new());
+        assert_eq!(spare(), 0);
     }
 }

@@ -112,7 +112,9 @@ fn tape_run(function: &Function, result: &Type, values: bool) -> TapeRun {
 /// After:  `fn f_vjp(x: f64, ys: &[f64], cotangent: &[f64; 2]) -> ([f64; 2], (f64, Vec<f64>)) {
 ///              lending(|__tape| { <seeds>; let __output = f(..);
 ///              __tape.backward_seeded(cotangent_seeds::<[f64; 2]>(&__output, cotangent));
-///              (output_values::<[f64; 2], Var>(&__output), <read the gradient>) }) }`
+///              let __gradient = <read the gradient>;
+///              let __value = output_values::<[f64; 2], Var>(&__output);
+///              recycle_output::<[f64; 2]>(__output); (__value, __gradient) }) }`
 pub fn vjp(function: &Function, result: &Type) -> TokenStream {
     let TapeRun {
         forward,
@@ -136,7 +138,9 @@ pub fn vjp(function: &Function, result: &Type) -> TokenStream {
             #tape.backward_seeded(#seeds_of_output);
             let __gradient = #tape.with_adjoints(|#adjoints| #reads);
             #recycle
-            (::ad::__private::output_values::<#result, ::ad::Var>(&#output), __gradient)
+            let __value = ::ad::__private::output_values::<#result, ::ad::Var>(&#output);
+            ::ad::__private::recycle_output::<#result>(#output);
+            (__value, __gradient)
         },
     );
     let scalar = scalar_type();
@@ -225,7 +229,9 @@ pub fn jacobian(function: &Function, result: &Type) -> TokenStream {
             let __rows = ::ad::__private::jacobian_rows::<#result, _>(&#tape, &#output,
                 |#adjoints| #reads);
             #recycle
-            (::ad::__private::output_values::<#result, ::ad::Var>(&#output), __rows)
+            let __value = ::ad::__private::output_values::<#result, ::ad::Var>(&#output);
+            ::ad::__private::recycle_output::<#result>(#output);
+            (__value, __rows)
         },
     );
     companion(

@@ -3,7 +3,7 @@
 //! mention is an element or a range of it (`v[i]`, `v[i] = e`, `v[i] += e`, `&v[a..b]`), its
 //! length (`v.len()`, `v.is_empty()`), or the function's value (`v` as the body's last
 //! expression). Before: `let mut k = vec![0.0; n]; for i in 1..n { k[i] = x[i] * y[i - 1]; }
-//! ...; k`. After: `let mut k = Array::new(vec![<S>::from_f64(0.0); n]); <the loop, recorded
+//! ...; k`. After: `let mut k = Array::filled(<S>::from_f64(0.0), n); <the loop, recorded
 //! whole with Array::parts_mut(&mut k)>; ...; Array::into_vec(k)`: a loop recorded whole
 //! leaves in `k` what it wrote (for `Var`, a run of nodes), and a later loop reading `k`
 //! takes it (`Array::known(&k)`) instead of checking each element.

@@ -142,6 +142,22 @@ pub trait Fuse: Sized {
     ) -> bool {
         Self::fuse_loop(out, range, slices, offsets, known, steps, own, same, term)
     }
+
+    /// The elements of a new array the body holds (`ad::__private::Array::filled`): `count`
+    /// copies of `value`. For `Var`, in a buffer an earlier array or call on this thread handed
+    /// back, so that a warm call faults in no fresh pages for its arrays.
+    #[inline(always)]
+    fn array_of(value: Self, count: usize) -> Vec<Self>
+    where
+        Self: Clone,
+    {
+        vec![value; count]
+    }
+
+    /// Takes back the elements of an array the body held, once it is dropped (for `Var`, kept
+    /// for [`Fuse::array_of`]; dropped otherwise).
+    #[inline(always)]
+    fn recycle_array(_elements: Vec<Self>) {}
 }
 
 /// How each scalar type accumulates a sum that a loop builds with `total += e` and `total -= e`

@@ -12,7 +12,8 @@ use crate::real::{checked_partials, Accumulate, Checkpoint, Fuse, IntoReal, Prim
 use crate::scalar::rules::Pack;
 use crate::tape::held::Leaf;
 use crate::tape::{
-    fill_loop, record_fused, record_nary, InLanes, KeptRun, Known, OneByOne, PendingSum, Terms,
+    fill_loop, record_fused, record_nary, recycle_vars, spare_vars, InLanes, KeptRun, Known,
+    OneByOne, PendingSum, Terms,
 };
 use crate::{DualPart, Tape};
 use std::borrow::Cow;
@@ -220,6 +221,18 @@ impl Fuse for Var {
             (own, same),
             terms,
         )
+    }
+
+    #[inline(always)]
+    fn array_of(value: Var, count: usize) -> Vec<Var> {
+        let mut elements = spare_vars(count);
+        elements.resize(count, value);
+        elements
+    }
+
+    #[inline(always)]
+    fn recycle_array(elements: Vec<Var>) {
+        recycle_vars(elements)
     }
 }
 
