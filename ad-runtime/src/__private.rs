@@ -512,11 +512,15 @@ pub fn output_vars<T: Differentiable + ?Sized>(output: &T::With<Var>) -> Vec<Var
     vars
 }
 
-/// Pairs each scalar of a recorded result with its cotangent, for [`Tape::backward_seeded`].
-pub fn cotangent_seeds<T: Differentiable + ?Sized>(
+/// Sweeps `tape` once from the end, from each scalar of a recorded result weighted by its
+/// entry of `cotangent` (a vector–Jacobian product). The pairs are kept in one buffer of this
+/// thread's spare `Var`s, each output's `Var` holding its cotangent as its value, and seeded
+/// under one access to the recording: a warm `_vjp` allocates nothing for them.
+pub fn backward_cotangent<T: Differentiable + ?Sized>(
+    tape: &Tape,
     output: &T::With<Var>,
     cotangent: &T,
-) -> CotangentSeeds {
+) {
     let mut seeds = spare_vars(0);
     T::for_each_with(output, &mut |x: &Var| seeds.push(*x));
     let mut count = 0;
@@ -527,31 +531,8 @@ pub fn cotangent_seeds<T: Differentiable + ?Sized>(
         count += 1;
     });
     check_same_count("cotangent", "result", count, seeds.len());
-    CotangentSeeds { seeds, next: 0 }
-}
-
-/// The seeds of [`cotangent_seeds`]: each scalar of the result with, as its value, its
-/// cotangent, in a buffer of this thread's spare `Var`s (handed back when dropped), so that a
-/// warm `_vjp` faults in no fresh pages for them.
-pub struct CotangentSeeds {
-    seeds: Vec<Var>,
-    next: usize,
-}
-
-impl Iterator for CotangentSeeds {
-    type Item = (Var, f64);
-
-    fn next(&mut self) -> Option<(Var, f64)> {
-        let seed = *self.seeds.get(self.next)?;
-        self.next += 1;
-        Some((seed, seed.value))
-    }
-}
-
-impl Drop for CotangentSeeds {
-    fn drop(&mut self) {
-        recycle_vars(std::mem::take(&mut self.seeds));
-    }
+    tape.backward_weighted(&seeds);
+    recycle_vars(seeds);
 }
 
 /// Hands the buffers of a recorded result back for the next calls on this thread, once its

@@ -3840,6 +3840,19 @@ impl Tape {
         self.sweep();
     }
 
+    /// [`Tape::backward_seeded`] from `seeds`, each an output whose value is its seed, under
+    /// one access to the recording for all of them (the seeds are not user code).
+    pub(crate) fn backward_weighted(&self, seeds: &[Var]) {
+        self.with_active(|r| {
+            r.reset_adjoints();
+            for seed in seeds.iter().filter(|seed| !seed.is_constant()) {
+                r.check(*seed);
+                r.adjoints[seed.index as usize] += seed.value;
+            }
+        });
+        self.sweep();
+    }
+
     /// The derivative of the output of the last [`Tape::backward`] with respect to `var`
     /// (0 for a constant, or for a value recorded after that sweep).
     pub fn adjoint(&self, var: Var) -> f64 {

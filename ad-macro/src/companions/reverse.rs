@@ -111,7 +111,7 @@ fn tape_run(function: &Function, result: &Type, values: bool) -> TapeRun {
 /// Before: `fn f(x: f64, ys: &[f64]) -> [f64; 2]`
 /// After:  `fn f_vjp(x: f64, ys: &[f64], cotangent: &[f64; 2]) -> ([f64; 2], (f64, Vec<f64>)) {
 ///              lending(|__tape| { <seeds>; let __output = f(..);
-///              __tape.backward_seeded(cotangent_seeds::<[f64; 2]>(&__output, cotangent));
+///              backward_cotangent::<[f64; 2]>(&__tape, &__output, cotangent);
 ///              let __gradient = <read the gradient>;
 ///              let __value = output_values::<[f64; 2], Var>(&__output);
 ///              recycle_output::<[f64; 2]>(__output); (__value, __gradient) }) }`
@@ -125,17 +125,17 @@ pub fn vjp(function: &Function, result: &Type) -> TokenStream {
     } = tape_run(function, result, true);
     let (tape, adjoints, output) = (local("__tape"), local("__adjoints"), local("__output"));
     let cotangent = local("cotangent");
-    // A scalar result is its own seed: no buffer of (scalar, cotangent) pairs to allocate.
-    let seeds_of_output = if function.returns_scalar {
-        quote!(::core::iter::once((#output, *#cotangent)))
+    // A scalar result is its own seed.
+    let backward = if function.returns_scalar {
+        quote!(#tape.backward_seeded(::core::iter::once((#output, *#cotangent)));)
     } else {
-        quote!(::ad::__private::cotangent_seeds::<#result>(&#output, #cotangent))
+        quote!(::ad::__private::backward_cotangent::<#result>(&#tape, &#output, #cotangent);)
     };
     let top_level = on_tape(
         true,
         quote! {
             #forward
-            #tape.backward_seeded(#seeds_of_output);
+            #backward
             let __gradient = #tape.with_adjoints(|#adjoints| #reads);
             #recycle
             let __value = ::ad::__private::output_values::<#result, ::ad::Var>(&#output);
