@@ -521,9 +521,11 @@ pub fn backward_cotangent<T: Differentiable + ?Sized>(
     output: &T::With<Var>,
     cotangent: &T,
 ) {
-    let mut seeds = spare_vars(0);
-    T::for_each_with(output, &mut |x: &Var| seeds.push(*x));
     let mut count = 0;
+    T::for_each_with(output, &mut |_: &Var| count += 1);
+    let mut seeds = spare_vars(count);
+    T::for_each_with(output, &mut |x: &Var| seeds.push(*x));
+    count = 0;
     cotangent.for_each_scalar(&mut |weight| {
         if let Some(seed) = seeds.get_mut(count) {
             seed.value = weight;
