@@ -82,7 +82,8 @@ pub trait Differentiable {
             .collect()
     }
 
-    /// Gives a seeded value's buffers back once its call is over (the default drops it).
+    /// Gives the buffers of a seeded value, or of a recorded result, back once its call is
+    /// over (the default drops it).
     #[doc(hidden)]
     fn recycle(seeded: Self::With<Var>) {
         drop(seeded);

@@ -978,7 +978,7 @@ thread_local! {
     /// body holds, results), for the next calls on this thread ([`spare_vars`]): a `_grad` of a
     /// function over `&[f64]` allocates no `Vec<Var>` once warm, and a large input or array does
     /// not fault in fresh pages on every call.
-    static SEED_BUFFERS: RefCell<Vec<Vec<Var>>> = const { RefCell::new(Vec::new()) };
+    static SPARE_VARS: RefCell<SpareVars> = RefCell::new(SpareVars::default());
     /// The node limit new recordings on this thread get (tests lower it).
     static LIMIT: Cell<u32> = const { Cell::new(MAX_NODES) };
     /// The tag of a session that records every loop writing elements element by element
@@ -4286,19 +4286,22 @@ fn inputs_of(values: &[f64], first: u32, tag: u32) -> Vec<Var> {
 /// (grown). Buffers of several sizes in one call (seeds, arrays, the cotangent's outputs) each
 /// find their own again on the next call, so a warm call faults in no fresh pages for them.
 pub(crate) fn spare_vars(count: usize) -> Vec<Var> {
-    let mut vars = SEED_BUFFERS
+    let mut vars = SPARE_VARS
         .try_with(|spare| {
             let mut spare = spare.borrow_mut();
-            let roomy = spare
+            spare.lent += 1;
+            spare.peak = spare.peak.max(spare.lent);
+            let buffers = &mut spare.buffers;
+            let roomy = buffers
                 .iter()
                 .enumerate()
                 .filter(|(_, vars)| vars.capacity() >= count)
                 .min_by_key(|(_, vars)| vars.capacity());
             let chosen = match roomy {
                 Some((at, _)) => Some(at),
-                None => (0..spare.len()).max_by_key(|&at| spare[at].capacity()),
+                None => (0..buffers.len()).max_by_key(|&at| buffers[at].capacity()),
             };
-            chosen.map(|at| spare.swap_remove(at))
+            chosen.map(|at| buffers.swap_remove(at))
         })
         .ok()
         .flatten()
@@ -4308,29 +4311,43 @@ pub(crate) fn spare_vars(count: usize) -> Vec<Var> {
 }
 
 /// Keeps a buffer of `Var`s (seeds from [`Tape::vars`], an array's, a result's) for the next
-/// call on this thread ([`spare_vars`]).
+/// call on this thread ([`spare_vars`]), unless the thread keeps as many as it ever had lent
+/// at once (at most [`SPARE_VARS_KEPT`]): then the smallest goes. A result the function built
+/// itself (`collect`, `push`) comes back without having been lent, and so does an array
+/// written out (`vec![a, b]`): they take no more room than the calls use.
 pub(crate) fn recycle_vars(mut vars: Vec<Var>) {
     let start = vars.as_ptr() as usize;
     let _ = SEEDED.try_with(|seeded| seeded.borrow_mut().retain(|entry| entry.start != start));
-    if vars.capacity() == 0 {
-        return;
-    }
-    vars.clear();
     // `try_with`: during thread teardown the pool may be gone; the buffer is then freed.
-    let _ = SEED_BUFFERS.try_with(|spare| {
+    let _ = SPARE_VARS.try_with(|spare| {
         let mut spare = spare.borrow_mut();
-        spare.push(vars);
-        if spare.len() > SPARE_VARS_KEPT {
-            let smallest = (0..spare.len()).min_by_key(|&at| spare[at].capacity());
-            smallest.map(|at| spare.swap_remove(at));
+        spare.lent = spare.lent.saturating_sub(1);
+        if vars.capacity() == 0 {
+            return;
+        }
+        vars.clear();
+        let kept = spare.peak.min(SPARE_VARS_KEPT);
+        let buffers = &mut spare.buffers;
+        buffers.push(vars);
+        if buffers.len() > kept {
+            let smallest = (0..buffers.len()).min_by_key(|&at| buffers[at].capacity());
+            smallest.map(|at| buffers.swap_remove(at));
         }
     });
 }
 
-/// The most buffers [`recycle_vars`] keeps on a thread (the smallest goes first): a call
-/// hands back as many as it takes, but an array written out (`vec![a, b]`) comes from its own
-/// allocation, and its buffer would otherwise add one a call.
+/// The most buffers [`recycle_vars`] keeps on a thread.
 const SPARE_VARS_KEPT: usize = 32;
+
+/// A thread's spare buffers of `Var`s ([`spare_vars`], [`recycle_vars`]).
+#[derive(Default)]
+struct SpareVars {
+    buffers: Vec<Vec<Var>>,
+    /// How many buffers [`spare_vars`] has lent and [`recycle_vars`] not taken back.
+    lent: usize,
+    /// The most `lent` has been.
+    peak: usize,
+}
 
 /// Sets the most nodes a tape on this thread may hold, so tests can reach the overflow message
 /// without recording four billion operations. `None` restores the real limit.
@@ -4563,11 +4580,11 @@ mod tests {
     }
 
     /// A buffer handed back is taken again by the next request it has room for, the smallest
-    /// such; a request none has room for grows the largest; past `SPARE_VARS_KEPT` buffers the
-    /// smallest is dropped.
+    /// such; a request none has room for grows the largest; the thread keeps no more buffers
+    /// than it has had lent at once, dropping the smallest.
     #[test]
     fn spare_buffers_go_to_the_requests_they_fit() {
-        let spare = || SEED_BUFFERS.with(|spare| spare.borrow().len());
+        let spare = || SPARE_VARS.with(|spare| spare.borrow().buffers.len());
         assert_eq!(spare(), 0);
         let (small, large) = (spare_vars(10), spare_vars(1000));
         let (small_at, large_at) = (small.as_ptr(), large.as_ptr());
@@ -4585,24 +4602,24 @@ mod tests {
         assert_eq!(spare(), 0);
         recycle_vars(again_small);
         recycle_vars(again_large);
+        // None has room for 5000: the largest (1000) grows.
         let grown = spare_vars(5000);
         assert!(grown.capacity() >= 5000);
         assert_eq!(spare(), 1);
         recycle_vars(grown);
-        for count in 1..=SPARE_VARS_KEPT + 5 {
+        // Buffers handed back that were never lent (a result the function collected): two
+        // were lent at most, so two are kept, the largest.
+        for count in [3, 7000, 20] {
             recycle_vars(Vec::with_capacity(count));
         }
-        SEED_BUFFERS.with(|spare| {
-            let spare = spare.borrow();
-            assert_eq!(spare.len(), SPARE_VARS_KEPT);
-            // Of the 39 handed back (`small`, `grown`, then 1 to 37), the seven smallest went.
-            let mut kept: Vec<usize> = spare.iter().map(Vec::capacity).collect();
+        SPARE_VARS.with(|spare| {
+            let mut kept: Vec<usize> = spare.borrow().buffers.iter().map(Vec::capacity).collect();
             kept.sort_unstable();
-            assert_eq!(kept[..3], [8, 9, 10]);
-            assert!(kept[SPARE_VARS_KEPT - 1] >= 5000);
+            assert_eq!(kept.len(), 2);
+            assert!(kept[0] >= 5000 && kept[1] == 7000, "{kept:?}");
         });
         // Nothing is kept of a buffer with no room.
-        SEED_BUFFERS.with(|spare| spare.borrow_mut().clear());
+        SPARE_VARS.with(|spare| spare.borrow_mut().buffers.clear());
         recycle_vars(Vec::new());
         assert_eq!(spare(), 0);
     }
