@@ -371,6 +371,9 @@ fn held_by<R>(grad: impl FnOnce() -> R) -> (R, usize) {
 
 #[test]
 fn loop_sums_over_held_parameters_agree_with_slices_of_vars() {
+    // The tape's companions, which this test is about (the macro writes the adjoints of
+    // some of these bodies out: tests/written_adjoints.rs).
+    ad::__private::set_generated_adjoints(false);
     for n in [3, 9, 128, 301] {
         let (x, y) = (data(n, 0.0), data(n, 1.0));
         let ((value, (gx, gy)), held) = held_by(|| dot_grad(&x, &y));
@@ -440,6 +443,9 @@ fn every_read_of_a_held_parameter_agrees_with_slices_of_vars() {
 
 #[test]
 fn vector_results_hold_their_parameters_in_vjp_and_jacobian() {
+    // The tape's companions, which this test is about (the macro writes the adjoints of
+    // some of these bodies out: tests/written_adjoints.rs).
+    ad::__private::set_generated_adjoints(false);
     let (x, c) = (data(50, 6.0), 1.5);
     let cotangent = data(49, 7.0);
     let ((value, (gx, gc)), held) = held_by(|| differences_vjp(&x, c, &cotangent));
@@ -498,6 +504,9 @@ fn borrowed_elements_ranges_and_threads_compile_as_before() {
 
 #[test]
 fn a_held_parameter_read_past_its_end_panics_as_the_function_does() {
+    // The tape's companions, which this test is about (the macro writes the adjoints of
+    // some of these bodies out: tests/written_adjoints.rs).
+    ad::__private::set_generated_adjoints(false);
     // 100: long enough for a loop of products to read its partials from the parameter.
     for n in [20, 100] {
         let x = data(n, 9.0);
@@ -522,6 +531,9 @@ fn lent_by<R>(grad: impl FnOnce() -> R) -> (R, usize) {
 
 #[test]
 fn loops_of_products_read_their_partials_from_the_parameters() {
+    // The tape's companions, which this test is about (the macro writes the adjoints of
+    // some of these bodies out: tests/written_adjoints.rs).
+    ad::__private::set_generated_adjoints(false);
     // Below 64 terms the loops store their partials; from 64, `total`, `back` and both of
     // `late`'s read them from `a` and `b`, and so do both sums of `two_products`.
     for (n, lent, two) in [(20, 0, 0), (63, 0, 0), (65, 4, 2), (200, 4, 2)] {
@@ -677,6 +689,9 @@ proptest! {
         seed in 0.0f64..10.0,
         c in -2.0f64..2.0,
     ) {
+        // The tape's companions, which this test is about (the macro writes the adjoints of
+        // some of these bodies out: tests/written_adjoints.rs).
+        ad::__private::set_generated_adjoints(false);
         let n = x.len();
         let y = data(n, seed);
         let (value, (gx, gy)) = dot_grad(&x, &y);

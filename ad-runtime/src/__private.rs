@@ -21,6 +21,11 @@ pub use crate::real::{Accumulate, Fuse, IntoReal, IntoReals, Primitive, Second};
 /// `Float`'s over the scalar type.
 pub use num_traits::Float;
 
+/// What the adjoints the macro writes out call (`ad-macro/src/companions/adjoint.rs`).
+pub use crate::generated::{
+    adjoints_written_out, generated_adjoints, set_generated_adjoints, ValueStack, Zeros,
+};
+
 /// A local vector of scalars the body holds with what is known of its elements (the macro's
 /// `fuse/arrays.rs`), and what `Var` knows of them.
 pub use crate::array::Array;
@@ -535,6 +540,15 @@ pub fn backward_cotangent<T: Differentiable + ?Sized>(
     check_same_count("cotangent", "result", count, seeds.len());
     tape.backward_weighted(&seeds);
     recycle_vars(seeds);
+}
+
+/// Adds a vector result's `cotangent` to its adjoints, checking that it has one entry per
+/// scalar of the result (the tape's message).
+pub fn seed_cotangent(adjoints: &mut [f64], cotangent: &[f64]) {
+    check_same_count("cotangent", "result", cotangent.len(), adjoints.len());
+    for (adjoint, seed) in adjoints.iter_mut().zip(cotangent) {
+        *adjoint += seed;
+    }
 }
 
 /// Hands the buffers of a recorded result back for the next calls on this thread, once its

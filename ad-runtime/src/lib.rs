@@ -25,6 +25,7 @@
 mod array;
 pub mod checkpoint;
 mod differentiable;
+mod generated;
 #[cfg(feature = "nalgebra")]
 pub mod linalg;
 mod linear;

@@ -4,6 +4,7 @@ use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::Type;
 
+use super::adjoint::written_out;
 use super::seeds::{forward_lanes, lane_inputs, on_tape, over_scalar, tape_inputs, SeededInputs};
 use super::signature::{companion_attributes, companion_signature, companion_signature_with};
 use crate::model::{FallibleKind, Function};
@@ -110,7 +111,7 @@ pub fn grad(function: &Function) -> TokenStream {
     };
     let top_level = match lanes {
         Some(_) => run,
-        None => on_tape(true, run),
+        None => written_out(function, None, on_tape(true, run)),
     };
     let vis = &item.vis;
     let attrs = companion_attributes(item);

@@ -5,8 +5,10 @@
 //! forward with lanes for few input scalars). Each seeds the differentiable parameters with
 //! `seeds`, calls the generic function once per run, and leaves the shape work to
 //! `ad::__private` helpers driven by `ad::Differentiable`; `signature` has what every companion's
-//! signature shares (also used by the fallback's stub).
+//! signature shares (also used by the fallback's stub). For a body of loops over arrays,
+//! `adjoint` writes the adjoint out, which `f_grad` and `f_vjp` run in place of the tape.
 
+mod adjoint;
 mod forward;
 mod grad;
 mod reverse;

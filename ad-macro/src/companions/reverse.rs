@@ -4,6 +4,7 @@ use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
 use syn::Type;
 
+use super::adjoint::written_out;
 use super::seeds::{on_tape, over_scalar, tape_inputs, SeededInputs};
 use super::signature::{companion, local};
 use crate::model::Function;
@@ -143,6 +144,7 @@ pub fn vjp(function: &Function, result: &Type) -> TokenStream {
             (__value, __gradient)
         },
     );
+    let top_level = written_out(function, Some(&cotangent), top_level);
     let scalar = scalar_type();
     let nested = nests(function, result);
     let (output_type, body) = if nested {

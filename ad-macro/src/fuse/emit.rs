@@ -499,6 +499,27 @@ impl Fusion {
         })
     }
 
+    /// What a generated adjoint (`companions/adjoint.rs`) needs of the expression, written
+    /// over `f64`: the `let`s of its temporaries (each expression as written), the name and
+    /// the expression of each scalar leaf in slot order, and the closure from those leaves'
+    /// values to the value and the partials (the fused record's own).
+    pub fn adjoint_parts(&self) -> (Vec<TokenStream>, Vec<(Ident, Expr)>, TokenStream) {
+        let mut lets = Vec::new();
+        let mut leaves = Vec::new();
+        for temp in &self.temps {
+            let ty = match temp.role {
+                Role::Scalar(_) => {
+                    leaves.push((temp.name.clone(), temp.expr.clone()));
+                    quote!(f64)
+                }
+                Role::Constant | Role::Number => quote!(f64),
+                Role::Exponent => quote!(i32),
+            };
+            lets.push(self.temp_let(temp, ty, &mut |expr, _| expr));
+        }
+        (lets, leaves, self.derivative(quote!(f64)))
+    }
+
     /// `let name: ty = expr;` for a temporary, its expression translated.
     fn temp_let(
         &self,

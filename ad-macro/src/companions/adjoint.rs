@@ -1,0 +1,659 @@
+//! The adjoint of a body written out (the issue's fourth lever; Tapenade's and Enzyme's way):
+//! for a body made only of loops over ranges that write elements of local arrays and `f64`
+//! variables, `f_grad` and `f_vjp` run the body over `f64` once, keeping each value an
+//! assignment overwrites on a stack, then run the statements' adjoints in reverse order, each
+//! restoring the value it overwrote and passing its adjoint to the leaves of its right-hand
+//! side. No tape, no `Var`: what the tape keeps per operation, the stack keeps per
+//! assignment, and the partials are computed where they are used.
+//!
+//! Before: `fn f(x: &[f64], s: usize) -> Vec<f64> { let n = x.len(); let mut y = vec![0.0; n];
+//! for _ in 0..s { for i in 1..n { y[i] += x[i] * y[i - 1]; } } y }`. After, inside `f_vjp`:
+//!
+//! ```text
+//! fn __ad_adjoint(x: &[f64], s: usize, __ad_cotangent: &Vec<f64>) -> (Vec<f64>, Vec<f64>) {
+//!     let mut __ad_stack = ValueStack::take();
+//!     let n = x.len(); let mut y = vec![0.0; n];
+//!     for _ in 0..s { for i in 1..n { __ad_stack.push(y[i]); y[i] += x[i] * y[i - 1]; } }
+//!     let __ad_value = y.clone();
+//!     let mut __ad_bar_x = vec![0.0; x.len()]; let mut __ad_bar_y = vec![0.0; y.len()];
+//!     seed(&mut __ad_bar_y, __ad_cotangent);
+//!     for _ in (0..s).rev() { for i in (1..n).rev() {
+//!         y[i] = __ad_stack.pop(); let __ad_a = __ad_bar_y[i];
+//!         if __ad_a != 0.0 { <the leaves x[i], y[i - 1]>; let (_, __ad_p) = <partials>;
+//!             __ad_bar_x[i] += __ad_a * __ad_p[0]; __ad_bar_y[i - 1] += __ad_a * __ad_p[1]; }
+//!     } }
+//!     (__ad_value, __ad_bar_x)
+//! }
+//! ```
+//!
+//! The partials are those of the fused records (`fuse::Fusion::adjoint_parts`: the same
+//! rules, the same order), and an assignment whose adjoint is 0 passes nothing back, as a node
+//! of the tape whose adjoint is 0 does. A body outside these shapes gets the tape's companions,
+//! as before: nothing is rejected here.
+
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote, ToTokens};
+use std::collections::HashMap;
+use syn::visit::Visit;
+use syn::{BinOp, Expr, FnArg, Ident, Pat, Stmt, Type};
+
+use crate::fuse::{held_arrays, idents, Fusion, Kind, Scopes};
+use crate::model::{Function, PrimitiveShape, Role};
+use crate::names::is_f64;
+
+/// What a name of the body holds.
+#[derive(Clone, Copy, PartialEq)]
+enum Holds {
+    /// A differentiable `&[f64]` parameter or a local array of `f64`: its elements have
+    /// adjoints.
+    Array,
+    /// A differentiable `f64` parameter or an `f64` local: it has an adjoint.
+    Real,
+    /// Anything else (integers, constant data): no adjoint, never written as a real.
+    Other,
+}
+
+/// The companion's result.
+pub enum Output {
+    /// `f64`: `f_grad`'s value, or `f_vjp`'s with an `&f64` cotangent.
+    Scalar,
+    /// `Vec<f64>`, a local array of the body.
+    Vector,
+}
+
+/// `tape` (a companion's body on the tape), or, when the body has an adjoint written out
+/// ([`adjoint`]), that adjoint unless a test switched them off on this thread.
+pub fn written_out(
+    function: &Function,
+    cotangent: Option<&Ident>,
+    tape: TokenStream,
+) -> TokenStream {
+    match adjoint(function, cotangent) {
+        Some(adjoint) => quote! {
+            if ::ad::__private::generated_adjoints() { #adjoint } else { #tape }
+        },
+        None => tape,
+    }
+}
+
+/// The adjoint of `function`, as the body of `f_grad` (`cotangent: None`, the result a
+/// scalar seeded with 1) or `f_vjp` (the name of its cotangent parameter): an inner function
+/// over the parameters as written, called with them, returning `(value, gradient)`. `None` when
+/// the body is not of the shapes this module writes adjoints of.
+fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream> {
+    let item = &function.item;
+    if function.has_receiver
+        || function.in_impl
+        || function.fallible.is_some()
+        || !item.sig.generics.params.is_empty()
+        || item.sig.asyncness.is_some()
+        || item.sig.unsafety.is_some()
+    {
+        return None;
+    }
+    let mut body = Body::new(function)?;
+    let output = body.output(function)?;
+    let stmts = &item.block.stmts;
+    let (tail, stmts) = match stmts.split_last()? {
+        (Stmt::Expr(tail, None), rest) => (tail, rest),
+        _ => return None,
+    };
+    let mut forward = Vec::new();
+    let mut reverse = Vec::new();
+    for stmt in stmts {
+        let (ahead, back) = body.top_statement(stmt)?;
+        forward.push(ahead);
+        reverse.push(back);
+    }
+    reverse.reverse();
+    let value = format_ident!("__ad_value");
+    let seed = match output {
+        Output::Scalar => {
+            let seed = match cotangent {
+                Some(cotangent) => quote!(*#cotangent),
+                None => quote!(1.0f64),
+            };
+            let propagate = body.propagate(tail, &quote!(__ad_seed))?;
+            forward.push(quote!(let #value: f64 = #tail;));
+            quote! { { let __ad_seed: f64 = #seed; #propagate } }
+        }
+        Output::Vector => {
+            let Expr::Path(path) = tail else { return None };
+            let name = path.path.get_ident()?;
+            if body.holds(name) != Some(Holds::Array) || body.params.contains_key(name) {
+                return None;
+            }
+            let bar = bar(name);
+            let cotangent = cotangent?;
+            forward.push(quote!(let #value = ::std::clone::Clone::clone(&#name);));
+            quote!(::ad::__private::seed_cotangent(&mut #bar, #cotangent);)
+        }
+    };
+    let bars = body.bars.iter().map(|(name, holds)| {
+        let bar = bar(name);
+        match holds {
+            Holds::Array if body.params.contains_key(name) => {
+                quote!(let mut #bar = ::std::vec![0.0f64; #name.len()];)
+            }
+            Holds::Array => quote!(let mut #bar = ::ad::__private::Zeros::new(#name.len());),
+            _ => quote!(let mut #bar = 0.0f64;),
+        }
+    });
+    let gradient: Vec<Ident> = body.differentiable.iter().map(bar).collect();
+    let (gradient_type, gradient) = match gradient.as_slice() {
+        [one] => (body.gradient_types[0].clone(), quote!(#one)),
+        _ => {
+            let types = &body.gradient_types;
+            (quote!((#(#types),*)), quote!((#(#gradient),*)))
+        }
+    };
+    let inputs = &item.sig.inputs;
+    let args = function.params.iter().map(|param| &param.name);
+    let (result, extra, extra_arg) = match (&output, cotangent) {
+        (Output::Scalar, None) => (quote!(f64), None, None),
+        (Output::Scalar, Some(cotangent)) => {
+            (quote!(f64), Some(quote!(#cotangent: &f64)), Some(cotangent))
+        }
+        (Output::Vector, Some(cotangent)) => (
+            quote!(::std::vec::Vec<f64>),
+            Some(quote!(#cotangent: &::std::vec::Vec<f64>)),
+            Some(cotangent),
+        ),
+        (Output::Vector, None) => return None,
+    };
+    let extra = extra.into_iter();
+    let extra_arg = extra_arg.into_iter();
+    Some(quote! {{
+        #[allow(unused_mut, unused_variables, unused_assignments, unused_parens, non_snake_case,
+            clippy::all, clippy::pedantic)]
+        fn __ad_adjoint(#inputs #(, #extra)*) -> (#result, #gradient_type) {
+            let mut __ad_stack = ::ad::__private::ValueStack::take();
+            #(#forward)*
+            #(#bars)*
+            #seed
+            #(#reverse)*
+            (#value, #gradient)
+        }
+        __ad_adjoint(#(#args),* #(, #extra_arg)*)
+    }})
+}
+
+/// An assignment of the body ([`Body::parts`]).
+struct Assignment {
+    place: Expr,
+    adjoint: TokenStream,
+    /// Whether the right-hand side reads the variable or array the assignment writes.
+    reads_own: bool,
+}
+
+/// The adjoint of `name`.
+fn bar(name: &Ident) -> Ident {
+    format_ident!("__ad_bar_{}", name)
+}
+
+/// What the walk over the body knows.
+struct Body {
+    scopes: Scopes,
+    /// Every name bound at the body's top level or as a parameter, with what it holds.
+    top: HashMap<String, Holds>,
+    /// The names in loops, innermost last: loop variables and `let`s of integers.
+    inner: Vec<Vec<String>>,
+    params: HashMap<Ident, Holds>,
+    /// The locals held as arrays (`fuse::held_arrays`).
+    arrays: std::collections::HashSet<String>,
+    /// The names with an adjoint, in the order bound.
+    bars: Vec<(Ident, Holds)>,
+    /// The differentiable parameters, in order, and their gradients' types.
+    differentiable: Vec<Ident>,
+    gradient_types: Vec<TokenStream>,
+}
+
+impl Body {
+    fn new(function: &Function) -> Option<Body> {
+        let mut body = Body {
+            scopes: Scopes::new(),
+            top: HashMap::new(),
+            inner: Vec::new(),
+            params: HashMap::new(),
+            arrays: held_arrays(&function.item.block),
+            bars: Vec::new(),
+            differentiable: Vec::new(),
+            gradient_types: Vec::new(),
+        };
+        let mut names = function.params.iter();
+        for input in &function.item.sig.inputs {
+            let FnArg::Typed(typed) = input else {
+                return None;
+            };
+            let param = names.next()?;
+            // The parameter as written binds the name the companion passes, immutably.
+            match &*typed.pat {
+                Pat::Ident(pat)
+                    if pat.ident == param.name
+                        && pat.mutability.is_none()
+                        && pat.by_ref.is_none()
+                        && pat.subpat.is_none() => {}
+                _ => return None,
+            }
+            let holds = match (&param.role, param.primitive_shape()) {
+                (Role::Differentiable, Some(PrimitiveShape::Scalar)) => Holds::Real,
+                (Role::Differentiable, Some(PrimitiveShape::Slice)) => Holds::Array,
+                (Role::Constant, _) => Holds::Other,
+                _ => return None,
+            };
+            let kind = Kind::of_type(&param.ty, holds == Holds::Other);
+            body.scopes.bind(&param.name, kind);
+            body.top.insert(param.name.to_string(), holds);
+            body.params.insert(param.name.clone(), holds);
+            if holds != Holds::Other {
+                body.bars.push((param.name.clone(), holds));
+                body.differentiable.push(param.name.clone());
+                body.gradient_types.push(match holds {
+                    Holds::Array => quote!(::std::vec::Vec<f64>),
+                    _ => quote!(f64),
+                });
+            }
+        }
+        (!body.differentiable.is_empty()).then_some(body)
+    }
+
+    /// The companion's result, from the function's return type.
+    fn output(&self, function: &Function) -> Option<Output> {
+        if function.returns_scalar {
+            return Some(Output::Scalar);
+        }
+        let syn::ReturnType::Type(_, ty) = &function.item.sig.output else {
+            return None;
+        };
+        match &**ty {
+            Type::Path(path) if path.qself.is_none() => {
+                let segment = path.path.segments.last()?;
+                let syn::PathArguments::AngleBracketed(args) = &segment.arguments else {
+                    return None;
+                };
+                let vec_of_f64 = segment.ident == "Vec"
+                    && args.args.len() == 1
+                    && matches!(&args.args[0], syn::GenericArgument::Type(ty) if is_f64(ty));
+                vec_of_f64.then_some(Output::Vector)
+            }
+            _ => None,
+        }
+    }
+
+    /// What `name` holds, where the walk is.
+    fn holds(&self, name: &Ident) -> Option<Holds> {
+        let spelled = name.to_string();
+        if self.inner.iter().any(|scope| scope.contains(&spelled)) {
+            return Some(Holds::Other);
+        }
+        self.top.get(&spelled).copied()
+    }
+
+    /// Whether `expr` reads a value with an adjoint (a real, or an element of an array of
+    /// reals); an array's length (`xs.len()`) is not one.
+    fn reads_reals(&self, expr: &Expr) -> bool {
+        struct Reads<'a> {
+            body: &'a Body,
+            found: bool,
+        }
+        impl<'ast> Visit<'ast> for Reads<'_> {
+            fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+                let length = call.args.is_empty()
+                    && (call.method == "len" || call.method == "is_empty")
+                    && matches!(&*call.receiver, Expr::Path(_));
+                if !length {
+                    syn::visit::visit_expr_method_call(self, call);
+                }
+            }
+            fn visit_ident(&mut self, name: &'ast Ident) {
+                self.found |= matches!(self.body.holds(name), Some(Holds::Array | Holds::Real));
+            }
+            fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+                // A macro's arguments are tokens: any name in them counts.
+                self.found |= idents(mac.tokens.clone())
+                    .iter()
+                    .any(|name| matches!(self.body.holds(name), Some(Holds::Array | Holds::Real)));
+            }
+        }
+        let mut reads = Reads {
+            body: self,
+            found: false,
+        };
+        reads.visit_expr(expr);
+        reads.found
+    }
+
+    /// A statement of the body's top level: its forward form and its adjoint.
+    fn top_statement(&mut self, stmt: &Stmt) -> Option<(TokenStream, TokenStream)> {
+        let Stmt::Local(local) = stmt else {
+            return self.statement(stmt);
+        };
+        let init = local.init.as_ref().filter(|init| init.diverge.is_none())?;
+        let (name, mutable, ascribed) = match &local.pat {
+            Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => {
+                (pat.ident.clone(), pat.mutability.is_some(), None)
+            }
+            Pat::Type(typed) => match &*typed.pat {
+                Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => (
+                    pat.ident.clone(),
+                    pat.mutability.is_some(),
+                    Some(&*typed.ty),
+                ),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        // One binding a name: the adjoints read the names after the whole forward pass.
+        if self.top.contains_key(&name.to_string()) || name.to_string().starts_with("__ad") {
+            return None;
+        }
+        let expr = &*init.expr;
+        let holds = if self.arrays.contains(&name.to_string()) {
+            // `vec![0.0; n]`, `vec![a, b]`: its elements' initial values are constants.
+            if !matches!(expr, Expr::Macro(_)) || self.reads_reals(expr) {
+                return None;
+            }
+            self.scopes.bind(&name, Some(Kind::Scalars));
+            Holds::Array
+        } else if ascribed.is_some_and(is_f64) || self.scopes.kind_of(expr) == Some(Kind::Scalar) {
+            if mutable || self.reads_reals(expr) {
+                self.scopes.bind(&name, Some(Kind::Scalar));
+                Holds::Real
+            } else {
+                // `let h = 2.0 / s as f64;`: a real computed from constants alone, a constant.
+                self.scopes.bind(&name, Some(Kind::Constant));
+                Holds::Other
+            }
+        } else if ascribed.is_none_or(|ty| !is_f64(ty)) && !mutable && !self.reads_reals(expr) {
+            // An integer, or other data computed without the reals (`x.len()`, `s as f64`
+            // would be a real): fixed for the whole body.
+            self.scopes.bind(&name, self.scopes.kind_of(expr));
+            Holds::Other
+        } else {
+            return None;
+        };
+        self.top.insert(name.to_string(), holds);
+        let forward = stmt.to_token_stream();
+        let back = match holds {
+            Holds::Real => {
+                self.bars.push((name.clone(), Holds::Real));
+                let bar = bar(&name);
+                self.propagate(expr, &quote!(#bar))?
+            }
+            Holds::Array => {
+                self.bars.push((name.clone(), Holds::Array));
+                TokenStream::new()
+            }
+            Holds::Other => TokenStream::new(),
+        };
+        Some((forward, back))
+    }
+
+    /// A statement inside the top level or a loop: an assignment, a loop, or (in a loop) a
+    /// `let` of an integer.
+    fn statement(&mut self, stmt: &Stmt) -> Option<(TokenStream, TokenStream)> {
+        match stmt {
+            Stmt::Expr(Expr::ForLoop(for_loop), _) => self.for_loop(for_loop),
+            Stmt::Expr(expr, Some(_)) => self.assignment(expr),
+            _ => None,
+        }
+    }
+
+    /// `for var in a..b { body }`: the loop as written, and the adjoint `for var in
+    /// (a..b).rev() { <the body's integer lets>; <the body's adjoints, last first> }`.
+    fn for_loop(&mut self, for_loop: &syn::ExprForLoop) -> Option<(TokenStream, TokenStream)> {
+        if for_loop.label.is_some() || !for_loop.attrs.is_empty() {
+            return None;
+        }
+        let Expr::Range(range) = &*for_loop.expr else {
+            return None;
+        };
+        if range.start.is_none()
+            || range.end.is_none()
+            || self.reads_reals(&Expr::Range(range.clone()))
+        {
+            return None;
+        }
+        let var = match &*for_loop.pat {
+            Pat::Ident(pat)
+                if pat.by_ref.is_none() && pat.subpat.is_none() && pat.mutability.is_none() =>
+            {
+                Some(pat.ident.clone())
+            }
+            Pat::Wild(_) => None,
+            _ => return None,
+        };
+        self.scopes.push();
+        self.inner.push(Vec::new());
+        if let Some(var) = &var {
+            self.scopes.bind(var, Some(Kind::Integer));
+            self.bind_inner(var);
+        }
+        let pat = &for_loop.pat;
+        let walked = match (&var, for_loop.body.stmts.as_slice()) {
+            (Some(var), [Stmt::Expr(expr, Some(_))]) => self.element_loop(var, range, expr),
+            _ => None,
+        };
+        let walked = walked.or_else(|| {
+            let (lets, forward, mut reverse) = self.loop_body(&for_loop.body.stmts)?;
+            reverse.reverse();
+            Some((
+                quote!(for #pat in #range { #(#forward)* }),
+                quote!(for #pat in (#range).rev() { #(#lets)* #(#reverse)* }),
+            ))
+        });
+        self.inner.pop();
+        self.scopes.pop();
+        walked
+    }
+
+    /// `for i in a..b { array[i] = e; }` (or `+=`, `-=`) with `e` not reading `array`: each
+    /// element written once, and no term reading another's, so the run `array[a..b]` is
+    /// pushed before the loop in one copy and restored after the loop's adjoint.
+    fn element_loop(
+        &self,
+        var: &Ident,
+        range: &syn::ExprRange,
+        expr: &Expr,
+    ) -> Option<(TokenStream, TokenStream)> {
+        let assignment = self.parts(expr)?;
+        let Expr::Index(index) = &assignment.place else {
+            return None;
+        };
+        let at_var = matches!(&*index.index, Expr::Path(path) if path.path.is_ident(var));
+        let half_open = matches!(range.limits, syn::RangeLimits::HalfOpen(_));
+        if !at_var || !half_open || assignment.reads_own {
+            return None;
+        }
+        let (array, adjoint) = (&index.expr, &assignment.adjoint);
+        let pat = var;
+        Some((
+            quote! {
+                __ad_stack.save(&#array, #range);
+                for #pat in #range { #expr; }
+            },
+            quote! {
+                for #pat in (#range).rev() { #adjoint }
+                __ad_stack.restore(&mut #array, #range);
+            },
+        ))
+    }
+
+    /// Binds `name` in the innermost loop.
+    fn bind_inner(&mut self, name: &Ident) {
+        if let Some(scope) = self.inner.last_mut() {
+            scope.push(name.to_string());
+        }
+    }
+
+    /// The statements of a loop's body: its integer `let`s, and each other statement's forward
+    /// form and adjoint.
+    #[allow(clippy::type_complexity)]
+    fn loop_body(
+        &mut self,
+        stmts: &[Stmt],
+    ) -> Option<(Vec<TokenStream>, Vec<TokenStream>, Vec<TokenStream>)> {
+        let (mut lets, mut forward, mut reverse) = (Vec::new(), Vec::new(), Vec::new());
+        for (at, stmt) in stmts.iter().enumerate() {
+            if let Stmt::Local(local) = stmt {
+                // `let j = i + 1;`: an integer of the loop's, computed again before the
+                // adjoints; no statement before it may read a name it shadows.
+                let Pat::Ident(pat) = &local.pat else {
+                    return None;
+                };
+                let init = local.init.as_ref().filter(|init| init.diverge.is_none())?;
+                let earlier: TokenStream =
+                    stmts[..at].iter().map(ToTokens::to_token_stream).collect();
+                if pat.mutability.is_some()
+                    || pat.by_ref.is_some()
+                    || pat.subpat.is_some()
+                    || self.reads_reals(&init.expr)
+                    || idents(earlier).contains(&pat.ident)
+                    || self.holds(&pat.ident).is_some()
+                {
+                    return None;
+                }
+                self.scopes
+                    .bind(&pat.ident, self.scopes.kind_of(&init.expr));
+                self.bind_inner(&pat.ident);
+                lets.push(stmt.to_token_stream());
+                forward.push(stmt.to_token_stream());
+                continue;
+            }
+            let (ahead, back) = self.statement(stmt)?;
+            forward.push(ahead);
+            reverse.push(back);
+        }
+        Some((lets, forward, reverse))
+    }
+
+    /// `place = e`, `place += e` or `place -= e`, where `place` is a real or an element of an
+    /// array of reals: the value overwritten pushed, then the assignment; its adjoint pops it
+    /// back and passes the place's adjoint to `e`'s leaves.
+    fn assignment(&mut self, expr: &Expr) -> Option<(TokenStream, TokenStream)> {
+        let assignment = self.parts(expr)?;
+        let (place, adjoint) = (&assignment.place, &assignment.adjoint);
+        Some((
+            quote!(__ad_stack.push(#place); #expr;),
+            quote!({ #place = __ad_stack.pop(); #adjoint }),
+        ))
+    }
+
+    /// An assignment's parts: its place, and its adjoint (the place's adjoint passed to the
+    /// leaves, at the values before the assignment, which the caller restores first).
+    fn parts(&self, expr: &Expr) -> Option<Assignment> {
+        let (place, value, operator) = match expr {
+            Expr::Assign(assign) => (&*assign.left, &*assign.right, None),
+            Expr::Binary(binary) => match binary.op {
+                BinOp::AddAssign(_) => (&*binary.left, &*binary.right, Some(false)),
+                BinOp::SubAssign(_) => (&*binary.left, &*binary.right, Some(true)),
+                _ => return None,
+            },
+            _ => return None,
+        };
+        let place_bar = self.place_bar(place)?;
+        // `place -= e`: `e`'s leaves get minus the adjoint.
+        let passed = match operator {
+            Some(true) => quote!((-__ad_a)),
+            _ => quote!(__ad_a),
+        };
+        let propagate = self.propagate(value, &passed)?;
+        let reset = operator.is_none().then(|| quote!(#place_bar = 0.0;));
+        let written = match place {
+            Expr::Index(index) => &*index.expr,
+            place => place,
+        };
+        let reads_own = idents(value.to_token_stream())
+            .iter()
+            .any(|name| idents(written.to_token_stream()).contains(name));
+        Some(Assignment {
+            place: place.clone(),
+            adjoint: quote! {
+                let __ad_a = #place_bar;
+                #reset
+                #propagate
+            },
+            reads_own,
+        })
+    }
+
+    /// The adjoint of a place the body writes: a real variable of the top level (not a
+    /// parameter), or an element of a local array at an index that reads no real.
+    fn place_bar(&self, place: &Expr) -> Option<TokenStream> {
+        match place {
+            Expr::Path(path) => {
+                let name = path.path.get_ident()?;
+                let local = !self.params.contains_key(name);
+                (local && self.holds(name) == Some(Holds::Real))
+                    .then(|| bar(name).to_token_stream())
+            }
+            Expr::Index(index) => {
+                let Expr::Path(path) = &*index.expr else {
+                    return None;
+                };
+                let name = path.path.get_ident()?;
+                let local = !self.params.contains_key(name);
+                let at = &index.index;
+                let fits = local
+                    && self.holds(name) == Some(Holds::Array)
+                    && !matches!(&**at, Expr::Range(_))
+                    && !self.reads_reals(at);
+                let bar = bar(name);
+                fits.then(|| quote!(#bar[#at]))
+            }
+            _ => None,
+        }
+    }
+
+    /// Passes `adjoint` (an `f64` expression) to the scalar leaves of `expr`, at the values
+    /// the leaves hold now, when it is not 0.
+    fn propagate(&self, expr: &Expr, adjoint: &TokenStream) -> Option<TokenStream> {
+        if !self.reads_reals(expr) {
+            // Constants alone: nothing to pass back.
+            return Some(TokenStream::new());
+        }
+        let fusion = Fusion::term(expr, &self.scopes, false)?;
+        let (lets, leaves, partials) = fusion.adjoint_parts();
+        let mut names = Vec::new();
+        let mut passes = Vec::new();
+        for (slot, (name, leaf)) in leaves.iter().enumerate() {
+            let bar = self.leaf_bar(leaf)?;
+            names.push(name);
+            passes.push(quote!(#bar += __ad_g * __ad_p[#slot];));
+        }
+        let count = names.len();
+        Some(quote! {
+            let __ad_g: f64 = #adjoint;
+            if __ad_g != 0.0 {
+                #(#lets)*
+                let (_, __ad_p): (f64, [f64; #count]) = (#partials)([#(#names),*]);
+                #(#passes)*
+            }
+        })
+    }
+
+    /// The adjoint of a scalar leaf: a real (a parameter or a top-level local) or an element
+    /// of an array of reals.
+    fn leaf_bar(&self, leaf: &Expr) -> Option<TokenStream> {
+        match leaf {
+            Expr::Paren(inner) => self.leaf_bar(&inner.expr),
+            Expr::Path(path) => {
+                let name = path.path.get_ident()?;
+                (self.holds(name) == Some(Holds::Real)).then(|| bar(name).to_token_stream())
+            }
+            Expr::Index(index) => {
+                let Expr::Path(path) = &*index.expr else {
+                    return None;
+                };
+                let name = path.path.get_ident()?;
+                let at = &index.index;
+                let fits = self.holds(name) == Some(Holds::Array)
+                    && !matches!(&**at, Expr::Range(_))
+                    && !self.reads_reals(at);
+                let bar = bar(name);
+                fits.then(|| quote!(#bar[#at]))
+            }
+            _ => None,
+        }
+    }
+}

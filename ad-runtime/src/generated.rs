@@ -1,0 +1,163 @@
+//! What the adjoints `#[reverse_diff]` writes out (`ad-macro/src/companions/adjoint.rs`) call:
+//! the stack of overwritten values, the adjoints of local arrays, and the switch tests use to
+//! compare them with the tape.
+
+use std::cell::{Cell, RefCell};
+use std::ops::{Deref, DerefMut, Range};
+
+thread_local! {
+    /// Emptied stacks of earlier calls on this thread, for the next ones: a warm call
+    /// allocates none.
+    static SPARE_STACKS: RefCell<Vec<Vec<f64>>> = const { RefCell::new(Vec::new()) };
+    /// Buffers of [`Zeros`] dropped on this thread, for the next ones.
+    static SPARE_ZEROS: RefCell<Vec<Vec<f64>>> = const { RefCell::new(Vec::new()) };
+    /// Whether the companions run the adjoints written out (true unless a test switched them
+    /// off on this thread).
+    static GENERATED: Cell<bool> = const { Cell::new(true) };
+    /// How many adjoints written out ran on this thread, which the tests read to know the
+    /// generated code took that path.
+    static RUNS: Cell<usize> = const { Cell::new(0) };
+}
+
+/// The values a generated adjoint's assignments overwrite, pushed by the forward pass and
+/// popped, last first, by the adjoints that restore them.
+pub struct ValueStack {
+    values: Vec<f64>,
+}
+
+impl ValueStack {
+    /// An empty stack, in a buffer an earlier call on this thread handed back when there is
+    /// one.
+    pub fn take() -> ValueStack {
+        let _ = RUNS.try_with(|runs| runs.set(runs.get() + 1));
+        let values = SPARE_STACKS
+            .try_with(|spare| spare.borrow_mut().pop())
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        ValueStack { values }
+    }
+
+    /// Keeps `value`, the one an assignment is about to overwrite.
+    #[inline(always)]
+    pub fn push(&mut self, value: f64) {
+        self.values.push(value);
+    }
+
+    /// The value the last assignment not yet undone overwrote.
+    #[inline(always)]
+    pub fn pop(&mut self) -> f64 {
+        self.values
+            .pop()
+            .expect("ad: a generated adjoint popped more values than its forward pass pushed")
+    }
+}
+
+impl ValueStack {
+    /// Keeps the elements `range` of `array` (those of them it has), which a loop is about to
+    /// overwrite one each: the loop then panics where it would have.
+    #[inline]
+    pub fn save(&mut self, array: &[f64], range: Range<usize>) {
+        let run = within(array.len(), range);
+        self.values.extend_from_slice(&array[run]);
+    }
+
+    /// Restores the elements [`ValueStack::save`] kept of `array` over `range`.
+    #[inline]
+    pub fn restore(&mut self, array: &mut [f64], range: Range<usize>) {
+        let run = within(array.len(), range);
+        let at = self.values.len() - run.len();
+        array[run].copy_from_slice(&self.values[at..]);
+        self.values.truncate(at);
+    }
+}
+
+/// The part of `range` below `len`.
+fn within(len: usize, range: Range<usize>) -> Range<usize> {
+    let end = range.end.min(len);
+    range.start.min(end)..end
+}
+
+/// A zeroed buffer of `f64`s, the adjoints of a local array, from those handed back on this
+/// thread when one is: a warm call faults in no fresh pages for them.
+pub struct Zeros {
+    values: Vec<f64>,
+}
+
+impl Zeros {
+    /// `len` zeros.
+    pub fn new(len: usize) -> Zeros {
+        let mut values = SPARE_ZEROS
+            .try_with(|spare| spare.borrow_mut().pop())
+            .ok()
+            .flatten()
+            .unwrap_or_default();
+        values.clear();
+        values.resize(len, 0.0);
+        Zeros { values }
+    }
+}
+
+impl Deref for Zeros {
+    type Target = [f64];
+
+    #[inline(always)]
+    fn deref(&self) -> &[f64] {
+        &self.values
+    }
+}
+
+impl DerefMut for Zeros {
+    #[inline(always)]
+    fn deref_mut(&mut self) -> &mut [f64] {
+        &mut self.values
+    }
+}
+
+impl Drop for Zeros {
+    fn drop(&mut self) {
+        let values = std::mem::take(&mut self.values);
+        // `try_with`: during thread teardown the pool may be gone; the buffer is then freed.
+        let _ = SPARE_ZEROS.try_with(|spare| {
+            let mut spare = spare.borrow_mut();
+            if spare.len() < SPARE_KEPT {
+                spare.push(values);
+            }
+        });
+    }
+}
+
+/// The most buffers of each kind a thread keeps.
+const SPARE_KEPT: usize = 32;
+
+impl Drop for ValueStack {
+    fn drop(&mut self) {
+        let mut values = std::mem::take(&mut self.values);
+        values.clear();
+        // `try_with`: during thread teardown the pool may be gone; the buffer is then freed.
+        let _ = SPARE_STACKS.try_with(|spare| {
+            let mut spare = spare.borrow_mut();
+            if spare.len() < SPARE_KEPT {
+                spare.push(values);
+            }
+        });
+    }
+}
+
+/// Whether the companions of this thread run the adjoints `#[reverse_diff]` wrote out, where
+/// it wrote one (true unless [`set_generated_adjoints`] switched them off).
+#[inline]
+pub fn generated_adjoints() -> bool {
+    GENERATED.with(Cell::get)
+}
+
+/// Switches the adjoints written out on or off on this thread, so that a test compares them
+/// with the tape's derivatives of the same function. Not for use outside tests.
+pub fn set_generated_adjoints(on: bool) {
+    GENERATED.with(|generated| generated.set(on));
+}
+
+/// How many adjoints written out have run on this thread (for the tests).
+pub fn adjoints_written_out() -> usize {
+    RUNS.with(Cell::get)
+}

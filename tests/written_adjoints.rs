@@ -1,0 +1,216 @@
+//! Adjoints written out by the macro (`ad-macro/src/companions/adjoint.rs`): bodies of loops
+//! over ranges writing local arrays and `f64` variables get `f_grad` and `f_vjp` that run the
+//! body over `f64` with a stack of overwritten values, then the statements' adjoints in
+//! reverse. Each function here is checked three ways: the adjoint was written out (a counter
+//! the runtime keeps), its derivative equals the tape's (`set_generated_adjoints(false)`) to
+//! rounding, and central differences (step 1e-6, relative tolerance 1e-6).
+
+use ad::__private::{adjoints_written_out, set_generated_adjoints};
+use ad::reverse_diff;
+use approx::assert_relative_eq;
+
+/// The derivative both ways, asserting that the first call ran an adjoint written out and the
+/// second the tape.
+fn both<T>(mut call: impl FnMut() -> T) -> (T, T) {
+    let before = adjoints_written_out();
+    let written = call();
+    assert_eq!(
+        adjoints_written_out(),
+        before + 1,
+        "no adjoint written out ran"
+    );
+    set_generated_adjoints(false);
+    let taped = call();
+    set_generated_adjoints(true);
+    assert_eq!(
+        adjoints_written_out(),
+        before + 1,
+        "the tape's companion ran one"
+    );
+    (written, taped)
+}
+
+/// Central differences of `f` at `x`.
+fn central(f: impl Fn(&[f64]) -> f64, x: &[f64]) -> Vec<f64> {
+    (0..x.len())
+        .map(|i| {
+            let h = 1e-6 * x[i].abs().max(1.0);
+            let (mut up, mut down) = (x.to_vec(), x.to_vec());
+            up[i] += h;
+            down[i] -= h;
+            (f(&up) - f(&down)) / (2.0 * h)
+        })
+        .collect()
+}
+
+fn assert_close(a: &[f64], b: &[f64], tolerance: f64) {
+    assert_eq!(a.len(), b.len());
+    for (a, b) in a.iter().zip(b) {
+        assert_relative_eq!(a, b, max_relative = tolerance, epsilon = 1e-9);
+    }
+}
+
+/// A recurrence reading the array it writes (`y[i - 1]`), an overwrite each step, `+=`, `-=`
+/// and a real `let` after the loops.
+#[reverse_diff]
+fn recurrence(x: &[f64], steps: usize) -> f64 {
+    let n = x.len();
+    let mut y = vec![1.0; n];
+    for _ in 0..steps {
+        for i in 1..n {
+            y[i] = y[i - 1] * x[i] + y[i].sin();
+        }
+        y[0] -= 0.1 * x[0] * y[n - 1];
+    }
+    let last = y[n - 1] * y[0];
+    let mut total = 0.0;
+    for i in 0..n {
+        total += y[i] * y[i] / (1.0 + x[i] * x[i]);
+    }
+    total + last.exp()
+}
+
+#[test]
+fn a_recurrence_with_overwrites() {
+    let x = [0.3, -0.7, 1.1, 0.4, -0.2, 0.9];
+    let ((value, written), (taped_value, taped)) = both(|| recurrence_grad(&x, 4));
+    assert_eq!(value, taped_value);
+    assert_eq!(value.to_bits(), recurrence(&x, 4).to_bits());
+    assert_close(&written, &taped, 1e-12);
+    assert_close(&written, &central(|x| recurrence(x, 4), &x), 1e-6);
+}
+
+/// Stages of a step read as in gradbench's ode: element loops over other arrays (each pushed
+/// and restored as one run), a first element set apart, and a vector result.
+#[reverse_diff]
+fn stages(x: &[f64], s: usize) -> Vec<f64> {
+    let n = x.len();
+    let mut k1 = vec![0.0; n];
+    let mut k2 = vec![0.0; n];
+    let mut y = vec![0.5; n];
+    let h = 1.0 / s as f64;
+    for _ in 0..s {
+        k2[0] = x[0] * x[0];
+        k1[0] = x[0];
+        for i in 1..n {
+            k1[i] = x[i] * y[i - 1];
+        }
+        for i in 1..n {
+            k2[i] = x[i] * (y[i - 1] - h * k1[i - 1] / 2.0);
+        }
+        for i in 0..n {
+            y[i] -= h * (k1[i] - k2[i]) / 2.0;
+        }
+    }
+    y
+}
+
+#[test]
+fn stages_of_a_step_with_a_vector_result() {
+    let x = [0.8, 1.2, -0.5, 0.7, 1.4];
+    let cotangent = vec![0.3, -1.0, 0.5, 2.0, 1.0];
+    let ((value, written), (taped_value, taped)) = both(|| stages_vjp(&x, 6, &cotangent));
+    assert_eq!(value, taped_value);
+    assert_eq!(value, stages(&x, 6));
+    assert_close(&written, &taped, 1e-12);
+    let dot = |x: &[f64]| -> f64 {
+        stages(x, 6)
+            .iter()
+            .zip(&cotangent)
+            .map(|(y, c)| y * c)
+            .sum()
+    };
+    assert_close(&written, &central(dot, &x), 1e-6);
+}
+
+/// Two differentiable parameters, one a scalar, constant data, nested loops with an integer
+/// `let`, and a real `let` at the top.
+#[reverse_diff]
+fn weighted(a: f64, w: &[f64], #[no_grad] data: &[f64], rows: usize) -> f64 {
+    let cols = w.len();
+    let scale = a * a + 1.0;
+    let mut out = vec![0.0; rows];
+    for r in 0..rows {
+        for c in 0..cols {
+            let at = r * cols + c;
+            out[r] += w[c] * data[at] * scale;
+        }
+    }
+    let mut total = 0.0;
+    for r in 0..rows {
+        total += (out[r] - 1.0).powi(2) + out[r].tanh();
+    }
+    total / scale
+}
+
+#[test]
+fn two_parameters_and_nested_loops() {
+    let w = [0.5, -1.5, 0.25];
+    let data: Vec<f64> = (0..12).map(|i| (f64::from(i) * 0.37).sin()).collect();
+    let ((value, (da, dw)), (taped_value, (ta, tw))) = both(|| weighted_grad(0.7, &w, &data, 4));
+    assert_eq!(value, taped_value);
+    assert_relative_eq!(da, ta, max_relative = 1e-12);
+    assert_close(&dw, &tw, 1e-12);
+    let all = |p: &[f64]| weighted(p[0], &p[1..], &data, 4);
+    let expected = central(all, &[0.7, 0.5, -1.5, 0.25]);
+    assert_close(&[&[da][..], &dw].concat(), &expected, 1e-6);
+}
+
+/// A partial that is infinite where the element's adjoint is 0: the tape passes nothing back
+/// from a node of adjoint 0, and neither does the adjoint written out.
+#[reverse_diff]
+fn unused_root(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut roots = vec![0.0; n];
+    for i in 0..n {
+        roots[i] = x[i].sqrt();
+    }
+    roots[1] * 2.0
+}
+
+#[test]
+fn an_infinite_partial_of_an_unused_element_stays_out() {
+    let x = [0.0, 4.0, 0.0];
+    let ((_, written), (_, taped)) = both(|| unused_root_grad(&x));
+    assert_eq!(written, vec![0.0, 0.5, 0.0]);
+    assert_eq!(taped, written);
+}
+
+#[test]
+fn a_wrong_cotangent_gets_the_tapes_message() {
+    let result = std::panic::catch_unwind(|| stages_vjp(&[1.0, 2.0], 2, &vec![1.0]));
+    let message = *result.unwrap_err().downcast::<String>().unwrap();
+    assert!(
+        message.contains("the cotangent has 1 scalars but the result has 2"),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_index_out_of_bounds_panics_as_the_function_does() {
+    // `steps` = 0 and an empty `x`: `y[n - 1]` underflows `n - 1` in the function itself.
+    let grad = std::panic::catch_unwind(|| recurrence_grad(&[] as &[f64], 1));
+    let plain = std::panic::catch_unwind(|| recurrence(&[] as &[f64], 1));
+    assert!(grad.is_err() && plain.is_err());
+}
+
+/// A `let mut` counter (`index += 1`), an iterator and a call are outside the shapes written
+/// out: these get the tape's companions, as before.
+#[reverse_diff]
+fn outside(x: &[f64]) -> f64 {
+    let mut total = 0.0;
+    let mut index = 0;
+    for v in x.iter() {
+        total += v * x[index];
+        index += 1;
+    }
+    total
+}
+
+#[test]
+fn other_bodies_run_on_the_tape() {
+    let before = adjoints_written_out();
+    let (_, gradient) = outside_grad(&[1.0, 2.0, 3.0]);
+    assert_eq!(adjoints_written_out(), before);
+    assert_eq!(gradient, vec![2.0, 4.0, 6.0]);
+}
