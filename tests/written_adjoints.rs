@@ -156,6 +156,33 @@ fn two_parameters_and_nested_loops() {
     assert_close(&[&[da][..], &dw].concat(), &expected, 1e-6);
 }
 
+/// A sum read while it is still being added to (`running` keeps each value it overwrites),
+/// beside sums read only once final (`total`, `out`: nothing kept).
+#[reverse_diff]
+fn running(x: &[f64], #[no_grad] scale: f64) -> f64 {
+    let n = x.len();
+    let mut running = 0.0;
+    let mut out = vec![0.0; n];
+    for i in 0..n {
+        running += x[i] * x[i];
+        out[i] = (running * scale).sin();
+    }
+    let mut total = 0.0;
+    for i in 0..n {
+        total -= out[i] * x[i];
+    }
+    total * running
+}
+
+#[test]
+fn sums_read_before_they_are_final() {
+    let x = [0.4, -1.2, 0.9, 0.3, 1.7];
+    let ((value, written), (taped_value, taped)) = both(|| running_grad(&x, 0.6));
+    assert_eq!(value, taped_value);
+    assert_close(&written, &taped, 1e-12);
+    assert_close(&written, &central(|x| running(x, 0.6), &x), 1e-6);
+}
+
 /// A partial that is infinite where the element's adjoint is 0: the tape passes nothing back
 /// from a node of adjoint 0, and neither does the adjoint written out.
 #[reverse_diff]

@@ -33,11 +33,11 @@
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, ToTokens};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use syn::visit::Visit;
 use syn::{BinOp, Expr, FnArg, Ident, Pat, Stmt, Type};
 
-use crate::fuse::{held_arrays, idents, Fusion, Kind, Scopes};
+use crate::fuse::{held_arrays, idents, is_assignment, Fusion, Kind, Scopes};
 use crate::model::{Function, PrimitiveShape, Role};
 use crate::names::is_f64;
 
@@ -186,6 +186,89 @@ struct Assignment {
     reads_own: bool,
 }
 
+/// The names among `stmts` (a body's top level, its tail apart) only ever added to: every
+/// assignment to the name or its elements is `+=` or `-=` of an expression that does not read
+/// it, and every other mention comes in a later statement of the top level than the last such
+/// assignment. Its values are then read only once final, so its assignments need keep none
+/// (`total += x[i] * y[i]` in a loop pushes nothing).
+fn accumulators(stmts: &[Stmt]) -> HashSet<String> {
+    #[derive(Default)]
+    struct Uses {
+        /// By name: the last statement adding to it, or `None` once another assignment writes it.
+        added: HashMap<String, Option<usize>>,
+        /// By name: the first statement reading it.
+        read: HashMap<String, usize>,
+        at: usize,
+    }
+    impl Uses {
+        fn write(&mut self, base: &Expr, adds: bool) -> bool {
+            let Expr::Path(path) = base else {
+                return false;
+            };
+            let Some(name) = path.path.get_ident() else {
+                return false;
+            };
+            let entry = self.added.entry(name.to_string()).or_insert(Some(self.at));
+            *entry = entry.filter(|_| adds).map(|_| self.at);
+            true
+        }
+    }
+    impl<'ast> Visit<'ast> for Uses {
+        fn visit_expr(&mut self, expr: &'ast Expr) {
+            let (left, right, adds) = match expr {
+                Expr::Assign(assign) => (&*assign.left, &*assign.right, false),
+                Expr::Binary(binary) => match binary.op {
+                    BinOp::AddAssign(_) | BinOp::SubAssign(_) => {
+                        (&*binary.left, &*binary.right, true)
+                    }
+                    op if is_assignment(&op) => (&*binary.left, &*binary.right, false),
+                    _ => return syn::visit::visit_expr(self, expr),
+                },
+                _ => return syn::visit::visit_expr(self, expr),
+            };
+            let (base, index) = match left {
+                Expr::Index(index) => (&*index.expr, Some(&*index.index)),
+                left => (left, None),
+            };
+            let own = idents(base.to_token_stream());
+            let reads_own = idents(right.to_token_stream())
+                .iter()
+                .any(|name| own.contains(name));
+            if !self.write(base, adds && !reads_own) {
+                self.visit_expr(left);
+            }
+            if let Some(index) = index {
+                self.visit_expr(index);
+            }
+            self.visit_expr(right);
+        }
+        fn visit_pat(&mut self, _: &'ast Pat) {}
+        fn visit_ident(&mut self, name: &'ast Ident) {
+            self.read.entry(name.to_string()).or_insert(self.at);
+        }
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            for name in idents(mac.tokens.clone()) {
+                self.visit_ident(&name);
+            }
+        }
+    }
+    let mut uses = Uses::default();
+    for (at, stmt) in stmts.iter().enumerate() {
+        uses.at = at;
+        uses.visit_stmt(stmt);
+    }
+    uses.added
+        .into_iter()
+        .filter_map(|(name, last)| {
+            let last = last?;
+            uses.read
+                .get(&name)
+                .is_none_or(|&read| read > last)
+                .then_some(name)
+        })
+        .collect()
+}
+
 /// The adjoint of `name`.
 fn bar(name: &Ident) -> Ident {
     format_ident!("__ad_bar_{}", name)
@@ -200,7 +283,10 @@ struct Body {
     inner: Vec<Vec<String>>,
     params: HashMap<Ident, Holds>,
     /// The locals held as arrays (`fuse::held_arrays`).
-    arrays: std::collections::HashSet<String>,
+    arrays: HashSet<String>,
+    /// The variables and arrays only ever added to ([`accumulators`]): their assignments keep
+    /// no value.
+    accumulators: HashSet<String>,
     /// The names with an adjoint, in the order bound.
     bars: Vec<(Ident, Holds)>,
     /// The differentiable parameters, in order, and their gradients' types.
@@ -216,6 +302,7 @@ impl Body {
             inner: Vec::new(),
             params: HashMap::new(),
             arrays: held_arrays(&function.item.block),
+            accumulators: accumulators(&function.item.block.stmts),
             bars: Vec::new(),
             differentiable: Vec::new(),
             gradient_types: Vec::new(),
@@ -467,6 +554,12 @@ impl Body {
         }
         let (array, adjoint) = (&index.expr, &assignment.adjoint);
         let pat = var;
+        if self.accumulates(&assignment.place) {
+            return Some((
+                quote!(for #pat in #range { #expr; }),
+                quote!(for #pat in (#range).rev() { #adjoint }),
+            ));
+        }
         Some((
             quote! {
                 __ad_stack.save(&#array, #range);
@@ -533,10 +626,24 @@ impl Body {
     fn assignment(&mut self, expr: &Expr) -> Option<(TokenStream, TokenStream)> {
         let assignment = self.parts(expr)?;
         let (place, adjoint) = (&assignment.place, &assignment.adjoint);
+        if self.accumulates(place) {
+            // `total += e`, no statement reading `total` before its last: nothing to restore.
+            return Some((quote!(#expr;), quote!({ #adjoint })));
+        }
         Some((
             quote!(__ad_stack.push(#place); #expr;),
             quote!({ #place = __ad_stack.pop(); #adjoint }),
         ))
+    }
+
+    /// Whether `place` (a variable or an element) is of an accumulator ([`accumulators`]).
+    fn accumulates(&self, place: &Expr) -> bool {
+        let base = match place {
+            Expr::Index(index) => &*index.expr,
+            place => place,
+        };
+        matches!(base, Expr::Path(path)
+            if path.path.get_ident().is_some_and(|name| self.accumulators.contains(&name.to_string())))
     }
 
     /// An assignment's parts: its place, and its adjoint (the place's adjoint passed to the

@@ -53,7 +53,8 @@ pub(super) fn strip(mut expr: &Expr) -> &Expr {
     }
 }
 
-pub(super) fn is_assignment(op: &BinOp) -> bool {
+/// Whether `op` is a compound assignment (`+=`, `*=`, `<<=`..).
+pub fn is_assignment(op: &BinOp) -> bool {
     matches!(
         op,
         BinOp::AddAssign(_)
