@@ -117,6 +117,10 @@
 ///   kept for any number of cotangents) for any result, `name_hvp` and `name_hessian` for an
 ///   `f64` result (forward over forward for at most 8 input scalars); `#[reverse_diff(primitive = partials)]` and `#[reverse_diff(fused)]`
 ///   make a function one tape record (README, "Every derivative").
+/// - For a body of `for` loops over ranges assigning elements of local arrays and `f64`
+///   variables, `name_grad` and `name_vjp` run the adjoint the macro writes out instead of the
+///   tape; `#[reverse_diff(tape)]` keeps the tape (README, "Loops over arrays: adjoints written
+///   out").
 ///
 /// # Inside the body
 ///

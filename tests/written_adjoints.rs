@@ -4,6 +4,8 @@
 //! reverse. Each function here is checked three ways: the adjoint was written out (a counter
 //! the runtime keeps), its derivative equals the tape's (`set_generated_adjoints(false)`) to
 //! rounding, and central differences (step 1e-6, relative tolerance 1e-6).
+// Index loops are the shape the macro writes adjoints of.
+#![allow(clippy::needless_range_loop)]
 
 use ad::__private::{adjoints_written_out, set_generated_adjoints};
 use ad::reverse_diff;
@@ -240,4 +242,97 @@ fn other_bodies_run_on_the_tape() {
     let (_, gradient) = outside_grad(&[1.0, 2.0, 3.0]);
     assert_eq!(adjoints_written_out(), before);
     assert_eq!(gradient, vec![2.0, 4.0, 6.0]);
+}
+
+/// A primitive's derivative is its partials function's, even when its body could be written
+/// out.
+#[reverse_diff(primitive = clipped_partials)]
+fn clipped(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut total = 0.0;
+    for i in 0..n {
+        total += x[i] * x[i];
+    }
+    total
+}
+
+fn clipped_partials(x: &[f64]) -> Vec<f64> {
+    x.iter().map(|v| (2.0 * v).clamp(-1.0, 1.0)).collect()
+}
+
+/// `#[reverse_diff(tape)]` keeps the tape for a body that could be written out.
+#[reverse_diff(tape)]
+fn taped(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut total = 0.0;
+    for i in 0..n {
+        total += x[i] * x[i];
+    }
+    total
+}
+
+#[test]
+fn primitives_and_the_tape_option_keep_the_tape() {
+    let before = adjoints_written_out();
+    assert_eq!(clipped_grad(&[0.3, -2.0, 1.5]).1, vec![0.6, -1.0, 1.0]);
+    assert_eq!(clipped_vjp(&[0.3, -2.0, 1.5], &1.0).1, vec![0.6, -1.0, 1.0]);
+    assert_eq!(taped_grad(&[0.3, -2.0]).1, vec![0.6, -4.0]);
+    assert_eq!(adjoints_written_out(), before);
+}
+
+/// `.value()` (a constant of the value, a method of `ad::Real`), a parameter named like the
+/// generated code's locals, and a lint on a loop.
+#[reverse_diff]
+fn unusual(x: &[f64], __ad_g: f64) -> f64 {
+    let n = x.len();
+    let mut total = 0.0;
+    #[allow(clippy::needless_range_loop)]
+    for i in 0..n {
+        total += x[i] * x[i].value() * __ad_g;
+    }
+    total
+}
+
+#[reverse_diff]
+fn with_a_lint(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut total = 0.0;
+    #[allow(clippy::needless_range_loop)]
+    for i in 0..n {
+        total += x[i] * x[i];
+    }
+    total
+}
+
+#[test]
+fn unusual_bodies_keep_the_tape_and_lints_do_not() {
+    let before = adjoints_written_out();
+    let (_, (dx, dg)) = unusual_grad(&[1.0, 2.0], 3.0);
+    assert_eq!((dx, dg), (vec![3.0, 6.0], 5.0));
+    assert_eq!(adjoints_written_out(), before);
+    let ((_, written), (_, taped)) = both(|| with_a_lint_grad(&[1.0, -2.0]));
+    assert_eq!(written, vec![2.0, -4.0]);
+    assert_eq!(taped, written);
+}
+
+/// An assignment's place out of bounds: its right-hand side, evaluated first, panics first.
+#[reverse_diff]
+fn out_of_bounds(x: &[f64]) -> f64 {
+    let mut k = vec![0.0; 3];
+    for i in 0..1 {
+        k[i + 5] = x[i + 5] * 2.0 + k[0];
+    }
+    k[0]
+}
+
+#[test]
+fn an_index_out_of_bounds_panics_with_the_functions_message() {
+    let message = |call: fn() -> f64| {
+        let panic = std::panic::catch_unwind(call).unwrap_err();
+        panic.downcast::<String>().map(|message| *message).unwrap()
+    };
+    let plain = message(|| out_of_bounds(&[1.0, 2.0]));
+    let written = message(|| out_of_bounds_grad(&[1.0, 2.0]).0);
+    assert!(plain.contains("the len is 2 but the index is 5"), "{plain}");
+    assert_eq!(written, plain);
 }

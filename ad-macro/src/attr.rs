@@ -15,9 +15,12 @@ pub struct Options {
     pub primitive: Option<syn::Path>,
     /// `fused`: each call is one record, its partials computed on a nested tape.
     pub fused: bool,
+    /// `tape`: `f_grad` and `f_vjp` record on the tape even when the macro could write the
+    /// body's adjoint out (`companions/adjoint.rs`).
+    pub tape: bool,
 }
 
-/// Parses the attribute's arguments: nothing, `primitive = path`, or `fused`.
+/// Parses the attribute's arguments: nothing, `primitive = path`, `fused` or `tape`.
 pub fn parse(args: TokenStream) -> syn::Result<Options> {
     let mut options = Options::default();
     if args.is_empty() {
@@ -35,6 +38,7 @@ pub fn parse(args: TokenStream) -> syn::Result<Options> {
                 _ => return Err(validate::primitive_not_a_path(&pair.value)),
             },
             Meta::Path(path) if path.is_ident("fused") => options.fused = true,
+            Meta::Path(path) if path.is_ident("tape") => options.tape = true,
             _ => return Err(validate::unknown_argument(meta.into_token_stream())),
         }
     }

@@ -272,6 +272,8 @@ fn reverse_diff(args: TokenStream, item: ItemFn, block: Option<&Siblings>) -> To
                 companions::Products {
                     first_order: true,
                     second_order: options.primitive.is_none(),
+                    // A primitive's derivative is its partials function's, not its body's.
+                    written_out: options.primitive.is_none() && !options.fused && !options.tape,
                 },
             );
             quote!(#generic #holder #unfused #companions)

@@ -398,8 +398,8 @@ pub fn unknown_argument(args: TokenStream) -> Error {
     };
     let message = format!(
         "unknown argument{named} to #[reverse_diff], which takes none, \
-         `primitive = partials_fn` or `fused`: write #[reverse_diff] alone, and #[no_grad] \
-         before each parameter to keep constant"
+         `primitive = partials_fn`, `fused` or `tape`: write #[reverse_diff] alone, and \
+         #[no_grad] before each parameter to keep constant"
     );
     match first {
         Some(first) => Error::new_spanned(first, message),

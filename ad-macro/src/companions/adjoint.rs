@@ -91,6 +91,9 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
     {
         return None;
     }
+    if mentions_real_methods(&item.block) {
+        return None;
+    }
     let mut body = Body::new(function)?;
     let output = body.output(function)?;
     let stmts = &item.block.stmts;
@@ -269,6 +272,26 @@ fn accumulators(stmts: &[Stmt]) -> HashSet<String> {
         .collect()
 }
 
+/// Whether `block` calls a method of `ad::Real` (`x.value()`), which the body over `f64` as
+/// written does not have in scope.
+fn mentions_real_methods(block: &syn::Block) -> bool {
+    struct Calls(bool);
+    impl<'ast> Visit<'ast> for Calls {
+        fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+            self.0 |= call.method == "value" || call.method == "from_f64";
+            syn::visit::visit_expr_method_call(self, call);
+        }
+        fn visit_expr_path(&mut self, path: &'ast syn::ExprPath) {
+            self.0 |= path.path.segments.iter().any(|segment| {
+                segment.ident == "value" || segment.ident == "from_f64" || segment.ident == "ad"
+            });
+        }
+    }
+    let mut calls = Calls(false);
+    calls.visit_block(block);
+    calls.0
+}
+
 /// The adjoint of `name`.
 fn bar(name: &Ident) -> Ident {
     format_ident!("__ad_bar_{}", name)
@@ -313,6 +336,9 @@ impl Body {
                 return None;
             };
             let param = names.next()?;
+            if param.name.to_string().starts_with("__ad") {
+                return None;
+            }
             // The parameter as written binds the name the companion passes, immutably.
             match &*typed.pat {
                 Pat::Ident(pat)
@@ -489,7 +515,17 @@ impl Body {
     /// `for var in a..b { body }`: the loop as written, and the adjoint `for var in
     /// (a..b).rev() { <the body's integer lets>; <the body's adjoints, last first> }`.
     fn for_loop(&mut self, for_loop: &syn::ExprForLoop) -> Option<(TokenStream, TokenStream)> {
-        if for_loop.label.is_some() || !for_loop.attrs.is_empty() {
+        if for_loop.label.is_some() {
+            return None;
+        }
+        // `#[allow(clippy::needless_range_loop)]`: lints, which the adjoint's function allows
+        // anyway; any other attribute (`#[cfg]`) keeps the tape.
+        let lints = ["allow", "warn", "deny", "expect"];
+        if !for_loop
+            .attrs
+            .iter()
+            .all(|attr| lints.iter().any(|lint| attr.path().is_ident(lint)))
+        {
             return None;
         }
         let Expr::Range(range) = &*for_loop.expr else {
@@ -630,8 +666,19 @@ impl Body {
             // `total += e`, no statement reading `total` before its last: nothing to restore.
             return Some((quote!(#expr;), quote!({ #adjoint })));
         }
+        // The right-hand side first, then the place, as Rust evaluates `place op= e` over
+        // `f64`: an index out of bounds panics where the function's would.
+        let (value, operator) = match expr {
+            Expr::Assign(assign) => (&assign.right, quote!(=)),
+            Expr::Binary(binary) => (&binary.right, binary.op.to_token_stream()),
+            _ => return None,
+        };
         Some((
-            quote!(__ad_stack.push(#place); #expr;),
+            quote! {{
+                let __ad_value: f64 = #value;
+                __ad_stack.push(#place);
+                #place #operator __ad_value;
+            }},
             quote!({ #place = __ad_stack.pop(); #adjoint }),
         ))
     }

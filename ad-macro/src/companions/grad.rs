@@ -31,7 +31,7 @@ use crate::names::{replace_f64, scalar_type};
 ///
 /// A result `Result<f64, E>` (or `Option<f64>`) gives `Result<(f64, G), E>` (or
 /// `Option<(f64, G)>`).
-pub fn grad(function: &Function) -> TokenStream {
+pub fn grad(function: &Function, written: bool) -> TokenStream {
     let span = Span::mixed_site();
     let item = &function.item;
     let ident = &item.sig.ident;
@@ -111,7 +111,8 @@ pub fn grad(function: &Function) -> TokenStream {
     };
     let top_level = match lanes {
         Some(_) => run,
-        None => written_out(function, None, on_tape(true, run)),
+        None if written => written_out(function, None, on_tape(true, run)),
+        None => on_tape(true, run),
     };
     let vis = &item.vis;
     let attrs = companion_attributes(item);

@@ -28,6 +28,10 @@ pub struct Products {
     pub first_order: bool,
     /// `f_hvp` and `f_hessian`: a scalar result, unless the function is a first-order primitive.
     pub second_order: bool,
+    /// Whether `f_grad` and `f_vjp` may run the body's adjoint written out (`adjoint`): not for
+    /// a primitive (its derivative is its partials function's), a fused callee, or a function
+    /// asking for the tape.
+    pub written_out: bool,
 }
 
 /// Generates `f_grad` for a scalar (or fallible scalar) result, and the companions `products`
@@ -38,13 +42,13 @@ pub fn companions(function: &Function, products: Products) -> TokenStream {
         return tokens;
     }
     if function.returns_scalar || function.fallible.is_some() {
-        tokens.extend(grad::grad(function));
+        tokens.extend(grad::grad(function, products.written_out));
     }
     let ReturnType::Type(_, result) = &function.item.sig.output else {
         return tokens;
     };
     if products.first_order && function.fallible.is_none() {
-        tokens.extend(reverse::vjp(function, result));
+        tokens.extend(reverse::vjp(function, result, products.written_out));
         tokens.extend(reverse::pullback(function, result));
         tokens.extend(reverse::jacobian(function, result));
         tokens.extend(forward::jvp(function, result));

@@ -116,7 +116,7 @@ fn tape_run(function: &Function, result: &Type, values: bool) -> TapeRun {
 ///              let __gradient = <read the gradient>;
 ///              let __value = output_values::<[f64; 2], Var>(&__output);
 ///              recycle_output::<[f64; 2]>(__output); (__value, __gradient) }) }`
-pub fn vjp(function: &Function, result: &Type) -> TokenStream {
+pub fn vjp(function: &Function, result: &Type, written: bool) -> TokenStream {
     let TapeRun {
         forward,
         reads,
@@ -144,7 +144,11 @@ pub fn vjp(function: &Function, result: &Type) -> TokenStream {
             (__value, __gradient)
         },
     );
-    let top_level = written_out(function, Some(&cotangent), top_level);
+    let top_level = if written {
+        written_out(function, Some(&cotangent), top_level)
+    } else {
+        top_level
+    };
     let scalar = scalar_type();
     let nested = nests(function, result);
     let (output_type, body) = if nested {
