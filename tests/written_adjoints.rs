@@ -336,3 +336,35 @@ fn an_index_out_of_bounds_panics_with_the_functions_message() {
     assert!(plain.contains("the len is 2 but the index is 5"), "{plain}");
     assert_eq!(written, plain);
 }
+
+/// A name read only inside a macro's string (`format!("{s}")`), which no walk over the
+/// expressions sees: such bodies keep the tape (here the written-out adjoint had treated `s` as
+/// a sum read only once final, and passed the partials at its final value).
+#[reverse_diff]
+fn formatted(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut s = 0.0;
+    let mut y = vec![0.0; n];
+    for i in 0..n {
+        s += x[i] * x[i];
+        let j = format!("{s}").len() % n;
+        y[i] = x[j] * x[i];
+    }
+    let mut t = 0.0;
+    for i in 0..n {
+        t += y[i];
+    }
+    t
+}
+
+#[test]
+fn a_name_read_in_a_format_string_keeps_the_tape() {
+    let x = [0.3, -0.7, 1.1, 0.4, -0.2, 0.9];
+    let before = adjoints_written_out();
+    let (_, gradient) = formatted_grad(&x);
+    assert_eq!(adjoints_written_out(), before);
+    // The tape's: `j` is a constant of the values.
+    set_generated_adjoints(false);
+    assert_eq!(gradient, formatted_grad(&x).1);
+    set_generated_adjoints(true);
+}

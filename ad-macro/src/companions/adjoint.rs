@@ -37,9 +37,10 @@ use std::collections::{HashMap, HashSet};
 use syn::visit::Visit;
 use syn::{BinOp, Expr, FnArg, Ident, Pat, Stmt, Type};
 
-use crate::fuse::{held_arrays, idents, is_assignment, Fusion, Kind, Scopes};
+use crate::fuse::{held_arrays, idents, is_assignment, Fusion, Kind, RepeatArgs, Scopes};
 use crate::model::{Function, PrimitiveShape, Role};
 use crate::names::is_f64;
+use syn::parse::{Parse, Parser};
 
 /// What a name of the body holds.
 #[derive(Clone, Copy, PartialEq)]
@@ -91,7 +92,7 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
     {
         return None;
     }
-    if mentions_real_methods(&item.block) {
+    if outside_shapes(&item.block) {
         return None;
     }
     let mut body = Body::new(function)?;
@@ -272,9 +273,11 @@ fn accumulators(stmts: &[Stmt]) -> HashSet<String> {
         .collect()
 }
 
-/// Whether `block` calls a method of `ad::Real` (`x.value()`), which the body over `f64` as
-/// written does not have in scope.
-fn mentions_real_methods(block: &syn::Block) -> bool {
+/// Whether `block` has what the walk cannot see through: a method of `ad::Real`
+/// (`x.value()`), which the body over `f64` as written does not have in scope, a path through
+/// `ad`, or a macro other than `vec!`, whose arguments may read a name in a string
+/// (`format!("{s}")`) where no name is.
+fn outside_shapes(block: &syn::Block) -> bool {
     struct Calls(bool);
     impl<'ast> Visit<'ast> for Calls {
         fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
@@ -285,6 +288,24 @@ fn mentions_real_methods(block: &syn::Block) -> bool {
             self.0 |= path.path.segments.iter().any(|segment| {
                 segment.ident == "value" || segment.ident == "from_f64" || segment.ident == "ad"
             });
+        }
+        fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+            // `vec![v; n]`, `vec![a, b]`: their expressions, seen like any other.
+            let tokens = mac.tokens.clone();
+            let list = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
+            let elements: Option<Vec<Expr>> = if !mac.path.is_ident("vec") {
+                None
+            } else if let Ok(repeat) = RepeatArgs::parse.parse2(tokens.clone()) {
+                Some(vec![repeat.value, repeat.count])
+            } else {
+                list.parse2(tokens)
+                    .ok()
+                    .map(|list| list.into_iter().collect())
+            };
+            match elements {
+                Some(elements) => elements.iter().for_each(|expr| self.visit_expr(expr)),
+                None => self.0 = true,
+            }
         }
     }
     let mut calls = Calls(false);
