@@ -3,16 +3,19 @@
 //!
 //! `ode` (`gradbench/src/evals/ode.rs`, included here as it is) integrates `yᵢ' = xᵢ yᵢ₋₁` by
 //! `s` steps of the classical Runge–Kutta method, each step five loops over the `n` entries;
-//! its gradient (`ode_vjp`, the last entry's cotangent) records each loop as a block of
-//! element records. [`generated_adjoint`] is what a macro writing the adjoint of those loops
-//! would produce, written by hand: the forward pass stores `y` at each step and the four
+//! its gradient on the tape (`ode_vjp`, the last entry's cotangent, with
+//! `ad::__private::set_generated_adjoints(false)`) records each loop as a block of element
+//! records; since 28e3810 `ode_vjp` runs the adjoint the macro writes out instead.
+//! [`generated_adjoint`] is what a macro writing the adjoint of those loops would produce at
+//! best, written by hand: the forward pass stores `y` at each step and the four
 //! stages in flat arrays, and the backward pass runs each stage's adjoint loop, three
 //! multiply-adds an entry, over zipped slices so that it vectorises. The two gradients agree
 //! (to the bit, here).
 //!
 //! Not part of the workspace. From this folder, `cargo run --release`: for three sizes, the
-//! fastest and the median of the calls in a second of the primal, the tape's gradient and the
-//! generated adjoint, and their ratios to the primal. On 2026-11-30 (AMD EPYC, the default
+//! fastest and the median of the calls in a second of the primal, the tape's gradient, the
+//! adjoint the macro writes out (`ode_vjp` since 28e3810) and the one written by hand, and their
+//! ratios to the primal. On 2026-11-30 (AMD EPYC, the default
 //! target), by the fastest of the calls: the generated adjoint 3.3-3.9 primal calls, the tape
 //! 4.9-8.9; by the median, 3.0-3.5 and 4.0-10.0 (BENCHMARKS.md, "The fourth lever on ode, tried
 //! by model"). With `RUSTFLAGS="-C target-cpu=native"` the primal takes half the time, and by
@@ -224,14 +227,22 @@ fn main() {
             .fold(0.0, f64::max);
         assert!(difference < 1e-12, "the gradients differ by {difference:e}");
         let primal = timed(|| drop(black_box(ode(black_box(&x), s))));
+        // `ode_vjp` runs the adjoint the macro writes out (since 28e3810); switched off, the
+        // tape's.
+        let written = timed(|| drop(black_box(ode_vjp(black_box(&x), s, &last))));
+        ad::__private::set_generated_adjoints(false);
         let tape = timed(|| drop(black_box(ode_vjp(black_box(&x), s, &last))));
+        ad::__private::set_generated_adjoints(true);
         let generated = timed(|| drop(black_box(generated_adjoint(black_box(&x), s, &mut stored))));
         for (which, at) in [("fastest", 0), ("median", 1)] {
-            let (primal, tape, generated) = (primal[at], tape[at], generated[at]);
+            let (primal, tape, written, generated) =
+                (primal[at], tape[at], written[at], generated[at]);
             println!(
                 "n = {n:5}, s = {s:3}, {which:7}: primal {primal:7.1} µs, tape {tape:7.1} µs \
-                 ({:.2}), generated adjoint {generated:7.1} µs ({:.2})",
+                 ({:.2}), written out by the macro {written:7.1} µs ({:.2}), by hand \
+                 {generated:7.1} µs ({:.2})",
                 tape / primal,
+                written / primal,
                 generated / primal
             );
         }
