@@ -1,6 +1,6 @@
 //! The adjoint of a body written out (the fourth lever; Tapenade's and Enzyme's way):
-//! for a body made only of loops over ranges that write elements of local arrays and `f64`
-//! variables, `f_grad` and `f_vjp` run the body over `f64` once, keeping each value an
+//! for a body made only of loops over ranges and branches that write elements of local arrays
+//! and `f64` variables, `f_grad` and `f_vjp` run the body over `f64` once, keeping each value an
 //! assignment overwrites on a stack, then run the statements' adjoints in reverse order, each
 //! restoring the value it overwrote and passing its adjoint to the leaves of its right-hand
 //! side. No tape, no `Var`: what the tape keeps per operation, the stack keeps per
@@ -313,6 +313,23 @@ fn outside_shapes(block: &syn::Block) -> bool {
     calls.0
 }
 
+/// Whether `expr` assigns anything (`=`, `+=`..) anywhere in it.
+fn assigns(expr: &Expr) -> bool {
+    struct Assigns(bool);
+    impl<'ast> Visit<'ast> for Assigns {
+        fn visit_expr_assign(&mut self, _: &'ast syn::ExprAssign) {
+            self.0 = true;
+        }
+        fn visit_expr_binary(&mut self, binary: &'ast syn::ExprBinary) {
+            self.0 |= is_assignment(&binary.op);
+            syn::visit::visit_expr_binary(self, binary);
+        }
+    }
+    let mut found = Assigns(false);
+    found.visit_expr(expr);
+    found.0
+}
+
 /// The adjoint of `name`.
 fn bar(name: &Ident) -> Ident {
     format_ident!("__ad_bar_{}", name)
@@ -528,9 +545,58 @@ impl Body {
     fn statement(&mut self, stmt: &Stmt) -> Option<(TokenStream, TokenStream)> {
         match stmt {
             Stmt::Expr(Expr::ForLoop(for_loop), _) => self.for_loop(for_loop),
+            Stmt::Expr(Expr::If(branch), _) => self.branch(branch),
             Stmt::Expr(expr, Some(_)) => self.assignment(expr),
             _ => None,
         }
+    }
+
+    /// `if c { .. } else { .. }` (assignments, loops and `if`s in each block): the branch
+    /// taken is pushed after it runs, and its adjoint pops it and runs that block's adjoint.
+    fn branch(&mut self, branch: &syn::ExprIf) -> Option<(TokenStream, TokenStream)> {
+        let cond = &*branch.cond;
+        if matches!(cond, Expr::Let(_)) || assigns(cond) {
+            return None;
+        }
+        let (then_ahead, then_back) = self.block(&branch.then_branch.stmts)?;
+        let (else_ahead, else_back) = match &branch.else_branch {
+            None => (Vec::new(), Vec::new()),
+            Some((_, other)) => match &**other {
+                Expr::Block(block) if block.attrs.is_empty() && block.label.is_none() => {
+                    self.block(&block.block.stmts)?
+                }
+                Expr::If(nested) => {
+                    let (ahead, back) = self.branch(nested)?;
+                    (vec![ahead], vec![back])
+                }
+                _ => return None,
+            },
+        };
+        Some((
+            quote! {{
+                let __ad_taken: bool = #cond;
+                if __ad_taken { #(#then_ahead)* } else { #(#else_ahead)* }
+                __ad_stack.push(if __ad_taken { 1.0 } else { 0.0 });
+            }},
+            quote! {{
+                let __ad_taken = __ad_stack.pop() != 0.0;
+                if __ad_taken { #(#then_back)* } else { #(#else_back)* }
+            }},
+        ))
+    }
+
+    /// The statements of a branch's block (no `let`): each one's forward form, and their
+    /// adjoints, last first.
+    fn block(&mut self, stmts: &[Stmt]) -> Option<(Vec<TokenStream>, Vec<TokenStream>)> {
+        let mut ahead = Vec::new();
+        let mut back = Vec::new();
+        for stmt in stmts {
+            let (forward, reverse) = self.statement(stmt)?;
+            ahead.push(forward);
+            back.push(reverse);
+        }
+        back.reverse();
+        Some((ahead, back))
     }
 
     /// `for var in a..b { body }`: the loop as written, and the adjoint `for var in
