@@ -405,3 +405,77 @@ fn branches_on_values() {
     assert_close(&written, &taped, 1e-12);
     assert_close(&written, &central(branches, &x), 1e-6);
 }
+
+/// A condition that changes a variable (`std::mem::replace(&mut prev, ..)`) and one that may
+/// `break`: the adjoint would not see them, so these bodies keep the tape. (A third helper's
+/// reproducers: wrong gradients, and a stack popped empty.)
+#[reverse_diff]
+fn replacing(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut prev = 0.0;
+    let mut total = 0.0;
+    for i in 0..n {
+        if std::mem::replace(&mut prev, x[i]) < x[i] {
+            total += x[i] * prev;
+        }
+    }
+    total
+}
+
+#[reverse_diff]
+fn breaking(x: &[f64], #[no_grad] w: &[f64]) -> f64 {
+    let n = x.len();
+    let mut total = 0.0;
+    for i in 0..n {
+        if match w.get(i) {
+            Some(&v) => v > 0.0,
+            None => break,
+        } {
+            total += x[i] * x[i];
+        }
+    }
+    total
+}
+
+/// A branch under `#[cfg]` (off here) keeps the tape, and a block's last assignment written
+/// without its `;` is written out.
+#[reverse_diff]
+fn gated(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut total = 0.0;
+    for i in 0..n {
+        #[cfg(any())]
+        if x[i] > 1.0 {
+            total -= x[i];
+        }
+        total += x[i] * x[i];
+    }
+    total
+}
+
+#[reverse_diff]
+fn running_max(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut largest = x[0];
+    for i in 1..n {
+        if x[i] > largest {
+            largest = x[i]
+        }
+    }
+    largest * largest
+}
+
+#[test]
+fn conditions_that_do_more_than_read_keep_the_tape() {
+    let before = adjoints_written_out();
+    assert_eq!(replacing_grad(&[0.5, 1.0, 2.0]).1, vec![1.0, 2.0, 4.0]);
+    assert_eq!(
+        breaking_grad(&[0.5, 1.0, 2.0], &[1.0, 1.0]).1,
+        vec![1.0, 2.0, 0.0]
+    );
+    assert_eq!(gated_grad(&[0.5, 2.0, 3.0]).1, vec![1.0, 4.0, 6.0]);
+    assert_eq!(adjoints_written_out(), before);
+    let ((_, written), (_, taped)) = both(|| running_max_grad(&[0.5, 3.0, 2.0]));
+    assert_eq!(written, vec![0.0, 6.0, 0.0]);
+    assert_eq!(taped, written);
+}

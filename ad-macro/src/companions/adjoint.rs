@@ -37,7 +37,7 @@ use std::collections::{HashMap, HashSet};
 use syn::visit::Visit;
 use syn::{BinOp, Expr, FnArg, Ident, Pat, Stmt, Type};
 
-use crate::fuse::{held_arrays, idents, is_assignment, Fusion, Kind, RepeatArgs, Scopes};
+use crate::fuse::{held_arrays, idents, is_assignment, is_pure, Fusion, Kind, RepeatArgs, Scopes};
 use crate::model::{Function, PrimitiveShape, Role};
 use crate::names::is_f64;
 use syn::parse::{Parse, Parser};
@@ -313,21 +313,22 @@ fn outside_shapes(block: &syn::Block) -> bool {
     calls.0
 }
 
-/// Whether `expr` assigns anything (`=`, `+=`..) anywhere in it.
-fn assigns(expr: &Expr) -> bool {
-    struct Assigns(bool);
-    impl<'ast> Visit<'ast> for Assigns {
-        fn visit_expr_assign(&mut self, _: &'ast syn::ExprAssign) {
-            self.0 = true;
+/// Whether `expr`, which the adjoint evaluates again (an index, a loop's bounds, a loop's
+/// integer `let`), only reads and computes: [`is_pure`], or the length of a sequence
+/// (`x.len()`), combined by operators.
+fn reads_only(expr: &Expr) -> bool {
+    match expr {
+        Expr::MethodCall(call) => {
+            let length = call.method == "len" || call.method == "is_empty";
+            length && call.args.is_empty() && reads_only(&call.receiver)
         }
-        fn visit_expr_binary(&mut self, binary: &'ast syn::ExprBinary) {
-            self.0 |= is_assignment(&binary.op);
-            syn::visit::visit_expr_binary(self, binary);
+        Expr::Binary(binary) => {
+            !is_assignment(&binary.op) && reads_only(&binary.left) && reads_only(&binary.right)
         }
+        Expr::Paren(inner) => reads_only(&inner.expr),
+        Expr::Cast(cast) => reads_only(&cast.expr),
+        expr => is_pure(expr),
     }
-    let mut found = Assigns(false);
-    found.visit_expr(expr);
-    found.0
 }
 
 /// The adjoint of `name`.
@@ -547,6 +548,8 @@ impl Body {
             Stmt::Expr(Expr::ForLoop(for_loop), _) => self.for_loop(for_loop),
             Stmt::Expr(Expr::If(branch), _) => self.branch(branch),
             Stmt::Expr(expr, Some(_)) => self.assignment(expr),
+            // `if v > m { m = v }`: a block's last assignment, written without its `;`.
+            Stmt::Expr(expr @ (Expr::Assign(_) | Expr::Binary(_)), None) => self.assignment(expr),
             _ => None,
         }
     }
@@ -554,8 +557,11 @@ impl Body {
     /// `if c { .. } else { .. }` (assignments, loops and `if`s in each block): the branch
     /// taken is pushed after it runs, and its adjoint pops it and runs that block's adjoint.
     fn branch(&mut self, branch: &syn::ExprIf) -> Option<(TokenStream, TokenStream)> {
+        // A condition that only reads and computes (`x[i] > largest`, `a && !b`): a call, a
+        // `&mut`, a `break` or a `let` chain in it keeps the tape; so does an attribute (a
+        // `#[cfg]` would be dropped).
         let cond = &*branch.cond;
-        if matches!(cond, Expr::Let(_)) || assigns(cond) {
+        if !is_pure(cond) || !branch.attrs.is_empty() {
             return None;
         }
         let (then_ahead, then_back) = self.block(&branch.then_branch.stmts)?;
@@ -618,8 +624,10 @@ impl Body {
         let Expr::Range(range) = &*for_loop.expr else {
             return None;
         };
-        if range.start.is_none()
-            || range.end.is_none()
+        let bounds = [&range.start, &range.end];
+        if bounds
+            .iter()
+            .any(|bound| bound.as_deref().is_none_or(|bound| !reads_only(bound)))
             || self.reads_reals(&Expr::Range(range.clone()))
         {
             return None;
@@ -723,6 +731,7 @@ impl Body {
                 if pat.mutability.is_some()
                     || pat.by_ref.is_some()
                     || pat.subpat.is_some()
+                    || !reads_only(&init.expr)
                     || self.reads_reals(&init.expr)
                     || idents(earlier).contains(&pat.ident)
                     || self.holds(&pat.ident).is_some()
@@ -838,6 +847,7 @@ impl Body {
                 let fits = local
                     && self.holds(name) == Some(Holds::Array)
                     && !matches!(&**at, Expr::Range(_))
+                    && reads_only(at)
                     && !self.reads_reals(at);
                 let bar = bar(name);
                 fits.then(|| quote!(#bar[#at]))
@@ -890,6 +900,7 @@ impl Body {
                 let at = &index.index;
                 let fits = self.holds(name) == Some(Holds::Array)
                     && !matches!(&**at, Expr::Range(_))
+                    && reads_only(at)
                     && !self.reads_reals(at);
                 let bar = bar(name);
                 fits.then(|| quote!(#bar[#at]))

@@ -54,7 +54,7 @@ mod scaled;
 mod scopes;
 mod whole;
 
-pub use analysis::is_assignment;
+pub use analysis::{is_assignment, is_pure};
 pub use arrays::{held_arrays, held_parameters, RepeatArgs};
 pub use driver::{origin_of, Driver, FusionState};
 pub use emit::Fusion;
