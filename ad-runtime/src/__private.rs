@@ -510,9 +510,12 @@ pub fn output_values<T: Differentiable + ?Sized, S: Real>(output: &T::With<S>) -
     T::gradient_from(output, &mut |x: &S| x.value())
 }
 
-/// The scalars of a result recorded on the tape, in layout order.
+/// The scalars of a result recorded on the tape, in layout order, in a buffer of this thread's
+/// spare `Var`s.
 pub fn output_vars<T: Differentiable + ?Sized>(output: &T::With<Var>) -> Vec<Var> {
-    let mut vars = Vec::new();
+    let mut count = 0;
+    T::for_each_with(output, &mut |_: &Var| count += 1);
+    let mut vars = spare_vars(count);
     T::for_each_with(output, &mut |x: &Var| vars.push(*x));
     vars
 }
@@ -526,11 +529,8 @@ pub fn backward_cotangent<T: Differentiable + ?Sized>(
     output: &T::With<Var>,
     cotangent: &T,
 ) {
+    let mut seeds = output_vars::<T>(output);
     let mut count = 0;
-    T::for_each_with(output, &mut |_: &Var| count += 1);
-    let mut seeds = spare_vars(count);
-    T::for_each_with(output, &mut |x: &Var| seeds.push(*x));
-    count = 0;
     cotangent.for_each_scalar(&mut |weight| {
         if let Some(seed) = seeds.get_mut(count) {
             seed.value = weight;
@@ -564,13 +564,16 @@ pub fn jacobian_rows<T: Differentiable + ?Sized, G>(
     output: &T::With<Var>,
     mut read: impl FnMut(&Adjoints<'_>) -> G,
 ) -> Vec<G> {
-    output_vars::<T>(output)
-        .into_iter()
-        .map(|var| {
+    let outputs = output_vars::<T>(output);
+    let rows = outputs
+        .iter()
+        .map(|&var| {
             tape.backward(var);
             tape.with_adjoints(&mut read)
         })
-        .collect()
+        .collect();
+    recycle_vars(outputs);
+    rows
 }
 
 pub(crate) fn check_same_count(what: &str, of: &str, got: usize, expected: usize) {

@@ -1,7 +1,7 @@
 //! [`Pullback`]: a forward pass recorded once and pulled back from any number of cotangents.
 
 use crate::__private::{check_same_count, flatten};
-use crate::tape::{Adjoints, Detached};
+use crate::tape::{recycle_vars, Adjoints, Detached};
 use crate::{Differentiable, Tape, Var};
 use std::fmt;
 use std::marker::PhantomData;
@@ -25,6 +25,14 @@ pub struct Pullback<R: ?Sized, G> {
     /// Reads the gradient of the seeded inputs it owns from the adjoints of a sweep.
     pub(crate) read: Box<dyn Fn(&Adjoints<'_>) -> G>,
     result: PhantomData<fn(&R)>,
+}
+
+/// The result's `Var`s go back to the thread's spare buffers (`output_vars` took them from
+/// there); the recording, when its own field drops.
+impl<R: ?Sized, G> Drop for Pullback<R, G> {
+    fn drop(&mut self) {
+        recycle_vars(std::mem::take(&mut self.outputs));
+    }
 }
 
 impl<R: Differentiable + ?Sized, G> Pullback<R, G> {

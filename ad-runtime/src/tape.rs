@@ -3828,20 +3828,18 @@ impl Tape {
     /// product). Constant outputs are skipped.
     pub fn backward_seeded(&self, seeds: impl IntoIterator<Item = (Var, f64)>) {
         // The seeds are gathered before the recording is borrowed: the iterator is user code.
-        self.with_active(Recording::reset_adjoints);
-        for (output, seed) in seeds {
-            if !output.is_constant() {
-                self.with_active(|r| {
-                    r.check(output);
-                    r.adjoints[output.index as usize] += seed;
-                });
-            }
-        }
-        self.sweep();
+        let seeds = seeds.into_iter();
+        let mut weighted = spare_vars(seeds.size_hint().0);
+        weighted.extend(seeds.map(|(output, seed)| Var {
+            value: seed,
+            ..output
+        }));
+        self.backward_weighted(&weighted);
+        recycle_vars(weighted);
     }
 
     /// [`Tape::backward_seeded`] from `seeds`, each an output whose value is its seed, under
-    /// one access to the recording for all of them (the seeds are not user code).
+    /// one access to the recording for all of them.
     pub(crate) fn backward_weighted(&self, seeds: &[Var]) {
         self.with_active(|r| {
             r.reset_adjoints();

@@ -37,10 +37,11 @@ use std::collections::{HashMap, HashSet};
 use syn::visit::Visit;
 use syn::{BinOp, Expr, FnArg, Ident, Pat, Stmt, Type};
 
-use crate::fuse::{held_arrays, idents, is_assignment, is_pure, Fusion, Kind, RepeatArgs, Scopes};
+use crate::fuse::{
+    held_arrays, idents, is_assignment, is_pure, Fusion, Kind, RepeatArgs, Scopes, VecArgs,
+};
 use crate::model::{Function, PrimitiveShape, Role};
 use crate::names::is_f64;
-use syn::parse::{Parse, Parser};
 
 /// What a name of the body holds.
 #[derive(Clone, Copy, PartialEq)]
@@ -55,7 +56,7 @@ enum Holds {
 }
 
 /// The companion's result.
-pub enum Output {
+enum Output {
     /// `f64`: `f_grad`'s value, or `f_vjp`'s with an `&f64` cotangent.
     Scalar,
     /// `Vec<f64>`, a local array of the body.
@@ -102,14 +103,7 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
         (Stmt::Expr(tail, None), rest) => (tail, rest),
         _ => return None,
     };
-    let mut forward = Vec::new();
-    let mut reverse = Vec::new();
-    for stmt in stmts {
-        let (ahead, back) = body.top_statement(stmt)?;
-        forward.push(ahead);
-        reverse.push(back);
-    }
-    reverse.reverse();
+    let (mut forward, reverse) = body.sequence(stmts, Body::top_statement)?;
     let value = format_ident!("__ad_value");
     let seed = match output {
         Output::Scalar => {
@@ -144,12 +138,17 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
         }
     });
     let gradient: Vec<Ident> = body.differentiable.iter().map(bar).collect();
-    let (gradient_type, gradient) = match gradient.as_slice() {
-        [one] => (body.gradient_types[0].clone(), quote!(#one)),
-        _ => {
-            let types = &body.gradient_types;
-            (quote!((#(#types),*)), quote!((#(#gradient),*)))
-        }
+    let types: Vec<TokenStream> = body
+        .differentiable
+        .iter()
+        .map(|name| match body.params[name] {
+            Holds::Array => quote!(::std::vec::Vec<f64>),
+            _ => quote!(f64),
+        })
+        .collect();
+    let (gradient_type, gradient) = match (types.as_slice(), gradient.as_slice()) {
+        ([one_type], [one]) => (one_type.clone(), quote!(#one)),
+        _ => (quote!((#(#types),*)), quote!((#(#gradient),*))),
     };
     let inputs = &item.sig.inputs;
     let args = function.params.iter().map(|param| &param.name);
@@ -185,9 +184,10 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
 /// An assignment of the body ([`Body::parts`]).
 struct Assignment {
     place: Expr,
+    /// The right-hand side, and `=`, `+=` or `-=`.
+    value: Expr,
+    operator: TokenStream,
     adjoint: TokenStream,
-    /// Whether the right-hand side reads the variable or array the assignment writes.
-    reads_own: bool,
 }
 
 /// The names among `stmts` (a body's top level, its tail apart) only ever added to: every
@@ -219,26 +219,15 @@ fn accumulators(stmts: &[Stmt]) -> HashSet<String> {
     }
     impl<'ast> Visit<'ast> for Uses {
         fn visit_expr(&mut self, expr: &'ast Expr) {
-            let (left, right, adds) = match expr {
-                Expr::Assign(assign) => (&*assign.left, &*assign.right, false),
-                Expr::Binary(binary) => match binary.op {
-                    BinOp::AddAssign(_) | BinOp::SubAssign(_) => {
-                        (&*binary.left, &*binary.right, true)
-                    }
-                    op if is_assignment(&op) => (&*binary.left, &*binary.right, false),
-                    _ => return syn::visit::visit_expr(self, expr),
-                },
-                _ => return syn::visit::visit_expr(self, expr),
+            let Some((left, right, op)) = split(expr) else {
+                return syn::visit::visit_expr(self, expr);
             };
+            let adds = matches!(op, Some(BinOp::AddAssign(_) | BinOp::SubAssign(_)));
             let (base, index) = match left {
                 Expr::Index(index) => (&*index.expr, Some(&*index.index)),
                 left => (left, None),
             };
-            let own = idents(base.to_token_stream());
-            let reads_own = idents(right.to_token_stream())
-                .iter()
-                .any(|name| own.contains(name));
-            if !self.write(base, adds && !reads_own) {
+            if !self.write(base, adds && !reads_own(left, right)) {
                 self.visit_expr(left);
             }
             if let Some(index) = index {
@@ -291,16 +280,13 @@ fn outside_shapes(block: &syn::Block) -> bool {
         }
         fn visit_macro(&mut self, mac: &'ast syn::Macro) {
             // `vec![v; n]`, `vec![a, b]`: their expressions, seen like any other.
-            let tokens = mac.tokens.clone();
-            let list = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
-            let elements: Option<Vec<Expr>> = if !mac.path.is_ident("vec") {
-                None
-            } else if let Ok(repeat) = RepeatArgs::parse.parse2(tokens.clone()) {
-                Some(vec![repeat.value, repeat.count])
-            } else {
-                list.parse2(tokens)
-                    .ok()
-                    .map(|list| list.into_iter().collect())
+            let elements = match VecArgs::parse(mac.tokens.clone()) {
+                Some(VecArgs::Repeat(repeat)) if mac.path.is_ident("vec") => {
+                    let RepeatArgs { value, count } = *repeat;
+                    Some(vec![value, count])
+                }
+                Some(VecArgs::List(elements)) if mac.path.is_ident("vec") => Some(elements),
+                _ => None,
             };
             match elements {
                 Some(elements) => elements.iter().for_each(|expr| self.visit_expr(expr)),
@@ -318,10 +304,7 @@ fn outside_shapes(block: &syn::Block) -> bool {
 /// (`x.len()`), combined by operators.
 fn reads_only(expr: &Expr) -> bool {
     match expr {
-        Expr::MethodCall(call) => {
-            let length = call.method == "len" || call.method == "is_empty";
-            length && call.args.is_empty() && reads_only(&call.receiver)
-        }
+        Expr::MethodCall(call) => is_length(call) && reads_only(&call.receiver),
         Expr::Binary(binary) => {
             !is_assignment(&binary.op) && reads_only(&binary.left) && reads_only(&binary.right)
         }
@@ -329,6 +312,47 @@ fn reads_only(expr: &Expr) -> bool {
         Expr::Cast(cast) => reads_only(&cast.expr),
         expr => is_pure(expr),
     }
+}
+
+/// `left = right` or `left op= right`: its two sides and its compound operator (`None` for
+/// `=`).
+fn split(expr: &Expr) -> Option<(&Expr, &Expr, Option<BinOp>)> {
+    match expr {
+        Expr::Assign(assign) => Some((&assign.left, &assign.right, None)),
+        Expr::Binary(binary) if is_assignment(&binary.op) => {
+            Some((&binary.left, &binary.right, Some(binary.op)))
+        }
+        _ => None,
+    }
+}
+
+/// Whether `right` mentions the variable `left` is or whose element it is.
+fn reads_own(left: &Expr, right: &Expr) -> bool {
+    let base = match left {
+        Expr::Index(index) => &*index.expr,
+        left => left,
+    };
+    let own = idents(base.to_token_stream());
+    idents(right.to_token_stream())
+        .iter()
+        .any(|name| own.contains(name))
+}
+
+/// The variable a place is, or whose element it is (`total`, `k[i]`).
+fn base_name(place: &Expr) -> Option<&Ident> {
+    let base = match place {
+        Expr::Index(index) => &*index.expr,
+        place => place,
+    };
+    match base {
+        Expr::Path(path) => path.path.get_ident(),
+        _ => None,
+    }
+}
+
+/// Whether `call` is a sequence's length, `xs.len()` or `xs.is_empty()`.
+fn is_length(call: &syn::ExprMethodCall) -> bool {
+    call.args.is_empty() && (call.method == "len" || call.method == "is_empty")
 }
 
 /// The adjoint of `name`.
@@ -351,9 +375,8 @@ struct Body {
     accumulators: HashSet<String>,
     /// The names with an adjoint, in the order bound.
     bars: Vec<(Ident, Holds)>,
-    /// The differentiable parameters, in order, and their gradients' types.
+    /// The differentiable parameters, in order.
     differentiable: Vec<Ident>,
-    gradient_types: Vec<TokenStream>,
 }
 
 impl Body {
@@ -367,7 +390,6 @@ impl Body {
             accumulators: accumulators(&function.item.block.stmts),
             bars: Vec::new(),
             differentiable: Vec::new(),
-            gradient_types: Vec::new(),
         };
         let mut names = function.params.iter();
         for input in &function.item.sig.inputs {
@@ -400,10 +422,6 @@ impl Body {
             if holds != Holds::Other {
                 body.bars.push((param.name.clone(), holds));
                 body.differentiable.push(param.name.clone());
-                body.gradient_types.push(match holds {
-                    Holds::Array => quote!(::std::vec::Vec<f64>),
-                    _ => quote!(f64),
-                });
             }
         }
         (!body.differentiable.is_empty()).then_some(body)
@@ -450,10 +468,7 @@ impl Body {
         }
         impl<'ast> Visit<'ast> for Reads<'_> {
             fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
-                let length = call.args.is_empty()
-                    && (call.method == "len" || call.method == "is_empty")
-                    && matches!(&*call.receiver, Expr::Path(_));
-                if !length {
+                if !(is_length(call) && matches!(&*call.receiver, Expr::Path(_))) {
                     syn::visit::visit_expr_method_call(self, call);
                 }
             }
@@ -541,8 +556,8 @@ impl Body {
         Some((forward, back))
     }
 
-    /// A statement inside the top level or a loop: an assignment, a loop, or (in a loop) a
-    /// `let` of an integer.
+    /// A statement other than a `let`, at the top level, in a loop or in a branch: an
+    /// assignment, a loop or a branch.
     fn statement(&mut self, stmt: &Stmt) -> Option<(TokenStream, TokenStream)> {
         match stmt {
             Stmt::Expr(Expr::ForLoop(for_loop), _) => self.for_loop(for_loop),
@@ -564,12 +579,12 @@ impl Body {
         if !is_pure(cond) || !branch.attrs.is_empty() {
             return None;
         }
-        let (then_ahead, then_back) = self.block(&branch.then_branch.stmts)?;
+        let (then_ahead, then_back) = self.sequence(&branch.then_branch.stmts, Body::statement)?;
         let (else_ahead, else_back) = match &branch.else_branch {
             None => (Vec::new(), Vec::new()),
             Some((_, other)) => match &**other {
                 Expr::Block(block) if block.attrs.is_empty() && block.label.is_none() => {
-                    self.block(&block.block.stmts)?
+                    self.sequence(&block.block.stmts, Body::statement)?
                 }
                 Expr::If(nested) => {
                     let (ahead, back) = self.branch(nested)?;
@@ -591,13 +606,18 @@ impl Body {
         ))
     }
 
-    /// The statements of a branch's block (no `let`): each one's forward form, and their
-    /// adjoints, last first.
-    fn block(&mut self, stmts: &[Stmt]) -> Option<(Vec<TokenStream>, Vec<TokenStream>)> {
+    /// Statements in order, each walked by `walk`: their forward forms, and their adjoints,
+    /// last first.
+    #[allow(clippy::type_complexity)]
+    fn sequence(
+        &mut self,
+        stmts: &[Stmt],
+        mut walk: impl FnMut(&mut Body, &Stmt) -> Option<(TokenStream, TokenStream)>,
+    ) -> Option<(Vec<TokenStream>, Vec<TokenStream>)> {
         let mut ahead = Vec::new();
         let mut back = Vec::new();
         for stmt in stmts {
-            let (forward, reverse) = self.statement(stmt)?;
+            let (forward, reverse) = walk(self, stmt)?;
             ahead.push(forward);
             back.push(reverse);
         }
@@ -680,7 +700,7 @@ impl Body {
         };
         let at_var = matches!(&*index.index, Expr::Path(path) if path.path.is_ident(var));
         let half_open = matches!(range.limits, syn::RangeLimits::HalfOpen(_));
-        if !at_var || !half_open || assignment.reads_own {
+        if !at_var || !half_open || reads_own(&assignment.place, &assignment.value) {
             return None;
         }
         let (array, adjoint) = (&index.expr, &assignment.adjoint);
@@ -756,19 +776,18 @@ impl Body {
     /// array of reals: the value overwritten pushed, then the assignment; its adjoint pops it
     /// back and passes the place's adjoint to `e`'s leaves.
     fn assignment(&mut self, expr: &Expr) -> Option<(TokenStream, TokenStream)> {
-        let assignment = self.parts(expr)?;
-        let (place, adjoint) = (&assignment.place, &assignment.adjoint);
-        if self.accumulates(place) {
+        let Assignment {
+            place,
+            value,
+            operator,
+            adjoint,
+        } = self.parts(expr)?;
+        if self.accumulates(&place) {
             // `total += e`, no statement reading `total` before its last: nothing to restore.
             return Some((quote!(#expr;), quote!({ #adjoint })));
         }
         // The right-hand side first, then the place, as Rust evaluates `place op= e` over
         // `f64`: an index out of bounds panics where the function's would.
-        let (value, operator) = match expr {
-            Expr::Assign(assign) => (&assign.right, quote!(=)),
-            Expr::Binary(binary) => (&binary.right, binary.op.to_token_stream()),
-            _ => return None,
-        };
         Some((
             quote! {{
                 let __ad_value: f64 = #value;
@@ -781,25 +800,18 @@ impl Body {
 
     /// Whether `place` (a variable or an element) is of an accumulator ([`accumulators`]).
     fn accumulates(&self, place: &Expr) -> bool {
-        let base = match place {
-            Expr::Index(index) => &*index.expr,
-            place => place,
-        };
-        matches!(base, Expr::Path(path)
-            if path.path.get_ident().is_some_and(|name| self.accumulators.contains(&name.to_string())))
+        base_name(place).is_some_and(|name| self.accumulators.contains(&name.to_string()))
     }
 
     /// An assignment's parts: its place, and its adjoint (the place's adjoint passed to the
     /// leaves, at the values before the assignment, which the caller restores first).
     fn parts(&self, expr: &Expr) -> Option<Assignment> {
-        let (place, value, operator) = match expr {
-            Expr::Assign(assign) => (&*assign.left, &*assign.right, None),
-            Expr::Binary(binary) => match binary.op {
-                BinOp::AddAssign(_) => (&*binary.left, &*binary.right, Some(false)),
-                BinOp::SubAssign(_) => (&*binary.left, &*binary.right, Some(true)),
-                _ => return None,
-            },
-            _ => return None,
+        let (place, value, op) = split(expr)?;
+        let operator = match op {
+            None => None,
+            Some(BinOp::AddAssign(_)) => Some(false),
+            Some(BinOp::SubAssign(_)) => Some(true),
+            Some(_) => return None,
         };
         let place_bar = self.place_bar(place)?;
         // `place -= e`: `e`'s leaves get minus the adjoint.
@@ -809,51 +821,26 @@ impl Body {
         };
         let propagate = self.propagate(value, &passed)?;
         let reset = operator.is_none().then(|| quote!(#place_bar = 0.0;));
-        let written = match place {
-            Expr::Index(index) => &*index.expr,
-            place => place,
-        };
-        let reads_own = idents(value.to_token_stream())
-            .iter()
-            .any(|name| idents(written.to_token_stream()).contains(name));
         Some(Assignment {
             place: place.clone(),
+            value: value.clone(),
+            operator: op.map_or_else(|| quote!(=), |op| op.to_token_stream()),
             adjoint: quote! {
                 let __ad_a = #place_bar;
                 #reset
                 #propagate
             },
-            reads_own,
         })
     }
 
-    /// The adjoint of a place the body writes: a real variable of the top level (not a
-    /// parameter), or an element of a local array at an index that reads no real.
+    /// The adjoint of a place the body writes: a real or an element of an array of reals
+    /// ([`Body::leaf_bar`]), not of a parameter.
     fn place_bar(&self, place: &Expr) -> Option<TokenStream> {
-        match place {
-            Expr::Path(path) => {
-                let name = path.path.get_ident()?;
-                let local = !self.params.contains_key(name);
-                (local && self.holds(name) == Some(Holds::Real))
-                    .then(|| bar(name).to_token_stream())
-            }
-            Expr::Index(index) => {
-                let Expr::Path(path) = &*index.expr else {
-                    return None;
-                };
-                let name = path.path.get_ident()?;
-                let local = !self.params.contains_key(name);
-                let at = &index.index;
-                let fits = local
-                    && self.holds(name) == Some(Holds::Array)
-                    && !matches!(&**at, Expr::Range(_))
-                    && reads_only(at)
-                    && !self.reads_reals(at);
-                let bar = bar(name);
-                fits.then(|| quote!(#bar[#at]))
-            }
-            _ => None,
+        let name = base_name(place)?;
+        if self.params.contains_key(name) {
+            return None;
         }
+        self.leaf_bar(place)
     }
 
     /// Passes `adjoint` (an `f64` expression) to the scalar leaves of `expr`, at the values

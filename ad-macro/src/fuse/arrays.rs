@@ -406,16 +406,30 @@ fn array_let(stmt: &Stmt) -> Option<Ident> {
         matches!(expr, Expr::Lit(lit) if matches!(&lit.lit, Lit::Float(float)
             if float.suffix().is_empty() || float.suffix() == "f64"))
     };
-    let tokens = mac.mac.tokens.clone();
-    let floats = match RepeatArgs::parse.parse2(tokens.clone()) {
-        Ok(repeat) => float(&repeat.value),
-        Err(_) => {
-            let list = syn::punctuated::Punctuated::<Expr, Token![,]>::parse_terminated;
-            list.parse2(tokens)
-                .is_ok_and(|elements| !elements.is_empty() && elements.iter().all(float))
-        }
+    let floats = match VecArgs::parse(mac.mac.tokens.clone()) {
+        Some(VecArgs::Repeat(repeat)) => float(&repeat.value),
+        Some(VecArgs::List(elements)) => !elements.is_empty() && elements.iter().all(float),
+        None => false,
     };
     floats.then(|| pat.ident.clone())
+}
+
+/// The arguments of `vec!`: `value; count`, or a list of elements.
+pub enum VecArgs {
+    Repeat(Box<RepeatArgs>),
+    List(Vec<Expr>),
+}
+
+impl VecArgs {
+    /// `vec!`'s arguments from its tokens, `None` when they are neither form.
+    pub fn parse(tokens: TokenStream) -> Option<VecArgs> {
+        if let Ok(repeat) = RepeatArgs::parse.parse2(tokens.clone()) {
+            return Some(VecArgs::Repeat(Box::new(repeat)));
+        }
+        let list = syn::punctuated::Punctuated::<Expr, Token![,]>::parse_terminated;
+        let elements = list.parse2(tokens).ok()?;
+        Some(VecArgs::List(elements.into_iter().collect()))
+    }
 }
 
 /// Whether `op` is an arithmetic or bitwise operator, whose result over integers is an

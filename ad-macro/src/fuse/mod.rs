@@ -55,7 +55,7 @@ mod scopes;
 mod whole;
 
 pub use analysis::{is_assignment, is_pure};
-pub use arrays::{held_arrays, held_parameters, RepeatArgs};
+pub use arrays::{held_arrays, held_parameters, RepeatArgs, VecArgs};
 pub use driver::{origin_of, Driver, FusionState};
 pub use emit::Fusion;
 pub use scopes::{idents, mapped_sum, mentions_any, Kind, Origin, Scopes};
