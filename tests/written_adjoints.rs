@@ -479,3 +479,105 @@ fn conditions_that_do_more_than_read_keep_the_tape() {
     assert_eq!(written, vec![0.0, 6.0, 0.0]);
     assert_eq!(taped, written);
 }
+
+/// GMM's `Q (x − μ)` and its squared norm, per component: an array set whole and then added
+/// to by a triangle of terms, a sum set to 0 and then added to. Those additions keep no value
+/// (nothing reads the array or the sum between its setting and them): the gradient must still
+/// be the tape's.
+#[reverse_diff]
+fn triangle(q: &[f64], l: &[f64], #[no_grad] x: &[f64], d: usize, k: usize) -> f64 {
+    let below = d * (d - 1) / 2;
+    let mut transformed = vec![0.0; d];
+    let mut norm = 0.0;
+    let mut total = 0.0;
+    for c in 0..k {
+        for j in 0..d {
+            transformed[j] = q[c * d + j].exp() * x[j];
+        }
+        for col in 0..d {
+            for row in col + 1..d {
+                let at = c * below + col * (2 * d - col - 1) / 2 + (row - col - 1);
+                transformed[row] += l[at] * x[col] * q[c * d + col];
+            }
+        }
+        norm = 0.0;
+        for j in 0..d {
+            norm += transformed[j] * transformed[j];
+        }
+        total += (c as f64 + 1.0) * norm.sqrt();
+    }
+    total + 0.5 * norm
+}
+
+#[test]
+fn additions_after_a_whole_overwrite() {
+    let (d, k) = (4, 3);
+    let q: Vec<f64> = (0..d * k).map(|i| 0.1 * (i as f64).sin()).collect();
+    let l: Vec<f64> = (0..k * d * (d - 1) / 2)
+        .map(|i| 0.3 * (i as f64 * 0.7).cos())
+        .collect();
+    let x = [0.5, -1.0, 0.8, 1.3];
+    let ((value, written), (taped_value, taped)) = both(|| triangle_grad(&q, &l, &x, d, k));
+    assert_eq!(value, taped_value);
+    assert_close(&written.0, &taped.0, 1e-12);
+    assert_close(&written.1, &taped.1, 1e-12);
+    assert_close(
+        &written.0,
+        &central(|q| triangle(q, &l, &x, d, k), &q),
+        1e-6,
+    );
+    assert_close(
+        &written.1,
+        &central(|l| triangle(&q, l, &x, d, k), &l),
+        1e-6,
+    );
+}
+
+/// Additions that must keep their values: in `read_between` a statement reads the array
+/// between its setting and the additions; in `partly_set` the setting leaves `t[0]` as it
+/// was, and the next step's first statement reads it. Keeping nothing would give both a
+/// wrong gradient.
+#[reverse_diff]
+fn read_between(x: &[f64], steps: usize) -> f64 {
+    let n = x.len();
+    let mut t = vec![0.0; n];
+    let mut y = 0.0;
+    for _ in 0..steps {
+        for j in 0..n {
+            t[j] = x[j] * x[j];
+        }
+        y += t[0] * t[1];
+        for j in 0..n {
+            t[j] += x[j] * y;
+        }
+    }
+    y
+}
+
+#[reverse_diff]
+fn partly_set(x: &[f64], steps: usize) -> f64 {
+    let n = x.len();
+    let mut t = vec![0.0; n];
+    let mut y = 0.0;
+    for _ in 0..steps {
+        y += t[0] * x[0];
+        for j in 1..n {
+            t[j] = x[j] * y;
+        }
+        for j in 0..n {
+            t[j] += x[j] * x[j];
+        }
+    }
+    y
+}
+
+#[test]
+fn additions_that_must_keep_their_values() {
+    let x = [0.5, -1.2, 0.8, 1.1];
+    let ((_, written), (_, taped)) = both(|| read_between_grad(&x, 3));
+    assert_close(&written, &taped, 1e-12);
+    assert_close(&written, &central(|x| read_between(x, 3), &x), 1e-6);
+    let ((_, written), (_, taped)) = both(|| partly_set_grad(&x, 4));
+    assert_close(&written, &taped, 1e-12);
+    assert_close(&written, &central(|x| partly_set(x, 4), &x), 1e-6);
+}

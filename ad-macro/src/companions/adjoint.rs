@@ -190,20 +190,20 @@ struct Assignment {
     adjoint: TokenStream,
 }
 
-/// The names among `stmts` (a body's top level, its tail apart) only ever added to: every
-/// assignment to the name or its elements is `+=` or `-=` of an expression that does not read
-/// it, and every other mention comes in a later statement of the top level than the last such
-/// assignment. Its values are then read only once final, so its assignments need keep none
-/// (`total += x[i] * y[i]` in a loop pushes nothing).
-fn accumulators(stmts: &[Stmt]) -> HashSet<String> {
-    #[derive(Default)]
-    struct Uses {
-        /// By name: the last statement adding to it, or `None` once another assignment writes it.
-        added: HashMap<String, Option<usize>>,
-        /// By name: the first statement reading it.
-        read: HashMap<String, usize>,
-        at: usize,
-    }
+/// How a statement mentions a name ([`uses`]).
+#[derive(Clone, Copy, Default)]
+struct Use {
+    /// `name += e` or `name[i] -= e` with `e` not reading `name`.
+    adds: bool,
+    /// Any other assignment to it or its elements.
+    writes: bool,
+    /// Any other mention: a read.
+    reads: bool,
+}
+
+/// How `stmt` mentions each name it mentions (a `let`'s or a loop's pattern is no mention).
+fn uses(stmt: &Stmt) -> HashMap<String, Use> {
+    struct Uses(HashMap<String, Use>);
     impl Uses {
         fn write(&mut self, base: &Expr, adds: bool) -> bool {
             let Expr::Path(path) = base else {
@@ -212,8 +212,9 @@ fn accumulators(stmts: &[Stmt]) -> HashSet<String> {
             let Some(name) = path.path.get_ident() else {
                 return false;
             };
-            let entry = self.added.entry(name.to_string()).or_insert(Some(self.at));
-            *entry = entry.filter(|_| adds).map(|_| self.at);
+            let entry = self.0.entry(name.to_string()).or_default();
+            entry.adds |= adds;
+            entry.writes |= !adds;
             true
         }
     }
@@ -237,7 +238,7 @@ fn accumulators(stmts: &[Stmt]) -> HashSet<String> {
         }
         fn visit_pat(&mut self, _: &'ast Pat) {}
         fn visit_ident(&mut self, name: &'ast Ident) {
-            self.read.entry(name.to_string()).or_insert(self.at);
+            self.0.entry(name.to_string()).or_default().reads = true;
         }
         fn visit_macro(&mut self, mac: &'ast syn::Macro) {
             for name in idents(mac.tokens.clone()) {
@@ -245,17 +246,37 @@ fn accumulators(stmts: &[Stmt]) -> HashSet<String> {
             }
         }
     }
-    let mut uses = Uses::default();
+    let mut uses = Uses(HashMap::new());
+    uses.visit_stmt(stmt);
+    uses.0
+}
+
+/// The names among `stmts` (a body's top level, its tail apart) only ever added to: every
+/// assignment to the name or its elements is `+=` or `-=` of an expression that does not read
+/// it, and every other mention comes in a later statement of the top level than the last such
+/// assignment. Its values are then read only once final, so its assignments need keep none
+/// (`total += x[i] * y[i]` in a loop pushes nothing).
+fn accumulators(stmts: &[Stmt]) -> HashSet<String> {
+    // By name: the last statement adding to it (`None` once another assignment writes it),
+    // and the first reading it.
+    let mut added: HashMap<String, Option<usize>> = HashMap::new();
+    let mut read: HashMap<String, usize> = HashMap::new();
     for (at, stmt) in stmts.iter().enumerate() {
-        uses.at = at;
-        uses.visit_stmt(stmt);
+        for (name, used) in uses(stmt) {
+            if used.adds || used.writes {
+                let entry = added.entry(name.clone()).or_insert(Some(at));
+                *entry = entry.filter(|_| !used.writes).map(|_| at);
+            }
+            if used.reads {
+                read.entry(name).or_insert(at);
+            }
+        }
     }
-    uses.added
+    added
         .into_iter()
         .filter_map(|(name, last)| {
             let last = last?;
-            uses.read
-                .get(&name)
+            read.get(&name)
                 .is_none_or(|&read| read > last)
                 .then_some(name)
         })
@@ -373,6 +394,11 @@ struct Body {
     /// The variables and arrays only ever added to ([`accumulators`]): their assignments keep
     /// no value.
     accumulators: HashSet<String>,
+    /// The names whose additions in the statement being walked keep no value: a sibling
+    /// statement before it overwrites them whole ([`Body::fresh_adds`]).
+    fresh: HashSet<String>,
+    /// The local arrays made by `vec![v; count]`, with `count`'s tokens.
+    lengths: HashMap<String, String>,
     /// The names with an adjoint, in the order bound.
     bars: Vec<(Ident, Holds)>,
     /// The differentiable parameters, in order.
@@ -388,6 +414,8 @@ impl Body {
             params: HashMap::new(),
             arrays: held_arrays(&function.item.block),
             accumulators: accumulators(&function.item.block.stmts),
+            fresh: HashSet::new(),
+            lengths: HashMap::new(),
             bars: Vec::new(),
             differentiable: Vec::new(),
         };
@@ -517,8 +545,15 @@ impl Body {
         let expr = &*init.expr;
         let holds = if self.arrays.contains(&name.to_string()) {
             // `vec![0.0; n]`, `vec![a, b]`: its elements' initial values are constants.
-            if !matches!(expr, Expr::Macro(_)) || self.reads_reals(expr) {
+            let Expr::Macro(mac) = expr else {
                 return None;
+            };
+            if self.reads_reals(expr) {
+                return None;
+            }
+            if let Some(VecArgs::Repeat(repeat)) = VecArgs::parse(mac.mac.tokens.clone()) {
+                let count = repeat.count.to_token_stream().to_string();
+                self.lengths.insert(name.to_string(), count);
             }
             self.scopes.bind(&name, Some(Kind::Scalars));
             Holds::Array
@@ -616,8 +651,8 @@ impl Body {
     ) -> Option<(Vec<TokenStream>, Vec<TokenStream>)> {
         let mut ahead = Vec::new();
         let mut back = Vec::new();
-        for stmt in stmts {
-            let (forward, reverse) = walk(self, stmt)?;
+        for (stmt, fresh) in stmts.iter().zip(self.fresh_adds(stmts)) {
+            let (forward, reverse) = self.with_fresh(fresh, |body| walk(body, stmt))?;
             ahead.push(forward);
             back.push(reverse);
         }
@@ -738,7 +773,8 @@ impl Body {
         stmts: &[Stmt],
     ) -> Option<(Vec<TokenStream>, Vec<TokenStream>, Vec<TokenStream>)> {
         let (mut lets, mut forward, mut reverse) = (Vec::new(), Vec::new(), Vec::new());
-        for (at, stmt) in stmts.iter().enumerate() {
+        let fresh = self.fresh_adds(stmts);
+        for (at, (stmt, fresh)) in stmts.iter().zip(fresh).enumerate() {
             if let Stmt::Local(local) = stmt {
                 // `let j = i + 1;`: an integer of the loop's, computed again before the
                 // adjoints; no statement before it may read a name it shadows.
@@ -765,7 +801,7 @@ impl Body {
                 forward.push(stmt.to_token_stream());
                 continue;
             }
-            let (ahead, back) = self.statement(stmt)?;
+            let (ahead, back) = self.with_fresh(fresh, |body| body.statement(stmt))?;
             forward.push(ahead);
             reverse.push(back);
         }
@@ -798,9 +834,110 @@ impl Body {
         ))
     }
 
-    /// Whether `place` (a variable or an element) is of an accumulator ([`accumulators`]).
+    /// Whether `place` (a variable or an element) is of an accumulator ([`accumulators`]) or
+    /// fresh ([`Body::fresh_adds`]): its additions keep no value.
     fn accumulates(&self, place: &Expr) -> bool {
-        base_name(place).is_some_and(|name| self.accumulators.contains(&name.to_string()))
+        base_name(place).is_some_and(|name| {
+            let name = name.to_string();
+            self.accumulators.contains(&name) || self.fresh.contains(&name)
+        })
+    }
+
+    /// Runs `walk` with `fresh` among the names whose additions keep no value.
+    fn with_fresh<T>(&mut self, fresh: Vec<String>, walk: impl FnOnce(&mut Body) -> T) -> T {
+        let added: Vec<String> = fresh
+            .into_iter()
+            .filter(|name| self.fresh.insert(name.clone()))
+            .collect();
+        let walked = walk(self);
+        for name in added {
+            self.fresh.remove(&name);
+        }
+        walked
+    }
+
+    /// For each of `stmts` (a block's), the names it only adds to (`+=`, `-=` of what does not
+    /// read them, and no other mention) that an earlier statement of the block overwrites
+    /// whole ([`Body::overwrites`]), with no statement between mentioning them other than to
+    /// add to them so. The values these additions overwrite are read by no adjoint: those of
+    /// the statements between do not read them, and the overwriting statement's adjoint
+    /// restores the values from before it. So they need keep none (GMM's `transformed[row]
+    /// += l * centred[col]` after `transformed[j] = q[j] * centred[j]` for every `j`).
+    fn fresh_adds(&self, stmts: &[Stmt]) -> Vec<Vec<String>> {
+        let used: Vec<HashMap<String, Use>> = stmts.iter().map(uses).collect();
+        let only_adds = |used: &HashMap<String, Use>, name: &str| {
+            used.get(name)
+                .is_some_and(|used| used.adds && !used.writes && !used.reads)
+        };
+        (0..stmts.len())
+            .map(|at| {
+                used[at]
+                    .keys()
+                    .filter(|name| only_adds(&used[at], name))
+                    .filter(|name| {
+                        for before in (0..at).rev() {
+                            if self.overwrites(&stmts[before], name) {
+                                return true;
+                            }
+                            if used[before].contains_key(name.as_str())
+                                && !only_adds(&used[before], name)
+                            {
+                                return false;
+                            }
+                        }
+                        false
+                    })
+                    .cloned()
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Whether `stmt` sets every element of `name` without reading it, so that its adjoint
+    /// restores them all: `let name = ..`, `name = e`, or `for j in 0..n { name[j] = e; }`
+    /// over the whole of a local `vec![v; n]` (the same `n`, of the top level).
+    fn overwrites(&self, stmt: &Stmt, name: &str) -> bool {
+        match stmt {
+            Stmt::Local(local) => match &local.pat {
+                Pat::Ident(pat) => pat.ident == name,
+                Pat::Type(typed) => matches!(&*typed.pat, Pat::Ident(pat) if pat.ident == name),
+                _ => false,
+            },
+            Stmt::Expr(Expr::Assign(assign), Some(_)) => {
+                matches!(&*assign.left, Expr::Path(path) if path.path.is_ident(name))
+            }
+            Stmt::Expr(Expr::ForLoop(for_loop), _) => {
+                let (Pat::Ident(var), Expr::Range(range)) = (&*for_loop.pat, &*for_loop.expr)
+                else {
+                    return false;
+                };
+                let [Stmt::Expr(Expr::Assign(assign), Some(_))] = for_loop.body.stmts.as_slice()
+                else {
+                    return false;
+                };
+                let whole = match (&range.start, &range.end, &range.limits) {
+                    (Some(start), Some(end), syn::RangeLimits::HalfOpen(_)) => {
+                        matches!(&**start, Expr::Lit(lit) if lit.to_token_stream().to_string() == "0")
+                            && self.lengths.get(name) == Some(&end.to_token_stream().to_string())
+                            && idents(end.to_token_stream()).iter().all(|ident| {
+                                self.inner
+                                    .iter()
+                                    .all(|scope| !scope.contains(&ident.to_string()))
+                                    && self.top.get(&ident.to_string()) == Some(&Holds::Other)
+                            })
+                    }
+                    _ => false,
+                };
+                let Expr::Index(place) = &*assign.left else {
+                    return false;
+                };
+                whole
+                    && matches!(&*place.expr, Expr::Path(path) if path.path.is_ident(name))
+                    && matches!(&*place.index, Expr::Path(path) if path.path.is_ident(&var.ident))
+                    && !reads_own(&assign.left, &assign.right)
+            }
+            _ => false,
+        }
     }
 
     /// An assignment's parts: its place, and its adjoint (the place's adjoint passed to the
