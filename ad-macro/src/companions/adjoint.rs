@@ -399,6 +399,9 @@ struct Body {
     fresh: HashSet<String>,
     /// The local arrays made by `vec![v; count]`, with `count`'s tokens.
     lengths: HashMap<String, String>,
+    /// The leaves whose adjoints the loops being walked sum in a local ([`Body::invariant`]),
+    /// innermost last: each leaf's tokens and its local.
+    hoisted: Vec<(String, Ident)>,
     /// The names with an adjoint, in the order bound.
     bars: Vec<(Ident, Holds)>,
     /// The differentiable parameters, in order.
@@ -416,6 +419,7 @@ impl Body {
             accumulators: accumulators(&function.item.block.stmts),
             fresh: HashSet::new(),
             lengths: HashMap::new(),
+            hoisted: Vec::new(),
             bars: Vec::new(),
             differentiable: Vec::new(),
         };
@@ -703,6 +707,8 @@ impl Body {
             self.bind_inner(var);
         }
         let pat = &for_loop.pat;
+        let outer = self.hoisted.len();
+        let sums = self.invariant(for_loop);
         let walked = match (&var, for_loop.body.stmts.as_slice()) {
             (Some(var), [Stmt::Expr(expr, Some(_))]) => self.element_loop(var, range, expr),
             _ => None,
@@ -715,9 +721,78 @@ impl Body {
                 quote!(for #pat in (#range).rev() { #(#lets)* #(#reverse)* }),
             ))
         });
+        self.hoisted.truncate(outer);
         self.inner.pop();
         self.scopes.pop();
-        walked
+        let (forward, reverse) = walked?;
+        if sums.is_empty() {
+            return Some((forward, reverse));
+        }
+        let (locals, targets): (Vec<Ident>, Vec<TokenStream>) = sums.into_iter().unzip();
+        Some((
+            forward,
+            quote! {{
+                #(let mut #locals = 0.0f64;)*
+                #reverse
+                #(if #locals != 0.0 { #targets += #locals; })*
+            }},
+        ))
+    }
+
+    /// The leaves `a[at]` of `for_loop`'s body whose place is the same in every iteration (`at`
+    /// reads no name the loop binds) and whose array the loop does not write: their adjoints
+    /// are only added to in the loop's adjoint, so it sums them in a local, added to the
+    /// leaf's adjoint after it. A sum in memory would make each iteration wait for the last
+    /// one's store (GMM's `transformed[row] += l[at] * centred[col]` over `row`). Pushes the
+    /// leaves on [`Body::hoisted`]; returns each local with the adjoint it is added to.
+    fn invariant(&mut self, for_loop: &syn::ExprForLoop) -> Vec<(Ident, TokenStream)> {
+        #[derive(Default)]
+        struct Leaves<'ast> {
+            bound: HashSet<String>,
+            leaves: Vec<&'ast syn::ExprIndex>,
+        }
+        impl<'ast> Visit<'ast> for Leaves<'ast> {
+            fn visit_pat_ident(&mut self, pat: &'ast syn::PatIdent) {
+                self.bound.insert(pat.ident.to_string());
+            }
+            fn visit_expr_index(&mut self, index: &'ast syn::ExprIndex) {
+                self.leaves.push(index);
+                syn::visit::visit_expr_index(self, index);
+            }
+        }
+        let mut found = Leaves::default();
+        found.visit_pat(&for_loop.pat);
+        found.visit_block(&for_loop.body);
+        let written: HashSet<String> = for_loop
+            .body
+            .stmts
+            .iter()
+            .flat_map(uses)
+            .filter(|(_, used)| used.adds || used.writes)
+            .map(|(name, _)| name)
+            .collect();
+        let mut sums = Vec::new();
+        let mut seen = HashSet::new();
+        for leaf in found.leaves {
+            let leaf = Expr::Index(leaf.clone());
+            let (Some(name), Expr::Index(index)) = (base_name(&leaf), &leaf) else {
+                continue;
+            };
+            let invariant = idents(index.index.to_token_stream())
+                .iter()
+                .all(|ident| !found.bound.contains(&ident.to_string()));
+            let key = leaf.to_token_stream().to_string();
+            if !invariant || written.contains(&name.to_string()) || !seen.insert(key.clone()) {
+                continue;
+            }
+            let Some(target) = self.leaf_bar(&leaf) else {
+                continue;
+            };
+            let local = format_ident!("__ad_sum{}", self.hoisted.len());
+            self.hoisted.push((key, local.clone()));
+            sums.push((local, target));
+        }
+        sums
     }
 
     /// `for i in a..b { array[i] = e; }` (or `+=`, `-=`) with `e` not reading `array`: each
@@ -1026,8 +1101,15 @@ impl Body {
                     && !matches!(&**at, Expr::Range(_))
                     && reads_only(at)
                     && !self.reads_reals(at);
+                if !fits {
+                    return None;
+                }
+                let key = leaf.to_token_stream().to_string();
+                if let Some((_, local)) = self.hoisted.iter().rev().find(|(at, _)| *at == key) {
+                    return Some(local.to_token_stream());
+                }
                 let bar = bar(name);
-                fits.then(|| quote!(#bar[#at]))
+                Some(quote!(#bar[#at]))
             }
             _ => None,
         }
