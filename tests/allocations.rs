@@ -196,8 +196,9 @@ fn warm_grad_calls_over_slices_allocate_only_their_gradients() {
     });
 }
 
-/// `Σᵢ (Σⱼ aᵢⱼ xⱼ)²`: `a`'s gradient is long enough to take the sweep's buffer itself.
-#[reverse_diff]
+/// `Σᵢ (Σⱼ aᵢⱼ xⱼ)²`: `a`'s gradient is long enough to take the sweep's buffer itself (on
+/// the tape, which this test is about: the body's adjoint could be written out).
+#[reverse_diff(tape)]
 fn squared_rows(a: &[f64], x: &[f64]) -> f64 {
     let n = x.len();
     let mut total = 0.0;

@@ -585,6 +585,9 @@ fn handed_over_by<R>(f: impl FnOnce() -> R) -> (R, usize) {
 
 #[test]
 fn a_long_first_parameter_takes_the_adjoints_buffer_as_its_gradient() {
+    // The tape's companions, which this test is about (the macro writes the adjoints of
+    // some of these bodies out: tests/written_adjoints.rs).
+    ad::__private::set_generated_adjoints(false);
     // From 4096 nodes at the tape's start, filling its buffer but for an eighth of their count
     // at most, the first parameter's gradient is the buffer itself; the other parameters' come
     // from what is left.
@@ -643,6 +646,9 @@ fn a_long_first_parameter_takes_the_adjoints_buffer_as_its_gradient() {
 
 #[test]
 fn sums_that_hold_a_term_before_their_loop_sweep_it_first() {
+    // The tape's companions, which this test is about (the macro writes the adjoints of
+    // some of these bodies out: tests/written_adjoints.rs).
+    ad::__private::set_generated_adjoints(false);
     // From 64 terms the rows and `shared` lend their partials after the term they hold, and
     // `stored` keeps its loop as runs after its own: every bit as the loops run as written.
     for (n, lent) in [(20, 0), (64, 5), (150, 5)] {

@@ -581,3 +581,77 @@ fn additions_that_must_keep_their_values() {
     assert_close(&written, &taped, 1e-12);
     assert_close(&written, &central(|x| partly_set(x, 4), &x), 1e-6);
 }
+
+/// Reals bound by `let` in loops: a running maximum and a sum per row (a row's log-sum-exp),
+/// a real computed from an element, and a second loop binding a `sum` of its own.
+#[reverse_diff]
+fn row_lse(x: &[f64], rows: usize) -> f64 {
+    let cols = x.len() / rows;
+    let mut total = 0.0;
+    for r in 0..rows {
+        let mut largest = x[r * cols];
+        for c in 1..cols {
+            if x[r * cols + c] > largest {
+                largest = x[r * cols + c];
+            }
+        }
+        let mut sum = 0.0;
+        for c in 0..cols {
+            let shifted = x[r * cols + c] - largest;
+            sum += shifted.exp();
+        }
+        total += largest + sum.ln();
+    }
+    for c in 0..cols {
+        let mut sum: f64 = 0.0;
+        for r in 0..rows {
+            sum += x[r * cols + c];
+        }
+        total += 0.1 * sum * sum;
+    }
+    total
+}
+
+#[test]
+fn reals_bound_in_loops() {
+    let x = [
+        0.3, -1.2, 2.0, 0.7, 1.5, -0.4, 0.9, 0.1, -2.2, 1.1, 0.6, 0.0,
+    ];
+    let ((value, written), (taped_value, taped)) = both(|| row_lse_grad(&x, 3));
+    assert_eq!(value.to_bits(), row_lse(&x, 3).to_bits());
+    assert_eq!(value, taped_value);
+    assert_close(&written, &taped, 1e-12);
+    assert_close(&written, &central(|x| row_lse(x, 3), &x), 1e-6);
+}
+
+/// A pair of reals as the result, the `_vjp`'s cotangent a pair too, and a signature with a
+/// trailing comma (as rustfmt writes long ones).
+#[rustfmt::skip]
+#[reverse_diff]
+fn pair(
+    x: &[f64],
+    #[no_grad] weights: &[f64],
+) -> (f64, f64) {
+    let mut sum = 0.0;
+    let mut squares = 0.0;
+    for i in 0..x.len() {
+        sum += weights[i] * x[i];
+        squares += x[i] * x[i];
+    }
+    (sum.sin(), sum * squares)
+}
+
+#[test]
+fn a_pair_as_the_result() {
+    let (x, w) = ([0.3, -0.8, 1.4], [1.0, 2.0, -0.5]);
+    let cotangent = (0.7, -1.3);
+    let ((value, written), (taped_value, taped)) = both(|| pair_vjp(&x, &w, &cotangent));
+    assert_eq!(value, pair(&x, &w));
+    assert_eq!(value, taped_value);
+    assert_close(&written, &taped, 1e-12);
+    let combined = |x: &[f64]| {
+        let (a, b) = pair(x, &w);
+        cotangent.0 * a + cotangent.1 * b
+    };
+    assert_close(&written, &central(combined, &x), 1e-6);
+}

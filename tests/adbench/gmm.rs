@@ -49,7 +49,7 @@ impl GmmInput {
 
     /// The objective and its gradient with respect to (α, μ, icf), concatenated in that order.
     pub fn objective_and_gradient(&self) -> (f64, Vec<f64>) {
-        let (value, (d_alphas, d_means, d_icf)) = gmm_objective_grad(
+        let ((likelihood, prior), (d_alphas, d_means, d_icf)) = gmm_likelihood_and_prior_vjp(
             &self.alphas,
             &self.means,
             &self.icf,
@@ -59,8 +59,13 @@ impl GmmInput {
             self.n,
             self.gamma,
             self.m,
+            &(1.0, 1.0),
         );
-        (value, [d_alphas, d_means, d_icf].concat())
+        let constant = self.k as f64 * wishart_constant(self.d, self.gamma, self.m);
+        (
+            likelihood + prior - constant,
+            [d_alphas, d_means, d_icf].concat(),
+        )
     }
 
     /// The parameters (α, μ, icf) as one vector, the layout of the gradient.
@@ -137,28 +142,33 @@ pub fn generate_gmm(d: usize, k: usize, n: usize, seed: u64) -> GmmInput {
 ///
 /// `alphas`: K; `means`: K rows of d; `icf`: K rows of d(d+1)/2; `x`: n rows of d.
 #[allow(clippy::too_many_arguments)] // ADBench's signature: three parameters, six data
-#[reverse_diff]
 pub fn gmm_objective(
     alphas: &[f64],
     means: &[f64],
     icf: &[f64],
-    #[no_grad] x: &[f64],
+    x: &[f64],
     d: usize,
     k: usize,
     n: usize,
-    #[no_grad] gamma: f64,
+    gamma: f64,
     m: usize,
 ) -> f64 {
-    let (likelihood, prior): (f64, f64) =
-        gmm_likelihood_and_prior(alphas, means, icf, x, d, k, n, gamma, m);
-    likelihood + prior
+    let (likelihood, prior) = gmm_likelihood_and_prior(alphas, means, icf, x, d, k, n, gamma, m);
+    likelihood + prior - k as f64 * wishart_constant(d, gamma, m)
 }
 
 /// The two terms of [`gmm_objective`], computed together since both need `exp(q)`: the
-/// log-likelihood `−(nd/2) ln 2π + Σ_i LSE_k(β_ik) − n·LSE(α)` and the Wishart prior `W`.
-/// ADBench adds them; gradbench's copy of the objective subtracts `W` (its
-/// `log_wishart_prior` returns `−W`), so its gradient is this function's `_vjp` with the
-/// cotangent `(1, −1)`.
+/// log-likelihood `−(nd/2) ln 2π + Σ_i LSE_k(β_ik) − n·LSE(α)` and the Wishart prior `W` but
+/// for its constant `−K·C` ([`wishart_constant`]), which the callers add. ADBench adds the two
+/// terms (its gradient is this function's `_vjp` with the cotangent `(1, 1)`); gradbench's copy
+/// of the objective subtracts `W` (its `log_wishart_prior` returns `−W`), so its gradient is the
+/// `_vjp` with `(1, −1)`.
+///
+/// Written as loops over indices, so that `#[reverse_diff]` writes its adjoint out (README,
+/// "Loops over arrays: adjoints written out"). `LSE(v) = max(v) + ln Σ_j exp(v_j − max(v))`,
+/// the maximum one of the `v_j` as in ADBench's C++; the derivative through it,
+/// `1 − Σ_j softmax(v)_j`, is 0 up to rounding. The Wishart prior is
+/// `W = Σ_k [½γ² (Σ_j exp(q_kj)² + Σ l_k²) − m Σ_j q_kj] − K·C`.
 #[allow(clippy::too_many_arguments)] // as gmm_objective
 #[reverse_diff]
 pub fn gmm_likelihood_and_prior(
@@ -174,108 +184,84 @@ pub fn gmm_likelihood_and_prior(
 ) -> (f64, f64) {
     let icf_size = d * (d + 1) / 2;
     // Per component: Σ_j q_kj and the diagonal of Q_k, exp(q_kj).
-    let mut sum_q = Vec::with_capacity(k);
-    let mut diagonals = Vec::with_capacity(k * d);
+    let mut sum_q = vec![0.0; k];
+    let mut diagonals = vec![0.0; k * d];
     for component in 0..k {
-        let q = &icf[component * icf_size..component * icf_size + d];
-        sum_q.push(q.iter().sum::<f64>());
-        for q_j in q {
-            diagonals.push(q_j.exp());
+        for j in 0..d {
+            sum_q[component] += icf[component * icf_size + j];
+            diagonals[component * d + j] = icf[component * icf_size + j].exp();
         }
     }
 
-    // The sum over points is preaccumulated a block of points at a time (`ad::checkpoint::sum`):
-    // each block's records are swept as soon as it is computed, while they are in cache, and
-    // dropped, so the tape holds one block's records, not all n points'. The block's arrays
-    // are its own, written before they are read: nothing after a block reads its values.
-    let block = points_per_term(d, k);
-    let total = ad::checkpoint::sum(n.div_ceil(block), |b| {
-        let mut centred = vec![0.0; d];
-        let mut transformed = vec![0.0; d];
-        let mut beta = vec![0.0; k];
-        let mut total = 0.0;
-        for i in b * block..n.min((b + 1) * block) {
-            let point = &x[i * d..(i + 1) * d];
-            for component in 0..k {
-                let mean = &means[component * d..(component + 1) * d];
-                let diagonal = &diagonals[component * d..(component + 1) * d];
-                let l = &icf[component * icf_size + d..(component + 1) * icf_size];
-                for j in 0..d {
-                    centred[j] = point[j] - mean[j];
-                }
-                // Q (x − μ): the diagonal, then L column by column (ADBench's `Qtimesx`).
-                for j in 0..d {
-                    transformed[j] = diagonal[j] * centred[j];
-                }
-                let mut index = 0;
-                for (column, centred_column) in centred.iter().enumerate() {
-                    for below in &mut transformed[column + 1..] {
-                        *below += l[index] * centred_column;
-                        index += 1;
-                    }
-                }
-                let squared_norm: f64 = transformed.iter().map(|t| t * t).sum();
-                beta[component] = alphas[component] + sum_q[component] - 0.5 * squared_norm;
+    let mut centred = vec![0.0; d];
+    let mut transformed = vec![0.0; d];
+    let mut beta = vec![0.0; k];
+    let mut total = 0.0;
+    for i in 0..n {
+        for component in 0..k {
+            for j in 0..d {
+                centred[j] = x[i * d + j] - means[component * d + j];
             }
-            total += log_sum_exp(&beta);
+            // Q (x − μ): the diagonal, then L column by column (ADBench's `Qtimesx`).
+            for j in 0..d {
+                transformed[j] = diagonals[component * d + j] * centred[j];
+            }
+            for column in 0..d {
+                let l = component * icf_size + d + column * (2 * d - column - 1) / 2;
+                for row in column + 1..d {
+                    transformed[row] += icf[l + row - column - 1] * centred[column];
+                }
+            }
+            let mut squared_norm = 0.0;
+            for j in 0..d {
+                squared_norm += transformed[j] * transformed[j];
+            }
+            beta[component] = alphas[component] + sum_q[component] - 0.5 * squared_norm;
         }
-        total
-    });
+        // LSE_k(β_ik).
+        let mut largest = beta[0];
+        for component in 1..k {
+            if beta[component] > largest {
+                largest = beta[component];
+            }
+        }
+        let mut sum = 0.0;
+        for component in 0..k {
+            sum += (beta[component] - largest).exp();
+        }
+        total += largest + sum.ln();
+    }
+
+    // LSE(α).
+    let mut largest_alpha = alphas[0];
+    for component in 1..k {
+        if alphas[component] > largest_alpha {
+            largest_alpha = alphas[component];
+        }
+    }
+    let mut sum_alpha = 0.0;
+    for component in 0..k {
+        sum_alpha += (alphas[component] - largest_alpha).exp();
+    }
+
+    // W's terms: the squared Frobenius norms of the Q_k and the Σ_j q_kj.
+    let mut frobenius = 0.0;
+    let mut all_q = 0.0;
+    for component in 0..k {
+        for j in 0..d {
+            frobenius += diagonals[component * d + j] * diagonals[component * d + j];
+        }
+        for j in component * icf_size + d..(component + 1) * icf_size {
+            frobenius += icf[j] * icf[j];
+        }
+        all_q += sum_q[component];
+    }
 
     let constant = -((n * d) as f64) / 2.0 * (2.0 * std::f64::consts::PI).ln();
     (
-        constant + total - n as f64 * log_sum_exp(alphas),
-        log_wishart_prior(&diagonals, icf, &sum_q, d, k, gamma, m),
+        constant + total - n as f64 * (largest_alpha + sum_alpha.ln()),
+        0.5 * gamma * gamma * frobenius - m as f64 * all_q,
     )
-}
-
-/// How many points a term of the preaccumulated sum over points takes: enough that a term's
-/// records fill about 256 KB of the tape (a quarter of this machine's 1 MB of L2 cache a core),
-/// at least one. A (point, component) body records about `1.5d² + 4d + 4` slots and nodes, taken
-/// at 16 bytes each. Terms of 256 KB and of 1 MB measured the same on gradbench's gmm (16 KB was
-/// slower at d = 2, K = 5); a term of one point at d = 2 allocates its three arrays once a
-/// point, which doubles the primal.
-fn points_per_term(d: usize, k: usize) -> usize {
-    let bytes_per_point = 16 * k * (3 * d * d / 2 + 4 * d + 4);
-    (256 * 1024 / bytes_per_point).max(1)
-}
-
-/// `LSE(v) = max(v) + ln Σ_j exp(v_j − max(v))`. The maximum is one of the `v_j`, as in ADBench's
-/// C++; the derivative through it, `1 − Σ_j softmax(v)_j`, is 0 up to rounding, so the
-/// gradient is the one with the maximum held constant.
-#[reverse_diff]
-pub fn log_sum_exp(v: &[f64]) -> f64 {
-    let mut largest = v[0];
-    for &value in &v[1..] {
-        if value > largest {
-            largest = value;
-        }
-    }
-    let sum: f64 = v.iter().map(|value| (value - largest).exp()).sum();
-    largest + sum.ln()
-}
-
-/// The Wishart prior `W = Σ_k [½γ² (Σ_j exp(q_kj)² + Σ l_k²) − m Σ_j q_kj] − K·C`.
-#[reverse_diff]
-fn log_wishart_prior(
-    diagonals: &[f64],
-    icf: &[f64],
-    sum_q: &[f64],
-    d: usize,
-    k: usize,
-    #[no_grad] gamma: f64,
-    m: usize,
-) -> f64 {
-    let icf_size = d * (d + 1) / 2;
-    let mut total = 0.0;
-    for component in 0..k {
-        let diagonal = &diagonals[component * d..(component + 1) * d];
-        let l = &icf[component * icf_size + d..(component + 1) * icf_size];
-        let frobenius: f64 =
-            diagonal.iter().map(|q| q * q).sum::<f64>() + l.iter().map(|v| v * v).sum::<f64>();
-        total += 0.5 * gamma * gamma * frobenius - m as f64 * sum_q[component];
-    }
-    total - k as f64 * wishart_constant(d, gamma, m)
 }
 
 /// `C = ν·d·(ln γ − ½ ln 2) − ln Γ_d(ν/2)` with `ν = d + m + 1`: a constant of the objective.

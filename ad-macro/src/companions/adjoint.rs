@@ -61,6 +61,8 @@ enum Output {
     Scalar,
     /// `Vec<f64>`, a local array of the body.
     Vector,
+    /// A tuple of `f64`s, `f_vjp`'s with a cotangent of the same type.
+    Scalars(Vec<Type>),
 }
 
 /// `tape` (a companion's body on the tape), or, when the body has an adjoint written out
@@ -105,7 +107,7 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
     };
     let (mut forward, reverse) = body.sequence(stmts, Body::top_statement)?;
     let value = format_ident!("__ad_value");
-    let seed = match output {
+    let seed = match &output {
         Output::Scalar => {
             let seed = match cotangent {
                 Some(cotangent) => quote!(*#cotangent),
@@ -114,6 +116,27 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
             let propagate = body.propagate(tail, &quote!(__ad_seed))?;
             forward.push(quote!(let #value: f64 = #tail;));
             quote! { { let __ad_seed: f64 = #seed; #propagate } }
+        }
+        Output::Scalars(types) => {
+            let Expr::Tuple(tuple) = tail else {
+                return None;
+            };
+            let cotangent = cotangent?;
+            if tuple.elems.len() != types.len() {
+                return None;
+            }
+            let seeds = tuple
+                .elems
+                .iter()
+                .enumerate()
+                .map(|(at, elem)| {
+                    let at = syn::Index::from(at);
+                    let propagate = body.propagate(elem, &quote!(__ad_seed))?;
+                    Some(quote! { { let __ad_seed: f64 = #cotangent.#at; #propagate } })
+                })
+                .collect::<Option<Vec<_>>>()?;
+            forward.push(quote!(let #value: (#(#types),*) = #tail;));
+            quote!(#(#seeds)*)
         }
         Output::Vector => {
             let Expr::Path(path) = tail else { return None };
@@ -150,7 +173,8 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
         ([one_type], [one]) => (one_type.clone(), quote!(#one)),
         _ => (quote!((#(#types),*)), quote!((#(#gradient),*))),
     };
-    let inputs = &item.sig.inputs;
+    let inputs = item.sig.inputs.iter();
+    let loop_reals = &body.loop_reals;
     let args = function.params.iter().map(|param| &param.name);
     let (result, extra, extra_arg) = match (&output, cotangent) {
         (Output::Scalar, None) => (quote!(f64), None, None),
@@ -162,15 +186,21 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
             Some(quote!(#cotangent: &::std::vec::Vec<f64>)),
             Some(cotangent),
         ),
-        (Output::Vector, None) => return None,
+        (Output::Scalars(types), Some(cotangent)) => (
+            quote!((#(#types),*)),
+            Some(quote!(#cotangent: &(#(#types),*))),
+            Some(cotangent),
+        ),
+        (Output::Vector | Output::Scalars(_), None) => return None,
     };
     let extra = extra.into_iter();
     let extra_arg = extra_arg.into_iter();
     Some(quote! {{
         #[allow(unused_mut, unused_variables, unused_assignments, unused_parens, non_snake_case,
             clippy::all, clippy::pedantic)]
-        fn __ad_adjoint(#inputs #(, #extra)*) -> (#result, #gradient_type) {
+        fn __ad_adjoint(#(#inputs,)* #(#extra)*) -> (#result, #gradient_type) {
             let mut __ad_stack = ::ad::__private::ValueStack::take();
+            #(let mut #loop_reals: f64 = 0.0;)*
             #(#forward)*
             #(#bars)*
             #seed
@@ -237,6 +267,13 @@ fn uses(stmt: &Stmt) -> HashMap<String, Use> {
             self.visit_expr(right);
         }
         fn visit_pat(&mut self, _: &'ast Pat) {}
+        fn visit_local(&mut self, local: &'ast syn::Local) {
+            // A `let` inside the statement (a loop's `let mut s = 0.0;`) sets its name.
+            if let Some((name, _, _)) = binding(&local.pat) {
+                self.0.entry(name.to_string()).or_default().writes = true;
+            }
+            syn::visit::visit_local(self, local);
+        }
         fn visit_ident(&mut self, name: &'ast Ident) {
             self.0.entry(name.to_string()).or_default().reads = true;
         }
@@ -247,7 +284,11 @@ fn uses(stmt: &Stmt) -> HashMap<String, Use> {
         }
     }
     let mut uses = Uses(HashMap::new());
-    uses.visit_stmt(stmt);
+    match stmt {
+        // The statement's own `let` binds its name, for the first time at the top level.
+        Stmt::Local(local) => syn::visit::visit_local(&mut uses, local),
+        stmt => uses.visit_stmt(stmt),
+    }
     uses.0
 }
 
@@ -281,6 +322,20 @@ fn accumulators(stmts: &[Stmt]) -> HashSet<String> {
                 .then_some(name)
         })
         .collect()
+}
+
+/// A `let`'s name, whether it is `mut`, and its type when written (`let mut s: f64`).
+fn binding(pat: &Pat) -> Option<(Ident, bool, Option<&Type>)> {
+    match pat {
+        Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => {
+            Some((pat.ident.clone(), pat.mutability.is_some(), None))
+        }
+        Pat::Type(typed) => {
+            let (name, mutable, _) = binding(&typed.pat).filter(|(_, _, ty)| ty.is_none())?;
+            Some((name, mutable, Some(&*typed.ty)))
+        }
+        _ => None,
+    }
 }
 
 /// Whether `block` has what the walk cannot see through: a method of `ad::Real`
@@ -399,6 +454,9 @@ struct Body {
     fresh: HashSet<String>,
     /// The local arrays made by `vec![v; count]`, with `count`'s tokens.
     lengths: HashMap<String, String>,
+    /// The reals bound by `let` in loops, declared once before the forward pass: each such
+    /// `let` is an assignment to it.
+    loop_reals: Vec<Ident>,
     /// The leaves whose adjoints the loops being walked sum in a local ([`Body::invariant`]),
     /// innermost last: each leaf's tokens and its local.
     hoisted: Vec<(String, Ident)>,
@@ -420,6 +478,7 @@ impl Body {
             fresh: HashSet::new(),
             lengths: HashMap::new(),
             hoisted: Vec::new(),
+            loop_reals: Vec::new(),
             bars: Vec::new(),
             differentiable: Vec::new(),
         };
@@ -468,6 +527,9 @@ impl Body {
             return None;
         };
         match &**ty {
+            Type::Tuple(tuple) if tuple.elems.len() > 1 && tuple.elems.iter().all(is_f64) => {
+                Some(Output::Scalars(tuple.elems.iter().cloned().collect()))
+            }
             Type::Path(path) if path.qself.is_none() => {
                 let segment = path.path.segments.last()?;
                 let syn::PathArguments::AngleBracketed(args) = &segment.arguments else {
@@ -528,20 +590,7 @@ impl Body {
             return self.statement(stmt);
         };
         let init = local.init.as_ref().filter(|init| init.diverge.is_none())?;
-        let (name, mutable, ascribed) = match &local.pat {
-            Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => {
-                (pat.ident.clone(), pat.mutability.is_some(), None)
-            }
-            Pat::Type(typed) => match &*typed.pat {
-                Pat::Ident(pat) if pat.by_ref.is_none() && pat.subpat.is_none() => (
-                    pat.ident.clone(),
-                    pat.mutability.is_some(),
-                    Some(&*typed.ty),
-                ),
-                _ => return None,
-            },
-            _ => return None,
-        };
+        let (name, mutable, ascribed) = binding(&local.pat)?;
         // One binding a name: the adjoints read the names after the whole forward pass.
         if self.top.contains_key(&name.to_string()) || name.to_string().starts_with("__ad") {
             return None;
@@ -850,6 +899,14 @@ impl Body {
         let (mut lets, mut forward, mut reverse) = (Vec::new(), Vec::new(), Vec::new());
         let fresh = self.fresh_adds(stmts);
         for (at, (stmt, fresh)) in stmts.iter().zip(fresh).enumerate() {
+            let earlier =
+                || -> TokenStream { stmts[..at].iter().map(ToTokens::to_token_stream).collect() };
+            if let Some(real) = self.loop_real(stmt, earlier) {
+                let (ahead, back) = real?;
+                forward.push(ahead);
+                reverse.push(back);
+                continue;
+            }
             if let Stmt::Local(local) = stmt {
                 // `let j = i + 1;`: an integer of the loop's, computed again before the
                 // adjoints; no statement before it may read a name it shadows.
@@ -857,14 +914,12 @@ impl Body {
                     return None;
                 };
                 let init = local.init.as_ref().filter(|init| init.diverge.is_none())?;
-                let earlier: TokenStream =
-                    stmts[..at].iter().map(ToTokens::to_token_stream).collect();
                 if pat.mutability.is_some()
                     || pat.by_ref.is_some()
                     || pat.subpat.is_some()
                     || !reads_only(&init.expr)
                     || self.reads_reals(&init.expr)
-                    || idents(earlier).contains(&pat.ident)
+                    || idents(earlier()).contains(&pat.ident)
                     || self.holds(&pat.ident).is_some()
                 {
                     return None;
@@ -881,6 +936,46 @@ impl Body {
             reverse.push(back);
         }
         Some((lets, forward, reverse))
+    }
+
+    /// A loop's `let` of a real (`let mut s = 0.0;`, `let m = x[i] * w;`), when `stmt` is one:
+    /// an assignment to a real declared before the forward pass (the loops' `let`s of one name
+    /// share it), which keeps the value it overwrites as any other. `Some(None)` when such a
+    /// `let` is outside the shapes (its name bound elsewhere, or read by an earlier statement
+    /// of the loop, which would read another variable).
+    fn loop_real(
+        &mut self,
+        stmt: &Stmt,
+        earlier: impl FnOnce() -> TokenStream,
+    ) -> Option<Option<(TokenStream, TokenStream)>> {
+        let Stmt::Local(local) = stmt else {
+            return None;
+        };
+        let (name, mutable, ascribed) = binding(&local.pat)?;
+        let init = local.init.as_ref()?;
+        let expr = &*init.expr;
+        let scalar = match ascribed {
+            Some(ty) => is_f64(ty),
+            None => self.scopes.kind_of(expr) == Some(Kind::Scalar),
+        };
+        if !scalar || !(mutable || ascribed.is_some() || self.reads_reals(expr)) {
+            return None;
+        }
+        let shared = self.loop_reals.contains(&name);
+        let fits = init.diverge.is_none()
+            && !name.to_string().starts_with("__ad")
+            && !idents(earlier()).contains(&name)
+            && (shared || self.holds(&name).is_none());
+        if !fits {
+            return Some(None);
+        }
+        if !shared {
+            self.top.insert(name.to_string(), Holds::Real);
+            self.bars.push((name.clone(), Holds::Real));
+            self.loop_reals.push(name.clone());
+        }
+        self.scopes.bind(&name, Some(Kind::Scalar));
+        Some(self.assignment(&syn::parse_quote!(#name = #expr)))
     }
 
     /// `place = e`, `place += e` or `place -= e`, where `place` is a real or an element of an

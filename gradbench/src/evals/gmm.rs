@@ -3,7 +3,9 @@
 //! where ADBench adds it.
 
 use super::{check, flatten, parse, rows, unknown_function};
-use crate::adbench::gmm::{gmm_likelihood_and_prior, gmm_likelihood_and_prior_vjp};
+use crate::adbench::gmm::{
+    gmm_likelihood_and_prior, gmm_likelihood_and_prior_vjp, wishart_constant,
+};
 use crate::protocol::{Evaluation, Runs};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -86,7 +88,8 @@ impl Instance {
         })
     }
 
-    /// The objective, `likelihood − W`.
+    /// The objective, `likelihood − W` (`W`'s constant `−K·C` apart in
+    /// `gmm_likelihood_and_prior`).
     fn objective(&self) -> f64 {
         let (likelihood, prior) = gmm_likelihood_and_prior(
             &self.alphas,
@@ -99,7 +102,7 @@ impl Instance {
             self.gamma,
             self.m,
         );
-        likelihood - prior
+        likelihood - prior + self.k as f64 * wishart_constant(self.d, self.gamma, self.m)
     }
 
     /// The objective's gradient with respect to (α, μ, icf).
