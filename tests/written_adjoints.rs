@@ -655,3 +655,43 @@ fn a_pair_as_the_result() {
     };
     assert_close(&written, &central(combined, &x), 1e-6);
 }
+
+/// Values read by the partials only through quotients: `q` as a numerator over a varying
+/// divisor, `r` as a divisor, `t` in a product divided by a constant. Each is overwritten every
+/// step, so their assignments must keep what they overwrite; `s`, read only through sums and
+/// products by constants, need not.
+#[reverse_diff]
+fn quotients(x: &[f64], steps: usize) -> f64 {
+    let n = x.len();
+    let mut q = vec![1.0; n];
+    let mut r = vec![2.0; n];
+    let mut s = vec![0.0; n];
+    let mut t = vec![0.0; n];
+    let mut total = 0.0;
+    for _ in 0..steps {
+        for i in 1..n {
+            q[i] = 0.5 * q[i] + q[i - 1] / (1.0 + x[i] * x[i]);
+        }
+        for i in 0..n {
+            r[i] = 1.5 + x[i] * x[i] + q[i];
+        }
+        for i in 0..n {
+            t[i] = 0.5 * t[i] + 1.0 + x[i];
+        }
+        for i in 0..n {
+            s[i] = 0.5 * s[i] + x[i] / r[i] - 2.0 * q[i] + (x[i] * t[i]) / 3.0;
+        }
+        for i in 0..n {
+            total += s[i];
+        }
+    }
+    total
+}
+
+#[test]
+fn values_read_through_quotients_are_kept() {
+    let x = [0.3, -0.7, 1.1, 0.4];
+    let ((_, written), (_, taped)) = both(|| quotients_grad(&x, 3));
+    assert_close(&written, &taped, 1e-12);
+    assert_close(&written, &central(|x| quotients(x, 3), &x), 1e-6);
+}

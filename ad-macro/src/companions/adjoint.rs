@@ -98,13 +98,18 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
     if outside_shapes(&item.block) {
         return None;
     }
-    let mut body = Body::new(function)?;
-    let output = body.output(function)?;
     let stmts = &item.block.stmts;
     let (tail, stmts) = match stmts.split_last()? {
         (Stmt::Expr(tail, None), rest) => (tail, rest),
         _ => return None,
     };
+    // A first walk learns what every name holds; the second writes the adjoint knowing which
+    // values no adjoint reads.
+    let mut probe = Body::new(function)?;
+    probe.sequence(stmts, Body::top_statement)?;
+    let mut body = Body::new(function)?;
+    body.unread = probe.unread(stmts);
+    let output = body.output(function)?;
     let (mut forward, reverse) = body.sequence(stmts, Body::top_statement)?;
     let value = format_ident!("__ad_value");
     let seed = match &output {
@@ -452,6 +457,9 @@ struct Body {
     /// The names whose additions in the statement being walked keep no value: a sibling
     /// statement before it overwrites them whole ([`Body::fresh_adds`]).
     fresh: HashSet<String>,
+    /// The local reals and arrays whose values no assignment's partials read
+    /// ([`Body::unread`]): their assignments keep no value.
+    unread: HashSet<String>,
     /// The local arrays made by `vec![v; count]`, with `count`'s tokens.
     lengths: HashMap<String, String>,
     /// The reals bound by `let` in loops, declared once before the forward pass: each such
@@ -476,6 +484,7 @@ impl Body {
             arrays: held_arrays(&function.item.block),
             accumulators: accumulators(&function.item.block.stmts),
             fresh: HashSet::new(),
+            unread: HashSet::new(),
             lengths: HashMap::new(),
             hoisted: Vec::new(),
             loop_reals: Vec::new(),
@@ -1009,8 +1018,95 @@ impl Body {
     fn accumulates(&self, place: &Expr) -> bool {
         base_name(place).is_some_and(|name| {
             let name = name.to_string();
-            self.accumulators.contains(&name) || self.fresh.contains(&name)
+            self.accumulators.contains(&name)
+                || self.fresh.contains(&name)
+                || self.unread.contains(&name)
         })
+    }
+
+    /// The local reals and arrays of `stmts` (walked, so that [`Body::top`] knows them) whose
+    /// values no partial of an assignment or a `let` reads ([`Body::read_values`]): an
+    /// adjoint never needs them restored, so their assignments keep nothing (ode's `k4`,
+    /// read only by `y[i] += h * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]) / 6.0`, whose
+    /// partials are constants). The result's partials read the final values, which are there.
+    fn unread(&self, stmts: &[Stmt]) -> HashSet<String> {
+        struct Reads<'a> {
+            body: &'a Body,
+            read: HashSet<String>,
+        }
+        impl<'ast> Visit<'ast> for Reads<'_> {
+            fn visit_expr(&mut self, expr: &'ast Expr) {
+                match split(expr) {
+                    Some((_, right, _)) => self.body.read_values(right, &mut self.read),
+                    None => syn::visit::visit_expr(self, expr),
+                }
+            }
+            fn visit_local(&mut self, local: &'ast syn::Local) {
+                if let Some(init) = &local.init {
+                    self.body.read_values(&init.expr, &mut self.read);
+                }
+            }
+        }
+        let mut reads = Reads {
+            body: self,
+            read: HashSet::new(),
+        };
+        stmts.iter().for_each(|stmt| reads.visit_stmt(stmt));
+        self.top
+            .iter()
+            .filter(|(name, holds)| {
+                **holds != Holds::Other
+                    && !self.params.keys().any(|param| param == name.as_str())
+                    && !reads.read.contains(name.as_str())
+            })
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
+    /// Adds to `read` the names whose values the partials of `expr` read: none through sums
+    /// and differences, those of both sides of a product of two varying factors, those of a
+    /// quotient by a varying divisor, and every name under any other operation (`exp`, a
+    /// call).
+    fn read_values(&self, expr: &Expr, read: &mut HashSet<String>) {
+        let mut all = |expr: &Expr| {
+            read.extend(
+                idents(expr.to_token_stream())
+                    .iter()
+                    .map(ToString::to_string),
+            )
+        };
+        match expr {
+            Expr::Paren(inner) => self.read_values(&inner.expr, read),
+            Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Neg(_)) => {
+                self.read_values(&unary.expr, read)
+            }
+            Expr::Binary(binary) => {
+                let (left, right) = (&*binary.left, &*binary.right);
+                match binary.op {
+                    BinOp::Add(_) | BinOp::Sub(_) => {
+                        self.read_values(left, read);
+                        self.read_values(right, read);
+                    }
+                    BinOp::Mul(_) if self.reads_reals(left) && self.reads_reals(right) => {
+                        all(left);
+                        all(right);
+                    }
+                    BinOp::Mul(_) => {
+                        self.read_values(left, read);
+                        self.read_values(right, read);
+                    }
+                    BinOp::Div(_) if self.reads_reals(right) => {
+                        all(left);
+                        all(right);
+                    }
+                    BinOp::Div(_) => self.read_values(left, read),
+                    _ => all(expr),
+                }
+            }
+            Expr::Lit(_) | Expr::Path(_) => {}
+            Expr::Index(index) if !self.reads_reals(&index.index) => {}
+            expr => all(expr),
+        }
     }
 
     /// Runs `walk` with `fresh` among the names whose additions keep no value.
