@@ -695,3 +695,66 @@ fn values_read_through_quotients_are_kept() {
     assert_close(&written, &taped, 1e-12);
     assert_close(&written, &central(|x| quotients(x, 3), &x), 1e-6);
 }
+
+/// A sum of terms by `ad::checkpoint::sum`, each term a block of rows with arrays of its own:
+/// each term's adjoint runs right after it, and the sums of its adjoints are scaled by the
+/// sum's adjoint (here `2 total`, the result being `total²`).
+#[reverse_diff]
+fn blocks(x: &[f64], w: &[f64], #[no_grad] data: &[f64], rows: usize, block: usize) -> f64 {
+    let cols = w.len();
+    let mut scale = 0.0;
+    for j in 0..cols {
+        scale += w[j] * w[j];
+    }
+    let total = ad::checkpoint::sum(rows.div_ceil(block), |b| {
+        let mut row = vec![0.0; cols];
+        let mut part = 0.0;
+        for r in b * block..rows.min((b + 1) * block) {
+            for j in 0..cols {
+                row[j] = data[r * cols + j] * w[j] + x[r];
+            }
+            let mut largest = row[0];
+            for j in 1..cols {
+                if row[j] > largest {
+                    largest = row[j];
+                }
+            }
+            let mut sum = 0.0;
+            for j in 0..cols {
+                sum += (row[j] - largest).exp();
+            }
+            part += (largest + sum.ln()) * scale;
+        }
+        part
+    });
+    total * total
+}
+
+#[test]
+fn sums_of_terms_by_checkpoint() {
+    let (rows, cols) = (7, 3);
+    let x: Vec<f64> = (0..rows).map(|r| 0.2 * (r as f64).sin()).collect();
+    let w = [0.5, -0.3, 0.8];
+    let data: Vec<f64> = (0..rows * cols).map(|i| (i as f64 * 0.37).cos()).collect();
+    for block in [1, 3, 7] {
+        let ((value, written), (taped_value, taped)) =
+            both(|| blocks_grad(&x, &w, &data, rows, block));
+        assert_eq!(
+            value.to_bits(),
+            blocks(&x, &w, &data, rows, block).to_bits()
+        );
+        assert_eq!(value, taped_value);
+        assert_close(&written.0, &taped.0, 1e-12);
+        assert_close(&written.1, &taped.1, 1e-12);
+        assert_close(
+            &written.0,
+            &central(|x| blocks(x, &w, &data, rows, block), &x),
+            1e-6,
+        );
+        assert_close(
+            &written.1,
+            &central(|w| blocks(&x, w, &data, rows, block), &w),
+            1e-6,
+        );
+    }
+}

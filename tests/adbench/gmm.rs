@@ -169,7 +169,8 @@ pub fn gmm_objective(
 /// the maximum one of the `v_j` as in ADBench's C++; the derivative through it,
 /// `1 − Σ_j softmax(v)_j`, is 0 up to rounding. The Wishart prior is
 /// `W = Σ_k [½γ² (Σ_j exp(q_kj)² + Σ l_k²) − m Σ_j q_kj] − K·C`.
-#[allow(clippy::too_many_arguments)] // as gmm_objective
+// As gmm_objective; and index loops are the shape whose adjoint is written out.
+#[allow(clippy::too_many_arguments, clippy::needless_range_loop)]
 #[reverse_diff]
 pub fn gmm_likelihood_and_prior(
     alphas: &[f64],
@@ -193,44 +194,53 @@ pub fn gmm_likelihood_and_prior(
         }
     }
 
-    let mut centred = vec![0.0; d];
-    let mut transformed = vec![0.0; d];
-    let mut beta = vec![0.0; k];
-    let mut total = 0.0;
-    for i in 0..n {
-        for component in 0..k {
-            for j in 0..d {
-                centred[j] = x[i * d + j] - means[component * d + j];
+    // The sum over points is preaccumulated a block of points at a time (`ad::checkpoint::sum`):
+    // each block's adjoint runs as soon as the block is computed, while its values are in
+    // cache, so the stack (or the tape) holds one block's, not all n points'. The block's
+    // arrays are its own, written before they are read.
+    let block = points_per_term(d, k);
+    let total = ad::checkpoint::sum(n.div_ceil(block), |b| {
+        let mut centred = vec![0.0; d];
+        let mut transformed = vec![0.0; d];
+        let mut beta = vec![0.0; k];
+        let mut total = 0.0;
+        for i in b * block..n.min((b + 1) * block) {
+            for component in 0..k {
+                for j in 0..d {
+                    centred[j] = x[i * d + j] - means[component * d + j];
+                }
+                // Q (x − μ): the diagonal, then L column by column (ADBench's `Qtimesx`).
+                for j in 0..d {
+                    transformed[j] = diagonals[component * d + j] * centred[j];
+                }
+                for column in 0..d {
+                    let l = component * icf_size + d + column * (2 * d - column - 1) / 2;
+                    for row in column + 1..d {
+                        transformed[row] += icf[l + row - column - 1] * centred[column];
+                    }
+                }
+                let mut squared_norm = 0.0;
+                for j in 0..d {
+                    squared_norm += transformed[j] * transformed[j];
+                }
+                beta[component] = alphas[component] + sum_q[component] - 0.5 * squared_norm;
             }
-            // Q (x − μ): the diagonal, then L column by column (ADBench's `Qtimesx`).
-            for j in 0..d {
-                transformed[j] = diagonals[component * d + j] * centred[j];
-            }
-            for column in 0..d {
-                let l = component * icf_size + d + column * (2 * d - column - 1) / 2;
-                for row in column + 1..d {
-                    transformed[row] += icf[l + row - column - 1] * centred[column];
+            // LSE_k(β_ik).
+            let mut largest = beta[0];
+            for component in 1..k {
+                if beta[component] > largest {
+                    largest = beta[component];
                 }
             }
-            let mut squared_norm = 0.0;
-            for j in 0..d {
-                squared_norm += transformed[j] * transformed[j];
+            let mut sum = 0.0;
+            for component in 0..k {
+                sum += (beta[component] - largest).exp();
             }
-            beta[component] = alphas[component] + sum_q[component] - 0.5 * squared_norm;
+            total += largest + sum.ln();
         }
-        // LSE_k(β_ik).
-        let mut largest = beta[0];
-        for component in 1..k {
-            if beta[component] > largest {
-                largest = beta[component];
-            }
-        }
-        let mut sum = 0.0;
-        for component in 0..k {
-            sum += (beta[component] - largest).exp();
-        }
-        total += largest + sum.ln();
-    }
+
+        total
+    });
 
     // LSE(α).
     let mut largest_alpha = alphas[0];
@@ -262,6 +272,16 @@ pub fn gmm_likelihood_and_prior(
         constant + total - n as f64 * (largest_alpha + sum_alpha.ln()),
         0.5 * gamma * gamma * frobenius - m as f64 * all_q,
     )
+}
+
+/// How many points a term of the preaccumulated sum over points takes: enough that a term's
+/// values on the stack of the adjoint written out fill about 256 KB (a quarter of this
+/// machine's 1 MB of L2 cache a core), at least one. A (point, component) keeps `2d + 2` values
+/// (the runs of `centred` and `transformed`, the norm and `β`), and a point about `2K` more (the
+/// log-sum-exp's maximum, sum and branches), 8 bytes each.
+fn points_per_term(d: usize, k: usize) -> usize {
+    let bytes_per_point = 8 * k * (2 * d + 4);
+    (256 * 1024 / bytes_per_point).max(1)
 }
 
 /// `C = ν·d·(ln γ − ½ ln 2) − ln Γ_d(ν/2)` with `ν = d + m + 1`: a constant of the objective.

@@ -155,16 +155,7 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
             quote!(::ad::__private::seed_cotangent(&mut #bar, #cotangent);)
         }
     };
-    let bars = body.bars.iter().map(|(name, holds)| {
-        let bar = bar(name);
-        match holds {
-            Holds::Array if body.params.contains_key(name) => {
-                quote!(let mut #bar = ::std::vec![0.0f64; #name.len()];)
-            }
-            Holds::Array => quote!(let mut #bar = ::ad::__private::Zeros::new(#name.len());),
-            _ => quote!(let mut #bar = 0.0f64;),
-        }
-    });
+    let bars = body.declare(&body.bars);
     let gradient: Vec<Ident> = body.differentiable.iter().map(bar).collect();
     let types: Vec<TokenStream> = body
         .differentiable
@@ -343,6 +334,16 @@ fn binding(pat: &Pat) -> Option<(Ident, bool, Option<&Type>)> {
     }
 }
 
+/// Whether `path` is `ad::checkpoint::sum` (or `::ad::checkpoint::sum`).
+fn is_checkpoint_sum(path: &syn::Path) -> bool {
+    let segments: Vec<String> = path
+        .segments
+        .iter()
+        .map(|segment| segment.ident.to_string())
+        .collect();
+    segments == ["ad", "checkpoint", "sum"] && path.segments.iter().all(|s| s.arguments.is_empty())
+}
+
 /// Whether `block` has what the walk cannot see through: a method of `ad::Real`
 /// (`x.value()`), which the body over `f64` as written does not have in scope, a path through
 /// `ad`, or a macro other than `vec!`, whose arguments may read a name in a string
@@ -355,6 +356,10 @@ fn outside_shapes(block: &syn::Block) -> bool {
             syn::visit::visit_expr_method_call(self, call);
         }
         fn visit_expr_path(&mut self, path: &'ast syn::ExprPath) {
+            // `ad::checkpoint::sum(terms, |b| ..)`, written out on its own.
+            if is_checkpoint_sum(&path.path) {
+                return;
+            }
             self.0 |= path.path.segments.iter().any(|segment| {
                 segment.ident == "value" || segment.ident == "from_f64" || segment.ident == "ad"
             });
@@ -381,10 +386,13 @@ fn outside_shapes(block: &syn::Block) -> bool {
 }
 
 /// Whether `expr`, which the adjoint evaluates again (an index, a loop's bounds, a loop's
-/// integer `let`), only reads and computes: [`is_pure`], or the length of a sequence
-/// (`x.len()`), combined by operators.
+/// integer `let`), only reads and computes: [`is_pure`], the length of a sequence
+/// (`x.len()`), or the smaller or larger of two (`n.min(end)`), combined by operators.
 fn reads_only(expr: &Expr) -> bool {
     match expr {
+        Expr::MethodCall(call) if call.method == "min" || call.method == "max" => {
+            call.args.len() == 1 && reads_only(&call.receiver) && reads_only(&call.args[0])
+        }
         Expr::MethodCall(call) => is_length(call) && reads_only(&call.receiver),
         Expr::Binary(binary) => {
             !is_assignment(&binary.op) && reads_only(&binary.left) && reads_only(&binary.right)
@@ -527,6 +535,26 @@ impl Body {
         (!body.differentiable.is_empty()).then_some(body)
     }
 
+    /// The declarations of the adjoints of `names`, zeros: a `Vec` for a parameter's (the
+    /// gradient returned), a `Zeros` for a local array's.
+    fn declare(&self, names: &[(Ident, Holds)]) -> Vec<TokenStream> {
+        names
+            .iter()
+            .map(|(name, holds)| {
+                let bar = bar(name);
+                match holds {
+                    Holds::Array if self.params.contains_key(name) => {
+                        quote!(let mut #bar = ::std::vec![0.0f64; #name.len()];)
+                    }
+                    Holds::Array => {
+                        quote!(let mut #bar = ::ad::__private::Zeros::new(#name.len());)
+                    }
+                    _ => quote!(let mut #bar = 0.0f64;),
+                }
+            })
+            .collect()
+    }
+
     /// The companion's result, from the function's return type.
     fn output(&self, function: &Function) -> Option<Output> {
         if function.returns_scalar {
@@ -605,6 +633,9 @@ impl Body {
             return None;
         }
         let expr = &*init.expr;
+        if let Some(sum) = self.checkpoint_sum(&name, ascribed, expr) {
+            return sum;
+        }
         let holds = if self.arrays.contains(&name.to_string()) {
             // `vec![0.0; n]`, `vec![a, b]`: its elements' initial values are constants.
             let Expr::Macro(mac) = expr else {
@@ -945,6 +976,146 @@ impl Body {
             reverse.push(back);
         }
         Some((lets, forward, reverse))
+    }
+
+    /// `let total = ad::checkpoint::sum(terms, |b| { .. })`, when `expr` is such a call: each
+    /// term's adjoint runs right after the term, seeded with 1, its stack emptied again and its
+    /// adjoints of the body's names summed over the terms in locals; the sum's adjoint then
+    /// passes its adjoint times those sums on. So the stack holds one term's values at a time,
+    /// as the tape holds one term's records. `Some(None)` keeps the tape: a term that writes a
+    /// name of the body, or is not of the shapes written out.
+    ///
+    /// After, in the forward pass (`__ad_term_x` for each array `x` of the body the term reads):
+    /// `let (total, __ad_term_x) = { let mut __ad_bar_x = Zeros::new(x.len()); let mut __ad_sum
+    /// = 0.0; for b in 0..terms { __ad_sum += { <the term's forward pass>; let __ad_term: f64 =
+    /// <its value>; <its adjoints, seeded with 1>; __ad_term }; } (__ad_sum, __ad_bar_x) };`
+    fn checkpoint_sum(
+        &mut self,
+        name: &Ident,
+        ascribed: Option<&Type>,
+        expr: &Expr,
+    ) -> Option<Option<(TokenStream, TokenStream)>> {
+        let Expr::Call(call) = expr else {
+            return None;
+        };
+        let Expr::Path(path) = &*call.func else {
+            return None;
+        };
+        if !is_checkpoint_sum(&path.path) {
+            return None;
+        }
+        Some(self.checkpoint_terms(name, ascribed, call))
+    }
+
+    /// [`Body::checkpoint_sum`]'s call, `ad::checkpoint::sum(terms, |b| { .. })`.
+    fn checkpoint_terms(
+        &mut self,
+        name: &Ident,
+        ascribed: Option<&Type>,
+        call: &syn::ExprCall,
+    ) -> Option<(TokenStream, TokenStream)> {
+        let [terms, Expr::Closure(closure)] = call.args.iter().collect::<Vec<_>>()[..] else {
+            return None;
+        };
+        let Expr::Block(block) = &*closure.body else {
+            return None;
+        };
+        let var = match closure.inputs.iter().collect::<Vec<_>>()[..] {
+            [Pat::Ident(pat)] if pat.by_ref.is_none() && pat.subpat.is_none() => {
+                Some(pat.ident.clone())
+            }
+            [Pat::Wild(_)] => None,
+            _ => return None,
+        };
+        let stmts = &block.block.stmts;
+        let (Stmt::Expr(tail, None), _) = stmts.split_last()? else {
+            return None;
+        };
+        // `terms` is evaluated once, by the forward pass.
+        let pure = !self.reads_reals(terms);
+        let writes_outer = stmts
+            .iter()
+            .flat_map(uses)
+            .any(|(written, used)| (used.adds || used.writes) && self.top.contains_key(&written));
+        if !pure || writes_outer || ascribed.is_some_and(|ty| !is_f64(ty)) {
+            return None;
+        }
+        // The body's reals and arrays the term reads: their adjoints, summed over the terms.
+        let mentioned = idents(block.to_token_stream());
+        let outer: Vec<(Ident, Holds)> = self
+            .top
+            .iter()
+            .filter(|(_, holds)| **holds != Holds::Other)
+            .filter_map(|(outer, holds)| {
+                let ident = mentioned.iter().find(|ident| *ident == outer.as_str())?;
+                Some((ident.clone(), *holds))
+            })
+            .collect();
+        // The term as a body of its own: its names, adjoints and sums.
+        let outer_bars = std::mem::take(&mut self.bars);
+        let outer_sums = std::mem::replace(&mut self.accumulators, accumulators(stmts));
+        self.arrays.extend(held_arrays(&block.block));
+        self.scopes.push();
+        self.inner.push(Vec::new());
+        if let Some(var) = &var {
+            self.scopes.bind(var, Some(Kind::Integer));
+            self.bind_inner(var);
+        }
+        let walked = self.sequence(&stmts[..stmts.len() - 1], Body::top_statement);
+        let seed = self.propagate(tail, &quote!(1.0f64));
+        self.inner.pop();
+        self.scopes.pop();
+        self.accumulators = outer_sums;
+        let term_bars = std::mem::replace(&mut self.bars, outer_bars);
+        let ((forward, reverse), seed) = (walked?, seed?);
+        let term_bars = self.declare(&term_bars);
+        let sums = self.declare(&outer);
+        let (bars, kept): (Vec<Ident>, Vec<Ident>) = outer
+            .iter()
+            .map(|(outer, _)| (bar(outer), format_ident!("__ad_term_{}", outer)))
+            .unzip();
+        let passes = outer.iter().zip(&kept).map(|((outer, holds), kept)| {
+            let bar = bar(outer);
+            match holds {
+                Holds::Array => quote! {
+                    for (__ad_bar, __ad_term) in #bar.iter_mut().zip(#kept.iter()) {
+                        *__ad_bar += __ad_a * __ad_term;
+                    }
+                },
+                _ => quote!(#bar += __ad_a * #kept;),
+            }
+        });
+        let pat = match &var {
+            Some(var) => var.to_token_stream(),
+            None => quote!(_),
+        };
+        self.top.insert(name.to_string(), Holds::Real);
+        self.scopes.bind(name, Some(Kind::Scalar));
+        self.bars.push((name.clone(), Holds::Real));
+        let bar_name = bar(name);
+        Some((
+            quote! {
+                let (#name, #(#kept),*) = {
+                    #(#sums)*
+                    let mut __ad_sum = 0.0f64;
+                    for #pat in 0..#terms {
+                        __ad_sum += {
+                            #(#forward)*
+                            let __ad_term: f64 = #tail;
+                            #(#term_bars)*
+                            #seed
+                            #(#reverse)*
+                            __ad_term
+                        };
+                    }
+                    (__ad_sum, #(#bars),*)
+                };
+            },
+            quote! {{
+                let __ad_a = #bar_name;
+                if __ad_a != 0.0 { #(#passes)* }
+            }},
+        ))
     }
 
     /// A loop's `let` of a real (`let mut s = 0.0;`, `let m = x[i] * w;`), when `stmt` is one:
