@@ -131,7 +131,9 @@ pub fn chain(x: f64, n: usize, #[no_grad] c: f64) -> f64 {
 /// The GMM objective with the constant `constant` (see [`GmmData::constant`]) added:
 /// `Σ_i LSE_k(β_ik) − n·LSE(α) + Σ_k [½ γ² (Σ_j exp(q_kj)² + Σ l_k²) − m Σ_j q_kj] + constant`
 /// with `β_ik = α_k + Σ_j q_kj − ½ ‖Q_k (x_i − μ_k)‖²`. Each log-sum-exp subtracts its largest
-/// term's value as a constant.
+/// term (the peers' `Objective` takes it as a constant; the derivative through it is 0 up to
+/// rounding). Written as index loops, so that its adjoint is written out (README, "Loops over
+/// arrays: adjoints written out").
 #[reverse_diff]
 #[allow(clippy::too_many_arguments)]
 pub fn gmm_objective(
@@ -147,31 +149,30 @@ pub fn gmm_objective(
     let k = alphas.len();
     let n = points.len() / d;
     let tri = d * (d + 1) / 2;
-    let mut diagonals: Vec<f64> = Vec::with_capacity(k * d);
-    let mut sum_q: Vec<f64> = Vec::with_capacity(k);
+    let mut diagonals = vec![0.0; k * d];
+    let mut sum_q = vec![0.0; k];
     for c in 0..k {
-        let mut total = 0.0;
         for j in 0..d {
-            total += icf[c * tri + j];
-            diagonals.push(icf[c * tri + j].exp());
+            sum_q[c] += icf[c * tri + j];
+            diagonals[c * d + j] = icf[c * tri + j].exp();
         }
-        sum_q.push(total);
     }
-    let mut betas: Vec<f64> = vec![0.0; k];
-    let mut centred: Vec<f64> = vec![0.0; d];
-    let mut z: Vec<f64> = vec![0.0; d];
+    let mut betas = vec![0.0; k];
+    let mut centred = vec![0.0; d];
+    let mut z = vec![0.0; d];
     let mut sum_lse = 0.0;
     for i in 0..n {
         for c in 0..k {
             for j in 0..d {
                 centred[j] = points[i * d + j] - means[c * d + j];
+            }
+            for j in 0..d {
                 z[j] = diagonals[c * d + j] * centred[j];
             }
-            let mut l = c * tri + d;
             for col in 0..d {
+                let l = c * tri + d + col * (2 * d - col - 1) / 2;
                 for row in col + 1..d {
-                    z[row] += icf[l] * centred[col];
-                    l += 1;
+                    z[row] += icf[l + row - col - 1] * centred[col];
                 }
             }
             let mut norm = 0.0;
@@ -180,23 +181,27 @@ pub fn gmm_objective(
             }
             betas[c] = alphas[c] + sum_q[c] - 0.5 * norm;
         }
-        let mut largest = betas[0].value();
-        for beta in &betas {
-            largest = largest.max(beta.value());
+        let mut largest = betas[0];
+        for c in 1..k {
+            if betas[c] > largest {
+                largest = betas[c];
+            }
         }
         let mut total = 0.0;
-        for beta in &betas {
-            total += (*beta - largest).exp();
+        for c in 0..k {
+            total += (betas[c] - largest).exp();
         }
         sum_lse += total.ln() + largest;
     }
-    let mut largest = alphas[0].value();
-    for alpha in alphas {
-        largest = largest.max(alpha.value());
+    let mut largest = alphas[0];
+    for c in 1..k {
+        if alphas[c] > largest {
+            largest = alphas[c];
+        }
     }
     let mut total = 0.0;
-    for alpha in alphas {
-        total += (*alpha - largest).exp();
+    for c in 0..k {
+        total += (alphas[c] - largest).exp();
     }
     let lse_alphas = total.ln() + largest;
     let mut prior = 0.0;

@@ -473,6 +473,9 @@ struct Body {
     /// The reals bound by `let` in loops, declared once before the forward pass: each such
     /// `let` is an assignment to it.
     loop_reals: Vec<Ident>,
+    /// The reals of [`Body::loop_reals`] whose `let` is in scope where the walk is, with the
+    /// depth of its loop: another `let` of the name there would shadow a live variable.
+    live_reals: Vec<(usize, Ident)>,
     /// The leaves whose adjoints the loops being walked sum in a local ([`Body::invariant`]),
     /// innermost last: each leaf's tokens and its local.
     hoisted: Vec<(String, Ident)>,
@@ -496,6 +499,7 @@ impl Body {
             lengths: HashMap::new(),
             hoisted: Vec::new(),
             loop_reals: Vec::new(),
+            live_reals: Vec::new(),
             bars: Vec::new(),
             differentiable: Vec::new(),
         };
@@ -628,6 +632,10 @@ impl Body {
         };
         let init = local.init.as_ref().filter(|init| init.diverge.is_none())?;
         let (name, mutable, ascribed) = binding(&local.pat)?;
+        // A real bound by a loop's `let` before, its scope ended: the same variable, set.
+        if self.loop_reals.contains(&name) {
+            return self.loop_real(stmt, TokenStream::new)?;
+        }
         // One binding a name: the adjoints read the names after the whole forward pass.
         if self.top.contains_key(&name.to_string()) || name.to_string().starts_with("__ad") {
             return None;
@@ -790,7 +798,7 @@ impl Body {
             _ => return None,
         };
         self.scopes.push();
-        self.inner.push(Vec::new());
+        self.enter_loop();
         if let Some(var) = &var {
             self.scopes.bind(var, Some(Kind::Integer));
             self.bind_inner(var);
@@ -811,7 +819,7 @@ impl Body {
             ))
         });
         self.hoisted.truncate(outer);
-        self.inner.pop();
+        self.leave_loop();
         self.scopes.pop();
         let (forward, reverse) = walked?;
         if sums.is_empty() {
@@ -920,6 +928,18 @@ impl Body {
                 __ad_stack.restore(&mut #array, #range);
             },
         ))
+    }
+
+    /// Opens the scope of a loop's (or a term's) names.
+    fn enter_loop(&mut self) {
+        self.inner.push(Vec::new());
+    }
+
+    /// Closes the innermost loop's scope: its names, and its reals bound by `let`.
+    fn leave_loop(&mut self) {
+        self.inner.pop();
+        let depth = self.inner.len();
+        self.live_reals.retain(|(at, _)| *at <= depth);
     }
 
     /// Binds `name` in the innermost loop.
@@ -1056,14 +1076,14 @@ impl Body {
         let outer_sums = std::mem::replace(&mut self.accumulators, accumulators(stmts));
         self.arrays.extend(held_arrays(&block.block));
         self.scopes.push();
-        self.inner.push(Vec::new());
+        self.enter_loop();
         if let Some(var) = &var {
             self.scopes.bind(var, Some(Kind::Integer));
             self.bind_inner(var);
         }
         let walked = self.sequence(&stmts[..stmts.len() - 1], Body::top_statement);
         let seed = self.propagate(tail, &quote!(1.0f64));
-        self.inner.pop();
+        self.leave_loop();
         self.scopes.pop();
         self.accumulators = outer_sums;
         let term_bars = std::mem::replace(&mut self.bars, outer_bars);
@@ -1141,14 +1161,19 @@ impl Body {
         if !scalar || !(mutable || ascribed.is_some() || self.reads_reals(expr)) {
             return None;
         }
+        // A name bound by an earlier loop's `let`, whose scope has ended, shares its variable;
+        // one whose `let` is still in scope (an outer loop's) would be shadowed, not set.
         let shared = self.loop_reals.contains(&name);
+        let live = self.live_reals.iter().any(|(_, real)| *real == name);
         let fits = init.diverge.is_none()
             && !name.to_string().starts_with("__ad")
             && !idents(earlier()).contains(&name)
+            && !live
             && (shared || self.holds(&name).is_none());
         if !fits {
             return Some(None);
         }
+        self.live_reals.push((self.inner.len(), name.clone()));
         if !shared {
             self.top.insert(name.to_string(), Holds::Real);
             self.bars.push((name.clone(), Holds::Real));
