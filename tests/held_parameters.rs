@@ -483,6 +483,9 @@ fn a_parameter_mentioned_otherwise_stays_a_slice_of_vars() {
 
 #[test]
 fn borrowed_elements_ranges_and_threads_compile_as_before() {
+    // The tape's companions, which this test is about (the macro writes the adjoints of
+    // some of these bodies out: tests/written_adjoints.rs).
+    ad::__private::set_generated_adjoints(false);
     let x = data(40, 12.0);
     let ((value, gradient), held) = held_by(|| largest_doubled_grad(&x));
     let at = (0..40).fold(0, |best, i| if x[i] > x[best] { i } else { best });

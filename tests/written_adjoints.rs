@@ -304,11 +304,28 @@ fn with_a_lint(x: &[f64]) -> f64 {
     total
 }
 
+/// A loop variable and a loop's integer `let` named like the generated code's locals (these
+/// did not compile when written out).
+#[reverse_diff]
+fn generated_names(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut s = 0.0;
+    for __ad_stack in 0..n {
+        let __ad_g = (__ad_stack + 1) % n;
+        s = s * x[__ad_stack] + 0.5 * x[__ad_g];
+    }
+    s
+}
+
 #[test]
 fn unusual_bodies_keep_the_tape_and_lints_do_not() {
     let before = adjoints_written_out();
     let (_, (dx, dg)) = unusual_grad(&[1.0, 2.0], 3.0);
     assert_eq!((dx, dg), (vec![3.0, 6.0], 5.0));
+    let x = [0.5, -1.5, 2.0];
+    let (value, gradient) = generated_names_grad(&x);
+    assert_eq!(value, generated_names(&x));
+    assert_close(&gradient, &central(generated_names, &x), 1e-6);
     assert_eq!(adjoints_written_out(), before);
     let ((_, written), (_, taped)) = both(|| with_a_lint_grad(&[1.0, -2.0]));
     assert_eq!(written, vec![2.0, -4.0]);
@@ -813,4 +830,32 @@ fn reals_bound_again_after_their_loop() {
     assert_eq!(adjoints_written_out(), before);
     assert_eq!(value.to_bits(), shadowed(&x).to_bits());
     assert_close(&gradient, &central(shadowed, &x), 1e-6);
+}
+
+/// Loop `let`s computed again by the loop's adjoint instead of kept (`d`, `e`, `f`: they read
+/// only the parameter and each other), beside one that must be kept (`t` reads `s`, which the
+/// loop changes after it).
+#[reverse_diff]
+fn computed_again(x: &[f64]) -> f64 {
+    let mut total = 0.0;
+    let mut s = 0.5;
+    for i in 0..x.len() - 1 {
+        let d = x[i + 1] - x[i] * x[i];
+        let e = 1.0 - x[i];
+        let f = d * e;
+        let t = s * x[i];
+        s += t;
+        total += 100.0 * (d * d) + e * e + f.sin() + t * t;
+    }
+    total
+}
+
+#[test]
+fn lets_computed_again() {
+    let x = [0.3, -0.7, 1.1, 0.4, 0.9];
+    let ((value, written), (taped_value, taped)) = both(|| computed_again_grad(&x));
+    assert_eq!(value.to_bits(), computed_again(&x).to_bits());
+    assert_eq!(value, taped_value);
+    assert_close(&written, &taped, 1e-12);
+    assert_close(&written, &central(computed_again, &x), 1e-6);
 }

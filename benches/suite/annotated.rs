@@ -91,22 +91,23 @@ pub fn rosenbrock(x: &[f64]) -> f64 {
 
 /// The mean squared error over a batch of a 16–32–1 perceptron with `tanh` hidden units:
 /// `(1/B) Σ_b (b2 + Σ_j w2_j tanh(b1_j + Σ_k w1_jk x_bk) − t_b)²`, differentiated in all
-/// `MLP_WEIGHTS` weights (laid out as `w1`, `b1`, `w2`, `b2`).
+/// `MLP_WEIGHTS` weights (laid out as `w1`, `b1`, `w2`, `b2`). Index loops, so that its adjoint
+/// is written out.
 #[reverse_diff]
 pub fn mlp_loss(weights: &[f64], #[no_grad] inputs: &[f64], #[no_grad] targets: &[f64]) -> f64 {
-    let (w1, rest) = weights.split_at(MLP_HIDDEN * MLP_INPUTS);
-    let (b1, rest) = rest.split_at(MLP_HIDDEN);
-    let (w2, b2) = rest.split_at(MLP_HIDDEN);
+    // Where `b1`, `w2` and `b2` start in `weights` (`w1` at 0).
+    let b1 = MLP_HIDDEN * MLP_INPUTS;
+    let w2 = b1 + MLP_HIDDEN;
+    let b2 = w2 + MLP_HIDDEN;
     let mut total = 0.0;
     for b in 0..MLP_BATCH {
-        let x = &inputs[b * MLP_INPUTS..(b + 1) * MLP_INPUTS];
-        let mut output = b2[0];
+        let mut output = weights[b2];
         for j in 0..MLP_HIDDEN {
-            let mut pre = b1[j];
+            let mut pre = weights[b1 + j];
             for k in 0..MLP_INPUTS {
-                pre += w1[j * MLP_INPUTS + k] * x[k];
+                pre += weights[j * MLP_INPUTS + k] * inputs[b * MLP_INPUTS + k];
             }
-            output += w2[j] * pre.tanh();
+            output += weights[w2 + j] * pre.tanh();
         }
         let residual = output - targets[b];
         total += residual * residual;

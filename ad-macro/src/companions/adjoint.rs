@@ -95,7 +95,13 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
     {
         return None;
     }
-    if outside_shapes(&item.block) {
+    // A name of the generated code's (`__ad_stack`, `__ad_g`) bound anywhere in the body
+    // would be captured by it: such bodies keep the tape.
+    if outside_shapes(&item.block)
+        || idents(item.block.to_token_stream())
+            .iter()
+            .any(generated_name)
+    {
         return None;
     }
     let stmts = &item.block.stmts;
@@ -334,6 +340,11 @@ fn binding(pat: &Pat) -> Option<(Ident, bool, Option<&Type>)> {
     }
 }
 
+/// Whether `name` is spelled like the generated code's names (`__ad_stack`, `__ad_g`).
+fn generated_name(name: &Ident) -> bool {
+    name.to_string().starts_with("__ad")
+}
+
 /// Whether `path` is `ad::checkpoint::sum` (or `::ad::checkpoint::sum`).
 fn is_checkpoint_sum(path: &syn::Path) -> bool {
     let segments: Vec<String> = path
@@ -509,7 +520,7 @@ impl Body {
                 return None;
             };
             let param = names.next()?;
-            if param.name.to_string().starts_with("__ad") {
+            if generated_name(&param.name) {
                 return None;
             }
             // The parameter as written binds the name the companion passes, immutably.
@@ -634,10 +645,10 @@ impl Body {
         let (name, mutable, ascribed) = binding(&local.pat)?;
         // A real bound by a loop's `let` before, its scope ended: the same variable, set.
         if self.loop_reals.contains(&name) {
-            return self.loop_real(stmt, TokenStream::new)?;
+            return self.loop_real(stmt, TokenStream::new, None)?;
         }
         // One binding a name: the adjoints read the names after the whole forward pass.
-        if self.top.contains_key(&name.to_string()) || name.to_string().starts_with("__ad") {
+        if self.top.contains_key(&name.to_string()) {
             return None;
         }
         let expr = &*init.expr;
@@ -958,10 +969,11 @@ impl Body {
     ) -> Option<(Vec<TokenStream>, Vec<TokenStream>, Vec<TokenStream>)> {
         let (mut lets, mut forward, mut reverse) = (Vec::new(), Vec::new(), Vec::new());
         let fresh = self.fresh_adds(stmts);
+        let mut computed = HashSet::new();
         for (at, (stmt, fresh)) in stmts.iter().zip(fresh).enumerate() {
             let earlier =
                 || -> TokenStream { stmts[..at].iter().map(ToTokens::to_token_stream).collect() };
-            if let Some(real) = self.loop_real(stmt, earlier) {
+            if let Some(real) = self.loop_real(stmt, earlier, Some((&mut lets, &mut computed))) {
                 let (ahead, back) = real?;
                 forward.push(ahead);
                 reverse.push(back);
@@ -1143,10 +1155,16 @@ impl Body {
     /// share it), which keeps the value it overwrites as any other. `Some(None)` when such a
     /// `let` is outside the shapes (its name bound elsewhere, or read by an earlier statement
     /// of the loop, which would read another variable).
+    ///
+    /// With `again` (a loop's body: the statements its adjoint runs first, and the reals they
+    /// compute), a `let` without `mut` that reads no real but the parameters and such reals
+    /// keeps nothing: the loop's adjoint computes it again before the body's adjoints
+    /// (Rosenbrock's `let d = x[i + 1] - x[i] * x[i];`).
     fn loop_real(
         &mut self,
         stmt: &Stmt,
         earlier: impl FnOnce() -> TokenStream,
+        again: Option<(&mut Vec<TokenStream>, &mut HashSet<String>)>,
     ) -> Option<Option<(TokenStream, TokenStream)>> {
         let Stmt::Local(local) = stmt else {
             return None;
@@ -1166,7 +1184,6 @@ impl Body {
         let shared = self.loop_reals.contains(&name);
         let live = self.live_reals.iter().any(|(_, real)| *real == name);
         let fits = init.diverge.is_none()
-            && !name.to_string().starts_with("__ad")
             && !idents(earlier()).contains(&name)
             && !live
             && (shared || self.holds(&name).is_none());
@@ -1180,7 +1197,22 @@ impl Body {
             self.loop_reals.push(name.clone());
         }
         self.scopes.bind(&name, Some(Kind::Scalar));
-        Some(self.assignment(&syn::parse_quote!(#name = #expr)))
+        let assignment: Expr = syn::parse_quote!(#name = #expr);
+        let Some((lets, computed)) = again else {
+            return Some(self.assignment(&assignment));
+        };
+        let fixed = idents(expr.to_token_stream()).iter().all(|read| {
+            self.holds(read).is_none_or(|holds| holds == Holds::Other)
+                || self.params.contains_key(read)
+                || computed.contains(&read.to_string())
+        });
+        if mutable || !fixed {
+            return Some(self.assignment(&assignment));
+        }
+        computed.insert(name.to_string());
+        lets.push(quote!(#name = #expr;));
+        let adjoint = self.parts(&assignment).map(|parts| parts.adjoint);
+        Some(adjoint.map(|adjoint| (quote!(#assignment;), quote!({ #adjoint }))))
     }
 
     /// `place = e`, `place += e` or `place -= e`, where `place` is a real or an element of an
@@ -1454,9 +1486,12 @@ impl Body {
         let mut names = Vec::new();
         let mut passes = Vec::new();
         for (slot, (name, leaf)) in leaves.iter().enumerate() {
-            let bar = self.leaf_bar(leaf)?;
             names.push(name);
-            passes.push(quote!(#bar += __ad_g * __ad_p[#slot];));
+            // A leaf computed from constants alone (`B as f64`, `B` a `const`): no adjoint.
+            if self.reads_reals(leaf) {
+                let bar = self.leaf_bar(leaf)?;
+                passes.push(quote!(#bar += __ad_g * __ad_p[#slot];));
+            }
         }
         let count = names.len();
         Some(quote! {
