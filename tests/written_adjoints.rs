@@ -859,3 +859,75 @@ fn lets_computed_again() {
     assert_close(&written, &taped, 1e-12);
     assert_close(&written, &central(computed_again, &x), 1e-6);
 }
+
+/// Two sums by `checkpoint::sum` reading the same names, the second of zero terms, and a
+/// term's own names bound again after it (a closure variable, a later loop's `let`); a `let`
+/// computed again after a loop whose `let` of the same name keeps its values (a helper's
+/// findings: wrong gradients, or bodies that did not compile).
+#[reverse_diff]
+fn two_sums(x: &[f64], s: f64) -> f64 {
+    let n = x.len();
+    let s1 = ad::checkpoint::sum(n, |b| {
+        let mut part = 0.0;
+        for j in 0..n {
+            let mut d = x[j] * x[b];
+            d -= s;
+            part += d;
+        }
+        part
+    });
+    let s2 = ad::checkpoint::sum(n, |part| x[part].sin() * s);
+    let none = ad::checkpoint::sum(0, |b| x[b] * s);
+    let mut acc = s1 * s2 + s1 + none;
+    for i in 0..n {
+        let mut d = x[i] * 2.0;
+        d += s;
+        acc += d * d;
+    }
+    acc
+}
+
+#[reverse_diff]
+fn term_names_again(x: &[f64]) -> f64 {
+    let n = x.len();
+    let t1 = ad::checkpoint::sum(n, |b| {
+        let mut part = 0.0;
+        part += x[b] * x[b];
+        part
+    });
+    let t2 = ad::checkpoint::sum(n, |part| x[part] * 2.0);
+    t1 * t2
+}
+
+#[reverse_diff]
+fn saved_then_computed(x: &[f64]) -> f64 {
+    let mut s = 0.5;
+    let mut acc = 0.0;
+    for i in 0..x.len() {
+        let d = s * x[i];
+        acc += d * d;
+        s += 0.1;
+    }
+    for i in 0..x.len() {
+        let d = 2.0 * x[i];
+        acc += d * x[i];
+    }
+    acc
+}
+
+#[test]
+fn sums_and_lets_sharing_names() {
+    let x = [0.37, -0.81, 1.13, 0.29, -0.52];
+    let ((value, written), (taped_value, taped)) = both(|| two_sums_grad(&x, 0.7));
+    assert_eq!(value.to_bits(), two_sums(&x, 0.7).to_bits());
+    assert_eq!(value, taped_value);
+    assert_close(&written.0, &taped.0, 1e-12);
+    assert_close(&[written.1], &[taped.1], 1e-12);
+    assert_close(&written.0, &central(|x| two_sums(x, 0.7), &x), 1e-6);
+    let ((_, written), (_, taped)) = both(|| term_names_again_grad(&x));
+    assert_close(&written, &taped, 1e-12);
+    let ((value, written), (taped_value, taped)) = both(|| saved_then_computed_grad(&x));
+    assert_eq!(value, taped_value);
+    assert_close(&written, &taped, 1e-12);
+    assert_close(&written, &central(saved_then_computed, &x), 1e-6);
+}

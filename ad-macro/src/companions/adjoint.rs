@@ -484,6 +484,11 @@ struct Body {
     /// The reals bound by `let` in loops, declared once before the forward pass: each such
     /// `let` is an assignment to it.
     loop_reals: Vec<Ident>,
+    /// How many `ad::checkpoint::sum`s the walk has written out.
+    checkpoints: usize,
+    /// The reals of [`Body::loop_reals`] some `let` of which keeps the values it overwrites:
+    /// a later `let` of the name, sharing the variable, must keep them too.
+    saved_reals: HashSet<Ident>,
     /// The reals of [`Body::loop_reals`] whose `let` is in scope where the walk is, with the
     /// depth of its loop: another `let` of the name there would shadow a live variable.
     live_reals: Vec<(usize, Ident)>,
@@ -511,6 +516,8 @@ impl Body {
             hoisted: Vec::new(),
             loop_reals: Vec::new(),
             live_reals: Vec::new(),
+            checkpoints: 0,
+            saved_reals: HashSet::new(),
             bars: Vec::new(),
             differentiable: Vec::new(),
         };
@@ -1049,8 +1056,10 @@ impl Body {
         let [terms, Expr::Closure(closure)] = call.args.iter().collect::<Vec<_>>()[..] else {
             return None;
         };
-        let Expr::Block(block) = &*closure.body else {
-            return None;
+        // `|b| x[b] * x[b]` is `|b| { x[b] * x[b] }`.
+        let block: syn::Block = match &*closure.body {
+            Expr::Block(block) if block.label.is_none() => block.block.clone(),
+            body => syn::parse_quote!({ #body }),
         };
         let var = match closure.inputs.iter().collect::<Vec<_>>()[..] {
             [Pat::Ident(pat)] if pat.by_ref.is_none() && pat.subpat.is_none() => {
@@ -1059,7 +1068,7 @@ impl Body {
             [Pat::Wild(_)] => None,
             _ => return None,
         };
-        let stmts = &block.block.stmts;
+        let stmts = &block.stmts;
         let (Stmt::Expr(tail, None), _) = stmts.split_last()? else {
             return None;
         };
@@ -1086,7 +1095,9 @@ impl Body {
         // The term as a body of its own: its names, adjoints and sums.
         let outer_bars = std::mem::take(&mut self.bars);
         let outer_sums = std::mem::replace(&mut self.accumulators, accumulators(stmts));
-        self.arrays.extend(held_arrays(&block.block));
+        let outer_names: HashSet<String> = self.top.keys().cloned().collect();
+        let outer_reals = self.loop_reals.len();
+        self.arrays.extend(held_arrays(&block));
         self.scopes.push();
         self.enter_loop();
         if let Some(var) = &var {
@@ -1099,12 +1110,18 @@ impl Body {
         self.scopes.pop();
         self.accumulators = outer_sums;
         let term_bars = std::mem::replace(&mut self.bars, outer_bars);
+        // The term's names end with it: declared in its block, unknown after it.
+        self.top.retain(|known, _| outer_names.contains(known));
+        let term_reals = self.loop_reals.split_off(outer_reals);
         let ((forward, reverse), seed) = (walked?, seed?);
         let term_bars = self.declare(&term_bars);
         let sums = self.declare(&outer);
+        // Numbered: two sums may read one name.
+        let number = self.checkpoints;
+        self.checkpoints += 1;
         let (bars, kept): (Vec<Ident>, Vec<Ident>) = outer
             .iter()
-            .map(|(outer, _)| (bar(outer), format_ident!("__ad_term_{}", outer)))
+            .map(|(outer, _)| (bar(outer), format_ident!("__ad_term{}_{}", number, outer)))
             .unzip();
         let passes = outer.iter().zip(&kept).map(|((outer, holds), kept)| {
             let bar = bar(outer);
@@ -1132,6 +1149,7 @@ impl Body {
                     let mut __ad_sum = 0.0f64;
                     for #pat in 0..#terms {
                         __ad_sum += {
+                            #(let mut #term_reals: f64 = 0.0;)*
                             #(#forward)*
                             let __ad_term: f64 = #tail;
                             #(#term_bars)*
@@ -1198,17 +1216,20 @@ impl Body {
         }
         self.scopes.bind(&name, Some(Kind::Scalar));
         let assignment: Expr = syn::parse_quote!(#name = #expr);
-        let Some((lets, computed)) = again else {
-            return Some(self.assignment(&assignment));
-        };
         let fixed = idents(expr.to_token_stream()).iter().all(|read| {
             self.holds(read).is_none_or(|holds| holds == Holds::Other)
                 || self.params.contains_key(read)
-                || computed.contains(&read.to_string())
+                || again
+                    .as_ref()
+                    .is_some_and(|(_, computed)| computed.contains(&read.to_string()))
         });
-        if mutable || !fixed {
+        // Computed again, it would not restore the value an earlier `let` of the variable
+        // keeps: only when none does.
+        let again = again.filter(|_| !mutable && fixed && !self.saved_reals.contains(&name));
+        let Some((lets, computed)) = again else {
+            self.saved_reals.insert(name.clone());
             return Some(self.assignment(&assignment));
-        }
+        };
         computed.insert(name.to_string());
         lets.push(quote!(#name = #expr;));
         let adjoint = self.parts(&assignment).map(|parts| parts.adjoint);
