@@ -54,6 +54,26 @@ impl ValueStack {
 }
 
 impl ValueStack {
+    /// Keeps the partials of an assignment's right-hand side, for its adjoint to pop.
+    #[inline(always)]
+    pub fn push_all<const N: usize>(&mut self, values: &[f64; N]) {
+        self.values.extend_from_slice(values);
+    }
+
+    /// The partials [`ValueStack::push_all`] kept last.
+    #[inline(always)]
+    pub fn pop_all<const N: usize>(&mut self) -> [f64; N] {
+        let at = self
+            .values
+            .len()
+            .checked_sub(N)
+            .expect("ad: a generated adjoint popped more values than its forward pass pushed");
+        let mut values = [0.0; N];
+        values.copy_from_slice(&self.values[at..]);
+        self.values.truncate(at);
+        values
+    }
+
     /// Keeps the elements `range` of `array` (those of them it has), which a loop is about to
     /// overwrite one each: the loop then panics where it would have.
     #[inline]

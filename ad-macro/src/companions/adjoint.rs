@@ -218,6 +218,9 @@ struct Assignment {
     place: Expr,
     /// The right-hand side, and `=`, `+=` or `-=`.
     value: Expr,
+    /// What the forward pass computes for the right-hand side: the expression as written, or
+    /// its partials' closure pushing the partials ([`Body::parts`]).
+    computed: TokenStream,
     operator: TokenStream,
     adjoint: TokenStream,
 }
@@ -338,6 +341,27 @@ fn binding(pat: &Pat) -> Option<(Ident, bool, Option<&Type>)> {
         }
         _ => None,
     }
+}
+
+/// Whether `expr` calls a function whose partials cost about as much as its value (`exp`,
+/// `tanh`, `ln`, ...): its adjoint then reads the partials the forward pass kept rather than
+/// computing the function again.
+fn costly(expr: &Expr) -> bool {
+    struct Calls(bool);
+    impl<'ast> Visit<'ast> for Calls {
+        fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+            let costly = [
+                "exp", "exp2", "exp_m1", "ln", "ln_1p", "log", "log2", "log10", "powf", "sqrt",
+                "cbrt", "sin", "cos", "tan", "sinh", "cosh", "tanh", "asin", "acos", "atan",
+                "atan2", "asinh", "acosh", "atanh", "hypot",
+            ];
+            self.0 |= costly.iter().any(|name| call.method == name);
+            syn::visit::visit_expr_method_call(self, call);
+        }
+    }
+    let mut calls = Calls(false);
+    calls.visit_expr(expr);
+    calls.0
 }
 
 /// Whether `name` is spelled like the generated code's names (`__ad_stack`, `__ad_g`).
@@ -919,7 +943,7 @@ impl Body {
         range: &syn::ExprRange,
         expr: &Expr,
     ) -> Option<(TokenStream, TokenStream)> {
-        let assignment = self.parts(expr)?;
+        let assignment = self.parts(expr, true)?;
         let Expr::Index(index) = &assignment.place else {
             return None;
         };
@@ -929,6 +953,12 @@ impl Body {
             return None;
         }
         let (array, adjoint) = (&index.expr, &assignment.adjoint);
+        let (place, operator, computed) = (
+            &assignment.place,
+            &assignment.operator,
+            &assignment.computed,
+        );
+        let expr = quote!({ let __ad_value: f64 = #computed; #place #operator __ad_value; });
         let pat = var;
         if self.accumulates(&assignment.place) {
             return Some((
@@ -1232,7 +1262,7 @@ impl Body {
         };
         computed.insert(name.to_string());
         lets.push(quote!(#name = #expr;));
-        let adjoint = self.parts(&assignment).map(|parts| parts.adjoint);
+        let adjoint = self.parts(&assignment, false).map(|parts| parts.adjoint);
         Some(adjoint.map(|adjoint| (quote!(#assignment;), quote!({ #adjoint }))))
     }
 
@@ -1242,19 +1272,23 @@ impl Body {
     fn assignment(&mut self, expr: &Expr) -> Option<(TokenStream, TokenStream)> {
         let Assignment {
             place,
-            value,
+            computed,
             operator,
             adjoint,
-        } = self.parts(expr)?;
+            ..
+        } = self.parts(expr, true)?;
         if self.accumulates(&place) {
             // `total += e`, no statement reading `total` before its last: nothing to restore.
-            return Some((quote!(#expr;), quote!({ #adjoint })));
+            return Some((
+                quote!({ let __ad_value: f64 = #computed; #place #operator __ad_value; }),
+                quote!({ #adjoint }),
+            ));
         }
         // The right-hand side first, then the place, as Rust evaluates `place op= e` over
         // `f64`: an index out of bounds panics where the function's would.
         Some((
             quote! {{
-                let __ad_value: f64 = #value;
+                let __ad_value: f64 = #computed;
                 __ad_stack.push(#place);
                 #place #operator __ad_value;
             }},
@@ -1456,8 +1490,11 @@ impl Body {
     }
 
     /// An assignment's parts: its place, and its adjoint (the place's adjoint passed to the
-    /// leaves, at the values before the assignment, which the caller restores first).
-    fn parts(&self, expr: &Expr) -> Option<Assignment> {
+    /// leaves, at the values before the assignment, which the caller restores first). With
+    /// `store`, a right-hand side that calls a function such as `exp` or `tanh` ([`costly`])
+    /// is computed by its partials' closure, which pushes the partials for the adjoint to pop,
+    /// instead of computing them again.
+    fn parts(&self, expr: &Expr, store: bool) -> Option<Assignment> {
         let (place, value, op) = split(expr)?;
         let operator = match op {
             None => None,
@@ -1471,11 +1508,15 @@ impl Body {
             Some(true) => quote!((-__ad_a)),
             _ => quote!(__ad_a),
         };
-        let propagate = self.propagate(value, &passed)?;
+        let (computed, propagate) = match store && costly(value) && self.reads_reals(value) {
+            true => self.stored(value, &passed)?,
+            false => (value.to_token_stream(), self.propagate(value, &passed)?),
+        };
         let reset = operator.is_none().then(|| quote!(#place_bar = 0.0;));
         Some(Assignment {
             place: place.clone(),
             value: value.clone(),
+            computed,
             operator: op.map_or_else(|| quote!(=), |op| op.to_token_stream()),
             adjoint: quote! {
                 let __ad_a = #place_bar;
@@ -1504,16 +1545,8 @@ impl Body {
         }
         let fusion = Fusion::term(expr, &self.scopes, false)?;
         let (lets, leaves, partials) = fusion.adjoint_parts();
-        let mut names = Vec::new();
-        let mut passes = Vec::new();
-        for (slot, (name, leaf)) in leaves.iter().enumerate() {
-            names.push(name);
-            // A leaf computed from constants alone (`B as f64`, `B` a `const`): no adjoint.
-            if self.reads_reals(leaf) {
-                let bar = self.leaf_bar(leaf)?;
-                passes.push(quote!(#bar += __ad_g * __ad_p[#slot];));
-            }
-        }
+        let names: Vec<&Ident> = leaves.iter().map(|(name, _)| name).collect();
+        let passes = self.passes(&leaves)?;
         let count = names.len();
         Some(quote! {
             let __ad_g: f64 = #adjoint;
@@ -1523,6 +1556,43 @@ impl Body {
                 #(#passes)*
             }
         })
+    }
+
+    /// [`Body::propagate`], with the partials computed by the forward pass: the expression
+    /// computing `expr`'s value by its partials' closure and pushing the partials, and the
+    /// adjoint popping them (whether or not it is 0) and passing `adjoint` on.
+    fn stored(&self, expr: &Expr, adjoint: &TokenStream) -> Option<(TokenStream, TokenStream)> {
+        let fusion = Fusion::term(expr, &self.scopes, false)?;
+        let (lets, leaves, partials) = fusion.adjoint_parts();
+        let names: Vec<&Ident> = leaves.iter().map(|(name, _)| name).collect();
+        let passes = self.passes(&leaves)?;
+        let count = names.len();
+        Some((
+            quote! {{
+                #(#lets)*
+                let (__ad_value, __ad_p): (f64, [f64; #count]) = (#partials)([#(#names),*]);
+                __ad_stack.push_all(&__ad_p);
+                __ad_value
+            }},
+            quote! {
+                let __ad_p: [f64; #count] = __ad_stack.pop_all();
+                let __ad_g: f64 = #adjoint;
+                if __ad_g != 0.0 { #(#passes)* }
+            },
+        ))
+    }
+
+    /// For each of `leaves` that reads a real, its adjoint `+=` `__ad_g` times its partial. A
+    /// leaf computed from constants alone (`B as f64`, `B` a `const`) has none.
+    fn passes(&self, leaves: &[(Ident, Expr)]) -> Option<Vec<TokenStream>> {
+        let mut passes = Vec::new();
+        for (slot, (_, leaf)) in leaves.iter().enumerate() {
+            if self.reads_reals(leaf) {
+                let bar = self.leaf_bar(leaf)?;
+                passes.push(quote!(#bar += __ad_g * __ad_p[#slot];));
+            }
+        }
+        Some(passes)
     }
 
     /// The adjoint of a scalar leaf: a real (a parameter or a top-level local) or an element
