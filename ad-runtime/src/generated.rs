@@ -19,6 +19,9 @@ thread_local! {
     static RUNS: Cell<usize> = const { Cell::new(0) };
 }
 
+/// The message of a pop with nothing left to pop (a fault of the generated code).
+const UNDERFLOW: &str = "ad: a generated adjoint popped more values than its forward pass pushed";
+
 /// The values a generated adjoint's assignments overwrite, pushed by the forward pass and
 /// popped, last first, by the adjoints that restore them.
 pub struct ValueStack {
@@ -47,13 +50,9 @@ impl ValueStack {
     /// The value the last assignment not yet undone overwrote.
     #[inline(always)]
     pub fn pop(&mut self) -> f64 {
-        self.values
-            .pop()
-            .expect("ad: a generated adjoint popped more values than its forward pass pushed")
+        self.values.pop().expect(UNDERFLOW)
     }
-}
 
-impl ValueStack {
     /// Keeps the partials of an assignment's right-hand side, for its adjoint to pop.
     #[inline(always)]
     pub fn push_all<const N: usize>(&mut self, values: &[f64; N]) {
@@ -63,11 +62,7 @@ impl ValueStack {
     /// The partials [`ValueStack::push_all`] kept last.
     #[inline(always)]
     pub fn pop_all<const N: usize>(&mut self) -> [f64; N] {
-        let at = self
-            .values
-            .len()
-            .checked_sub(N)
-            .expect("ad: a generated adjoint popped more values than its forward pass pushed");
+        let at = self.values.len().checked_sub(N).expect(UNDERFLOW);
         let mut values = [0.0; N];
         values.copy_from_slice(&self.values[at..]);
         self.values.truncate(at);

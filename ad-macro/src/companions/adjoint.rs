@@ -4,7 +4,8 @@
 //! assignment overwrites on a stack, then run the statements' adjoints in reverse order, each
 //! restoring the value it overwrote and passing its adjoint to the leaves of its right-hand
 //! side. No tape, no `Var`: what the tape keeps per operation, the stack keeps per
-//! assignment, and the partials are computed where they are used.
+//! assignment, and the partials are computed where they are used (those of `exp`, `tanh` and
+//! the like are kept by the forward pass instead: [`Body::parts`]).
 //!
 //! Before: `fn f(x: &[f64], s: usize) -> Vec<f64> { let n = x.len(); let mut y = vec![0.0; n];
 //! for _ in 0..s { for i in 1..n { y[i] += x[i] * y[i - 1]; } } y }`. After, inside `f_vjp`:
@@ -118,21 +119,33 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
     let output = body.output(function)?;
     let (mut forward, reverse) = body.sequence(stmts, Body::top_statement)?;
     let value = format_ident!("__ad_value");
+    // The result's type; `f_grad` (no cotangent) only for an `f64`.
+    let result = match &output {
+        Output::Scalar => quote!(f64),
+        Output::Vector => quote!(::std::vec::Vec<f64>),
+        Output::Scalars(types) => quote!((#(#types),*)),
+    };
+    if cotangent.is_none() && !matches!(output, Output::Scalar) {
+        return None;
+    }
+    // A real of the result, `expr`, passes its seed to its leaves.
+    let seeded = |expr: &Expr, seed: TokenStream| {
+        let propagate = body.propagate(expr, &quote!(__ad_seed))?;
+        Some(quote! { { let __ad_seed: f64 = #seed; #propagate } })
+    };
     let seed = match &output {
         Output::Scalar => {
             let seed = match cotangent {
                 Some(cotangent) => quote!(*#cotangent),
                 None => quote!(1.0f64),
             };
-            let propagate = body.propagate(tail, &quote!(__ad_seed))?;
             forward.push(quote!(let #value: f64 = #tail;));
-            quote! { { let __ad_seed: f64 = #seed; #propagate } }
+            seeded(tail, seed)?
         }
         Output::Scalars(types) => {
             let Expr::Tuple(tuple) = tail else {
                 return None;
             };
-            let cotangent = cotangent?;
             if tuple.elems.len() != types.len() {
                 return None;
             }
@@ -142,11 +155,10 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
                 .enumerate()
                 .map(|(at, elem)| {
                     let at = syn::Index::from(at);
-                    let propagate = body.propagate(elem, &quote!(__ad_seed))?;
-                    Some(quote! { { let __ad_seed: f64 = #cotangent.#at; #propagate } })
+                    seeded(elem, quote!(#cotangent.#at))
                 })
                 .collect::<Option<Vec<_>>>()?;
-            forward.push(quote!(let #value: (#(#types),*) = #tail;));
+            forward.push(quote!(let #value: #result = #tail;));
             quote!(#(#seeds)*)
         }
         Output::Vector => {
@@ -156,7 +168,6 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
                 return None;
             }
             let bar = bar(name);
-            let cotangent = cotangent?;
             forward.push(quote!(let #value = ::std::clone::Clone::clone(&#name);));
             quote!(::ad::__private::seed_cotangent(&mut #bar, #cotangent);)
         }
@@ -178,25 +189,10 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
     let inputs = item.sig.inputs.iter();
     let loop_reals = &body.loop_reals;
     let args = function.params.iter().map(|param| &param.name);
-    let (result, extra, extra_arg) = match (&output, cotangent) {
-        (Output::Scalar, None) => (quote!(f64), None, None),
-        (Output::Scalar, Some(cotangent)) => {
-            (quote!(f64), Some(quote!(#cotangent: &f64)), Some(cotangent))
-        }
-        (Output::Vector, Some(cotangent)) => (
-            quote!(::std::vec::Vec<f64>),
-            Some(quote!(#cotangent: &::std::vec::Vec<f64>)),
-            Some(cotangent),
-        ),
-        (Output::Scalars(types), Some(cotangent)) => (
-            quote!((#(#types),*)),
-            Some(quote!(#cotangent: &(#(#types),*))),
-            Some(cotangent),
-        ),
-        (Output::Vector | Output::Scalars(_), None) => return None,
-    };
-    let extra = extra.into_iter();
-    let extra_arg = extra_arg.into_iter();
+    let extra = cotangent
+        .map(|cotangent| quote!(#cotangent: &#result))
+        .into_iter();
+    let extra_arg = cotangent.into_iter();
     Some(quote! {{
         #[allow(unused_mut, unused_variables, unused_assignments, unused_parens, non_snake_case,
             clippy::all, clippy::pedantic)]
@@ -223,6 +219,21 @@ struct Assignment {
     computed: TokenStream,
     operator: TokenStream,
     adjoint: TokenStream,
+}
+
+impl Assignment {
+    /// The assignment in the forward pass, `keep` (what it keeps of the place) between its
+    /// right-hand side and its place, as Rust evaluates `place op= e` over `f64`: an index out
+    /// of bounds panics where the function's would.
+    fn forward(&self, keep: TokenStream) -> TokenStream {
+        let Assignment {
+            place,
+            computed,
+            operator,
+            ..
+        } = self;
+        quote!({ let __ad_value: f64 = #computed; #keep #place #operator __ad_value; })
+    }
 }
 
 /// How a statement mentions a name ([`uses`]).
@@ -839,12 +850,7 @@ impl Body {
             Pat::Wild(_) => None,
             _ => return None,
         };
-        self.scopes.push();
-        self.enter_loop();
-        if let Some(var) = &var {
-            self.scopes.bind(var, Some(Kind::Integer));
-            self.bind_inner(var);
-        }
+        self.enter_loop(var.as_ref());
         let pat = &for_loop.pat;
         let outer = self.hoisted.len();
         let sums = self.invariant(for_loop);
@@ -862,7 +868,6 @@ impl Body {
         });
         self.hoisted.truncate(outer);
         self.leave_loop();
-        self.scopes.pop();
         let (forward, reverse) = walked?;
         if sums.is_empty() {
             return Some((forward, reverse));
@@ -953,12 +958,7 @@ impl Body {
             return None;
         }
         let (array, adjoint) = (&index.expr, &assignment.adjoint);
-        let (place, operator, computed) = (
-            &assignment.place,
-            &assignment.operator,
-            &assignment.computed,
-        );
-        let expr = quote!({ let __ad_value: f64 = #computed; #place #operator __ad_value; });
+        let expr = assignment.forward(TokenStream::new());
         let pat = var;
         if self.accumulates(&assignment.place) {
             return Some((
@@ -978,14 +978,20 @@ impl Body {
         ))
     }
 
-    /// Opens the scope of a loop's (or a term's) names.
-    fn enter_loop(&mut self) {
+    /// Opens the scope of a loop's (or a term's) names, binding its variable `var`.
+    fn enter_loop(&mut self, var: Option<&Ident>) {
+        self.scopes.push();
         self.inner.push(Vec::new());
+        if let Some(var) = var {
+            self.scopes.bind(var, Some(Kind::Integer));
+            self.bind_inner(var);
+        }
     }
 
     /// Closes the innermost loop's scope: its names, and its reals bound by `let`.
     fn leave_loop(&mut self) {
         self.inner.pop();
+        self.scopes.pop();
         let depth = self.inner.len();
         self.live_reals.retain(|(at, _)| *at <= depth);
     }
@@ -1054,10 +1060,11 @@ impl Body {
     /// as the tape holds one term's records. `Some(None)` keeps the tape: a term that writes a
     /// name of the body, or is not of the shapes written out.
     ///
-    /// After, in the forward pass (`__ad_term_x` for each array `x` of the body the term reads):
-    /// `let (total, __ad_term_x) = { let mut __ad_bar_x = Zeros::new(x.len()); let mut __ad_sum
-    /// = 0.0; for b in 0..terms { __ad_sum += { <the term's forward pass>; let __ad_term: f64 =
-    /// <its value>; <its adjoints, seeded with 1>; __ad_term }; } (__ad_sum, __ad_bar_x) };`
+    /// After, in the forward pass (`__ad_term0_x` for each array `x` of the body the first sum's
+    /// term reads): `let (total, __ad_term0_x) = { let mut __ad_bar_x = Zeros::new(x.len());
+    /// let mut __ad_sum = 0.0; for b in 0..terms { __ad_sum += { <the term's forward pass>; let
+    /// __ad_term: f64 = <its value>; <its adjoints, seeded with 1>; __ad_term }; } (__ad_sum,
+    /// __ad_bar_x) };`
     fn checkpoint_sum(
         &mut self,
         name: &Ident,
@@ -1112,32 +1119,26 @@ impl Body {
             return None;
         }
         // The body's reals and arrays the term reads: their adjoints, summed over the terms.
-        let mentioned = idents(block.to_token_stream());
-        let outer: Vec<(Ident, Holds)> = self
-            .top
-            .iter()
-            .filter(|(_, holds)| **holds != Holds::Other)
-            .filter_map(|(outer, holds)| {
-                let ident = mentioned.iter().find(|ident| *ident == outer.as_str())?;
-                Some((ident.clone(), *holds))
-            })
-            .collect();
+        // In the order first mentioned: the generated code is the same from build to build.
+        let mut outer: Vec<(Ident, Holds)> = Vec::new();
+        for ident in idents(block.to_token_stream()) {
+            let holds = self.top.get(&ident.to_string()).copied();
+            if let Some(holds @ (Holds::Array | Holds::Real)) = holds {
+                if outer.iter().all(|(known, _)| *known != ident) {
+                    outer.push((ident, holds));
+                }
+            }
+        }
         // The term as a body of its own: its names, adjoints and sums.
         let outer_bars = std::mem::take(&mut self.bars);
         let outer_sums = std::mem::replace(&mut self.accumulators, accumulators(stmts));
         let outer_names: HashSet<String> = self.top.keys().cloned().collect();
         let outer_reals = self.loop_reals.len();
         self.arrays.extend(held_arrays(&block));
-        self.scopes.push();
-        self.enter_loop();
-        if let Some(var) = &var {
-            self.scopes.bind(var, Some(Kind::Integer));
-            self.bind_inner(var);
-        }
+        self.enter_loop(var.as_ref());
         let walked = self.sequence(&stmts[..stmts.len() - 1], Body::top_statement);
         let seed = self.propagate(tail, &quote!(1.0f64));
         self.leave_loop();
-        self.scopes.pop();
         self.accumulators = outer_sums;
         let term_bars = std::mem::replace(&mut self.bars, outer_bars);
         // The term's names end with it: declared in its block, unknown after it.
@@ -1270,28 +1271,14 @@ impl Body {
     /// array of reals: the value overwritten pushed, then the assignment; its adjoint pops it
     /// back and passes the place's adjoint to `e`'s leaves.
     fn assignment(&mut self, expr: &Expr) -> Option<(TokenStream, TokenStream)> {
-        let Assignment {
-            place,
-            computed,
-            operator,
-            adjoint,
-            ..
-        } = self.parts(expr, true)?;
-        if self.accumulates(&place) {
+        let assignment = self.parts(expr, true)?;
+        let (place, adjoint) = (&assignment.place, &assignment.adjoint);
+        if self.accumulates(place) {
             // `total += e`, no statement reading `total` before its last: nothing to restore.
-            return Some((
-                quote!({ let __ad_value: f64 = #computed; #place #operator __ad_value; }),
-                quote!({ #adjoint }),
-            ));
+            return Some((assignment.forward(TokenStream::new()), quote!({ #adjoint })));
         }
-        // The right-hand side first, then the place, as Rust evaluates `place op= e` over
-        // `f64`: an index out of bounds panics where the function's would.
         Some((
-            quote! {{
-                let __ad_value: f64 = #computed;
-                __ad_stack.push(#place);
-                #place #operator __ad_value;
-            }},
+            assignment.forward(quote!(__ad_stack.push(#place);)),
             quote!({ #place = __ad_stack.pop(); #adjoint }),
         ))
     }
@@ -1447,11 +1434,7 @@ impl Body {
     /// over the whole of a local `vec![v; n]` (the same `n`, of the top level).
     fn overwrites(&self, stmt: &Stmt, name: &str) -> bool {
         match stmt {
-            Stmt::Local(local) => match &local.pat {
-                Pat::Ident(pat) => pat.ident == name,
-                Pat::Type(typed) => matches!(&*typed.pat, Pat::Ident(pat) if pat.ident == name),
-                _ => false,
-            },
+            Stmt::Local(local) => binding(&local.pat).is_some_and(|(bound, _, _)| bound == name),
             Stmt::Expr(Expr::Assign(assign), Some(_)) => {
                 matches!(&*assign.left, Expr::Path(path) if path.path.is_ident(name))
             }
@@ -1543,34 +1526,52 @@ impl Body {
             // Constants alone: nothing to pass back.
             return Some(TokenStream::new());
         }
-        let fusion = Fusion::term(expr, &self.scopes, false)?;
-        let (lets, leaves, partials) = fusion.adjoint_parts();
-        let names: Vec<&Ident> = leaves.iter().map(|(name, _)| name).collect();
-        let passes = self.passes(&leaves)?;
-        let count = names.len();
+        let (lets, call, count, passes) = self.partials(expr)?;
         Some(quote! {
             let __ad_g: f64 = #adjoint;
             if __ad_g != 0.0 {
                 #(#lets)*
-                let (_, __ad_p): (f64, [f64; #count]) = (#partials)([#(#names),*]);
+                let (_, __ad_p): (f64, [f64; #count]) = #call;
                 #(#passes)*
             }
         })
+    }
+
+    /// What the adjoint of `expr` needs of its fused record (`fuse::Fusion::adjoint_parts`):
+    /// the `let`s of its leaves, the call of its partials' closure on them, their count, and
+    /// each leaf's adjoint `+=` `__ad_g` times its partial (a leaf computed from constants
+    /// alone, `B as f64` with `B` a `const`, has none).
+    fn partials(
+        &self,
+        expr: &Expr,
+    ) -> Option<(Vec<TokenStream>, TokenStream, usize, Vec<TokenStream>)> {
+        let fusion = Fusion::term(expr, &self.scopes, false)?;
+        let (lets, leaves, partials) = fusion.adjoint_parts();
+        let mut passes = Vec::new();
+        for (slot, (_, leaf)) in leaves.iter().enumerate() {
+            if self.reads_reals(leaf) {
+                let bar = self.leaf_bar(leaf)?;
+                passes.push(quote!(#bar += __ad_g * __ad_p[#slot];));
+            }
+        }
+        let names = leaves.iter().map(|(name, _)| name);
+        Some((
+            lets,
+            quote!((#partials)([#(#names),*])),
+            leaves.len(),
+            passes,
+        ))
     }
 
     /// [`Body::propagate`], with the partials computed by the forward pass: the expression
     /// computing `expr`'s value by its partials' closure and pushing the partials, and the
     /// adjoint popping them (whether or not it is 0) and passing `adjoint` on.
     fn stored(&self, expr: &Expr, adjoint: &TokenStream) -> Option<(TokenStream, TokenStream)> {
-        let fusion = Fusion::term(expr, &self.scopes, false)?;
-        let (lets, leaves, partials) = fusion.adjoint_parts();
-        let names: Vec<&Ident> = leaves.iter().map(|(name, _)| name).collect();
-        let passes = self.passes(&leaves)?;
-        let count = names.len();
+        let (lets, call, count, passes) = self.partials(expr)?;
         Some((
             quote! {{
                 #(#lets)*
-                let (__ad_value, __ad_p): (f64, [f64; #count]) = (#partials)([#(#names),*]);
+                let (__ad_value, __ad_p): (f64, [f64; #count]) = #call;
                 __ad_stack.push_all(&__ad_p);
                 __ad_value
             }},
@@ -1580,19 +1581,6 @@ impl Body {
                 if __ad_g != 0.0 { #(#passes)* }
             },
         ))
-    }
-
-    /// For each of `leaves` that reads a real, its adjoint `+=` `__ad_g` times its partial. A
-    /// leaf computed from constants alone (`B as f64`, `B` a `const`) has none.
-    fn passes(&self, leaves: &[(Ident, Expr)]) -> Option<Vec<TokenStream>> {
-        let mut passes = Vec::new();
-        for (slot, (_, leaf)) in leaves.iter().enumerate() {
-            if self.reads_reals(leaf) {
-                let bar = self.leaf_bar(leaf)?;
-                passes.push(quote!(#bar += __ad_g * __ad_p[#slot];));
-            }
-        }
-        Some(passes)
     }
 
     /// The adjoint of a scalar leaf: a real (a parameter or a top-level local) or an element
