@@ -87,6 +87,34 @@ impl ValueStack {
     }
 }
 
+/// The last index in `start..end` whose adjoint in `adjoints` is not 0, or `None`. The
+/// adjoint of an element loop visits only these, last first: at the others its iterations
+/// would pass nothing on. Zeros are skipped eight at a time, so a loop whose adjoints are
+/// mostly 0 (gradbench's ode, seeded at one entry) costs little more than a scan.
+#[inline]
+pub fn last_nonzero(adjoints: &[f64], start: usize, end: usize) -> Option<usize> {
+    // An `end` past the array is an empty range's (a nonempty one panicked in the forward pass).
+    let mut end = end.min(adjoints.len());
+    while end > start {
+        if adjoints[end - 1] != 0.0 {
+            return Some(end - 1);
+        }
+        end -= 1;
+        while end >= start + 8 {
+            let chunk: &[f64; 8] = adjoints[end - 8..end].try_into().expect("eight adjoints");
+            // Not `any`: without its early exit the eight tests are one vector comparison.
+            if chunk
+                .iter()
+                .fold(false, |seen, &adjoint| seen | (adjoint != 0.0))
+            {
+                break;
+            }
+            end -= 8;
+        }
+    }
+    None
+}
+
 /// The part of `range` below `len`.
 fn within(len: usize, range: Range<usize>) -> Range<usize> {
     let end = range.end.min(len);
@@ -175,4 +203,31 @@ pub fn set_generated_adjoints(on: bool) {
 /// How many adjoints written out have run on this thread (for the tests).
 pub fn adjoints_written_out() -> usize {
     RUNS.with(Cell::get)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::last_nonzero;
+
+    /// [`last_nonzero`] against a scan of one element at a time, on every range of arrays
+    /// with zeros in runs longer and shorter than its chunks, `-0.0` (a zero) and NaN (not).
+    #[test]
+    fn last_nonzero_finds_what_a_scan_finds() {
+        let patterns: [&[usize]; 5] = [&[], &[0], &[3, 20], &[8, 9, 10, 17, 35], &[36]];
+        for ones in patterns {
+            for special in [1.0, f64::NAN] {
+                let mut adjoints = vec![0.0; 37];
+                adjoints[5] = -0.0;
+                for &at in ones {
+                    adjoints[at] = special;
+                }
+                for start in 0..=37 {
+                    for end in 0..=40 {
+                        let scanned = (start..end.min(37)).rev().find(|&i| adjoints[i] != 0.0);
+                        assert_eq!(last_nonzero(&adjoints, start, end), scanned);
+                    }
+                }
+            }
+        }
+    }
 }
