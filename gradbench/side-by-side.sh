@@ -2,7 +2,8 @@
 # ad-gradbench beside gradbench's C++ reference (`manual`) and CoDiPack, in one run: for each
 # eval at its default sizes, the three tools one after another (so they share the machine's
 # conditions), each evaluation timed at least 3 times and for at least 0.2 s; then per eval and
-# tool the geometric mean of the derivative/primal ratios. Needs the kit's peers:
+# tool the geometric mean of the derivative/primal ratios, and of `ad`'s derivative time over each
+# C++ tool's. Needs the kit's peers:
 # `../shared/gradbench/setup --peers` (run here). About 15-25 minutes on 2 cores.
 #
 #   gradbench/side-by-side.sh             every eval but ht (the peers have no ht here)
@@ -57,8 +58,40 @@ for eval in "${evals[@]}"; do
     done
 done
 
-echo "| eval | sizes |$(printf ' %s |' "${tools[@]}")"
-echo "| --- | ---: |$(printf ' ---: |%.0s' "${tools[@]}")"
+# `ad`'s derivative time over another tool's: the geometric mean over an eval's inputs of the
+# ratio of median times, from the logs (the evaluations are in the same order for every tool).
+times() {
+    python3 - "$OUT/$1-ad.jsonl" "$OUT/$1-$2.jsonl" <<'PY'
+import json, math, statistics, sys
+
+def medians(path):
+    functions, times = {}, {}
+    for line in open(path):
+        entry = json.loads(line)
+        message, response = entry.get("message"), entry.get("response")
+        if message and message.get("kind") == "evaluate":
+            functions[message["id"]] = message["function"]
+        if response and "timings" in response and response["id"] in functions:
+            evaluations = [t["nanoseconds"] for t in response["timings"] if t["name"] == "evaluate"]
+            times[response["id"]] = (functions[response["id"]], statistics.median(evaluations))
+    return times
+
+try:
+    ad, other = medians(sys.argv[1]), medians(sys.argv[2])
+    logs = [math.log(time / other[id][1]) for id, (function, time) in ad.items()
+            if id in other and function not in ("primal", "objective", "cost")]
+    print(f"{math.exp(sum(logs) / len(logs)):.2f}" if logs else "-")
+except (OSError, ValueError, KeyError):
+    print("-")
+PY
+}
+
+others=()
+for tool in "${tools[@]}"; do
+    case "$tool" in ad | ad-native) ;; *) others+=("$tool") ;; esac
+done
+echo "| eval | sizes |$(printf ' %s |' "${tools[@]}")$(printf ' `ad` / %s time |' "${others[@]}")"
+echo "| --- | ---: |$(printf ' ---: |%.0s' "${tools[@]}" "${others[@]}")"
 for eval in "${evals[@]}"; do
     row="| $eval |"
     sizes=""
@@ -73,6 +106,9 @@ for eval in "${evals[@]}"; do
         sizes="$count"
         grep -q "gradbench exit code 0" "$OUT/$eval-$tool.txt" || { mean="$mean (not all valid)"; failed=1; }
         row="$row $mean |"
+    done
+    for tool in "${others[@]}"; do
+        row="$row $(times "$eval" "$tool") |"
     done
     echo "${row/| $eval |/| $eval | $sizes |}"
 done
