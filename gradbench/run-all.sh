@@ -126,7 +126,9 @@ print("From `gradbench/run-all.sh` (evals finished " + when + "; this machine's 
       "is lower than `ad`'s.\n")
 print("How `ad` computes each derivative (`gradbench/src/evals/`): one `_grad` (llsq, lse, det, "
       "lstm) or `_vjp` (ode: the last output's cotangent; gmm: `(1, -1)` on its two terms, "
-      "its sum over points by `ad::checkpoint::sum` over blocks of points) on the tape; kmeans one `_hvp` along ones (gradient and diagonal Hessian), its nearest "
+      "its sum over points by `ad::checkpoint::sum` over blocks of points), on the tape but for "
+      "ode and gmm, whose adjoints the macro writes out (README, \"Loops over arrays: adjoints "
+      "written out\"); kmeans one `_hvp` along ones (gradient and diagonal Hessian), its nearest "
       "centroids chosen on values so that the tape holds one distance per point, where the C++ "
       "tools record all k; ba one forward pass per observation on `ad::Dual<f64, ad::Lanes<15>>` "
       "with a lane per input of its block; ht one forward pass "
