@@ -5,7 +5,8 @@
 //! `f64::EPSILON`, or computed from it as an argument, `x.max(d.abs())`); constant data as
 //! one branch of an `if` or `match`, or one element of an array, whose other branches or
 //! elements are differentiable; constant data assigned to a scalar (`best = data[i]`) or
-//! returned (`return lo;`, a `let` of it as the body's value, branches all of it) or bound
+//! returned (`return lo;`, a `let` of it as the body's value, branches all of it, an element
+//! of a returned tuple or array: `(x * x, c)`) or bound
 //! with an ascription (`let a: [f64; 2] = [data[0], x];`); a copy of constant data ascribed
 //! as a sequence of `f64` (`let mut y: Vec<f64> = y0.to_vec();`, `std::array::from_fn`, a map
 //! collected) whose elements then take reals; and `f64`'s methods as values (`map(f64::abs)`)
@@ -462,6 +463,42 @@ fn constant_branches_are_the_value_as_the_scalar() {
         values,
         [(2.0, 0.0), (0.5, 0.0), (2.0, 0.0), (0.5, 0.0), (3.0, 0.0)]
     );
+}
+
+/// Constant data as an element of a tuple or array the function returns, as the body's value,
+/// as a branch's and as a `return`'s.
+#[reverse_diff]
+fn constant_elements_returned(x: f64, #[no_grad] c: f64) -> (f64, f64) {
+    if x > 1.0 {
+        return (c, x * x);
+    }
+    if x < -1.0 {
+        (x, c)
+    } else {
+        (c * x, c)
+    }
+}
+
+#[reverse_diff]
+fn constant_element_of_an_array(x: f64, #[no_grad] c: f64) -> [f64; 2] {
+    [c, x * x]
+}
+
+#[test]
+fn constant_data_is_an_element_of_the_result() {
+    let c = 3.0;
+    for x in [2.0, -2.0, 0.5] {
+        let cotangent = (0.7, -1.3);
+        let (value, gradient) = constant_elements_returned_vjp(x, c, &cotangent);
+        assert_eq!(value, constant_elements_returned(x, c));
+        let dot = |x: f64| {
+            let (a, b) = constant_elements_returned(x, c);
+            cotangent.0 * a + cotangent.1 * b
+        };
+        assert!((gradient - central_derivative(dot, x, STEP)).abs() < 1e-6);
+    }
+    let (value, gradient) = constant_element_of_an_array_vjp(2.0, c, &[5.0, 0.5]);
+    assert_eq!((value, gradient), ([3.0, 4.0], 2.0));
 }
 
 #[test]

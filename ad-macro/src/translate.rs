@@ -79,9 +79,9 @@ pub struct Translator {
     /// Set while the expression about to be folded keeps a named constant as written (see
     /// [`Driver::fold_keeping_constant`]).
     keep_constant: bool,
-    /// Whether a `return` here returns the scalar: the function returns `f64`, and the
-    /// expression being folded is not inside a closure.
-    returns_scalar: bool,
+    /// The type a `return` here returns: the function's result type, when the expression being
+    /// folded is not inside a closure.
+    returns: Option<Type>,
 }
 
 impl Translator {
@@ -91,7 +91,7 @@ impl Translator {
             siblings,
             fusion: FusionState::new(),
             keep_constant: false,
-            returns_scalar: false,
+            returns: None,
         }
     }
 
@@ -103,7 +103,10 @@ impl Translator {
 
     /// Declares the function's result type, `output` (before translation).
     pub fn bind_output(&mut self, output: &ReturnType) {
-        self.returns_scalar = matches!(output, ReturnType::Type(_, ty) if is_f64(ty));
+        self.returns = match output {
+            ReturnType::Type(_, ty) => Some((**ty).clone()),
+            ReturnType::Default => None,
+        };
     }
 
     /// Declares a parameter of the function (`constant`: it is `#[no_grad]` data).
@@ -136,7 +139,8 @@ impl Translator {
         // a scalar as it is, but also converts a name rebound as an integer, which plain Rust
         // rejects. The value of a `let` of constant data, and branches, are lifted where the
         // block reaches them ([`Driver::fold_tail`]), by scopes that know such a name.
-        if let (true, Some(Stmt::Expr(value, None))) = (self.returns_scalar, block.stmts.last_mut())
+        if let (true, Some(Stmt::Expr(value, None))) =
+            (self.returns_scalar(), block.stmts.last_mut())
         {
             self.lift_constant_data(vec![value]);
         }
@@ -183,7 +187,7 @@ impl Translator {
     ) -> syn::ExprClosure {
         let closure = convert_scalar_params(closure);
         // A `return` in the closure returns from it.
-        let returns_scalar = std::mem::take(&mut self.returns_scalar);
+        let returns = self.returns.take();
         self.fusion.scopes.push();
         self.fusion.closures += 1;
         for input in &closure.inputs {
@@ -192,7 +196,7 @@ impl Translator {
         let closure = fold::fold_expr_closure(self, closure);
         self.fusion.closures -= 1;
         self.fusion.scopes.pop();
-        self.returns_scalar = returns_scalar;
+        self.returns = returns;
         closure
     }
 
@@ -255,20 +259,35 @@ impl Translator {
         }
     }
 
+    /// Whether a `return` here returns the scalar ([`Translator::returns`] is `f64`).
+    fn returns_scalar(&self) -> bool {
+        self.returns.as_ref().is_some_and(is_f64)
+    }
+
     /// A value the function returns (`return value;`, or the body's last expression), made a
-    /// constant of the scalar when it is constant data and the function returns `f64`.
+    /// constant of the scalar when it is constant data and the function returns `f64`; and
+    /// each such element of a tuple or array when it returns one with `f64` elements there,
+    /// as a `let`'s ascription does ([`Translator::lift_ascribed`]).
     ///
     /// Before: `if x > 0.0 { data[0] } else { lo }` as the value, all its branches constant
     /// data. After: each branch `IntoReal::<S>::into_real(..)`: the function's type is the
-    /// scalar's, whatever the branches share.
+    /// scalar's, whatever the branches share. Before: `(x * c, c)` returning `(f64, f64)`, `c`
+    /// a `#[no_grad] f64`. After: `(x * c, IntoReal::<S>::into_real(c))`.
     fn lift_returned(&self, value: &mut Expr) {
-        if self.returns_scalar {
-            let mut values = Vec::new();
-            match value {
-                Expr::If(_) | Expr::Match(_) => branch_values(value, &mut values),
-                value => values.push(value),
-            }
+        let Some(ty) = &self.returns else {
+            return;
+        };
+        let mut values = Vec::new();
+        match value {
+            Expr::If(_) | Expr::Match(_) => branch_values(value, &mut values),
+            value => values.push(value),
+        }
+        if is_f64(ty) {
             self.lift_constant_data(values);
+        } else {
+            for value in values {
+                self.lift_ascribed(ty, value);
+            }
         }
     }
 
