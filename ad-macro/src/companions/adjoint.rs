@@ -1335,6 +1335,9 @@ impl Body {
         impl<'ast> Visit<'ast> for Reads<'_> {
             fn visit_expr(&mut self, expr: &'ast Expr) {
                 match split(expr) {
+                    // Its partials kept by the forward pass ([`Body::parts`]): the adjoint
+                    // reads no value of it (the MLP's `pre` in `output += w * pre.tanh()`).
+                    Some((_, right, _)) if costly(right) && self.body.reads_reals(right) => {}
                     Some((_, right, _)) => self.body.read_values(right, &mut self.read),
                     None => syn::visit::visit_expr(self, expr),
                 }
