@@ -972,11 +972,10 @@ impl Body {
         let (array, adjoint) = (&index.expr, &assignment.adjoint);
         let expr = assignment.forward(TokenStream::new());
         let pat = var;
-        let key = assignment.place.to_token_stream().to_string();
         let visits = match base_name(&assignment.place) {
             // Only the elements whose adjoint is not 0, last first: the others' iterations
             // would do nothing.
-            Some(name) if assignment.inert && self.hoisted.iter().all(|(at, _)| *at != key) => {
+            Some(name) if assignment.inert && self.hoisted_local(&assignment.place).is_none() => {
                 let adjoints = bar(name);
                 quote! {{
                     let __ad_run: ::std::ops::Range<usize> = #range;
@@ -1337,7 +1336,7 @@ impl Body {
                 match split(expr) {
                     // Its partials kept by the forward pass ([`Body::parts`]): the adjoint
                     // reads no value of it (the MLP's `pre` in `output += w * pre.tanh()`).
-                    Some((_, right, _)) if costly(right) && self.body.reads_reals(right) => {}
+                    Some((_, right, _)) if self.body.keeps_partials(right) => {}
                     Some((_, right, _)) => self.body.read_values(right, &mut self.read),
                     None => syn::visit::visit_expr(self, expr),
                 }
@@ -1522,7 +1521,7 @@ impl Body {
             Some(true) => quote!((-__ad_a)),
             _ => quote!(__ad_a),
         };
-        let inert = !(store && costly(value) && self.reads_reals(value));
+        let inert = !(store && self.keeps_partials(value));
         let (computed, propagate) = match inert {
             false => self.stored(value, &passed)?,
             true => (value.to_token_stream(), self.propagate(value, &passed)?),
@@ -1540,6 +1539,19 @@ impl Body {
             },
             inert,
         })
+    }
+
+    /// Whether an assignment of `value` keeps its partials from the forward pass ([`costly`],
+    /// and it reads a real): its adjoint pops them and reads no value of the names in it.
+    fn keeps_partials(&self, value: &Expr) -> bool {
+        costly(value) && self.reads_reals(value)
+    }
+
+    /// The local a loop being walked sums `leaf`'s adjoint in ([`Body::invariant`]), if any.
+    fn hoisted_local(&self, leaf: &Expr) -> Option<&Ident> {
+        let key = leaf.to_token_stream().to_string();
+        let found = self.hoisted.iter().rev().find(|(at, _)| *at == key);
+        found.map(|(_, local)| local)
     }
 
     /// The adjoint of a place the body writes: a real or an element of an array of reals
@@ -1638,8 +1650,7 @@ impl Body {
                 if !fits {
                     return None;
                 }
-                let key = leaf.to_token_stream().to_string();
-                if let Some((_, local)) = self.hoisted.iter().rev().find(|(at, _)| *at == key) {
+                if let Some(local) = self.hoisted_local(leaf) {
                     return Some(local.to_token_stream());
                 }
                 let bar = bar(name);
