@@ -982,3 +982,166 @@ fn sums_and_lets_sharing_names() {
     assert_close(&written, &taped, 1e-12);
     assert_close(&written, &central(saved_then_computed, &x), 1e-6);
 }
+
+/// A perceptron with ReLU hidden units (`pre.max(0.0)`) and outputs clipped from above
+/// (`.min(2.0)`), over a batch: the selections are operations of the records, so the body is
+/// written out.
+#[reverse_diff]
+fn relu_network(w: &[f64], #[no_grad] inputs: &[f64], hidden: usize, features: usize) -> f64 {
+    let batch = inputs.len() / features;
+    let bias = hidden * features;
+    let out = bias + hidden;
+    let mut total = 0.0;
+    for b in 0..batch {
+        let mut output = 0.0;
+        for j in 0..hidden {
+            let mut pre = w[bias + j];
+            for k in 0..features {
+                pre += w[j * features + k] * inputs[b * features + k];
+            }
+            output += w[out + j] * pre.max(0.0);
+        }
+        total += output.min(2.0) * output;
+    }
+    total
+}
+
+/// `relu_network`'s gradient by hand (the units active where `pre ≥ 0`, the receiver taking a
+/// tie; the clip's derivative 1 where `output ≤ 2`), with how many units were inactive and how
+/// many outputs clipped.
+fn relu_network_by_hand(
+    w: &[f64],
+    inputs: &[f64],
+    hidden: usize,
+    features: usize,
+) -> (Vec<f64>, usize, usize) {
+    let (bias, out) = (hidden * features, hidden * features + hidden);
+    let (mut gradient, mut inactive, mut clipped) = (vec![0.0; w.len()], 0, 0);
+    for sample in inputs.chunks(features) {
+        let pre: Vec<f64> = (0..hidden)
+            .map(|j| {
+                let row = &w[j * features..(j + 1) * features];
+                w[bias + j] + row.iter().zip(sample).map(|(a, b)| a * b).sum::<f64>()
+            })
+            .collect();
+        let output: f64 = (0..hidden).map(|j| w[out + j] * pre[j].max(0.0)).sum();
+        clipped += usize::from(output > 2.0);
+        let d_output = if output <= 2.0 { 2.0 * output } else { 2.0 };
+        for j in 0..hidden {
+            inactive += usize::from(pre[j] < 0.0);
+            gradient[out + j] += d_output * pre[j].max(0.0);
+            let d_pre = if pre[j] >= 0.0 {
+                d_output * w[out + j]
+            } else {
+                0.0
+            };
+            gradient[bias + j] += d_pre;
+            for k in 0..features {
+                gradient[j * features + k] += d_pre * sample[k];
+            }
+        }
+    }
+    (gradient, inactive, clipped)
+}
+
+#[test]
+fn relu_units_and_clips_are_written_out() {
+    let (hidden, features) = (4, 3);
+    let w: Vec<f64> = (0..hidden * features + 2 * hidden)
+        .map(|i| ((i * 7) % 11) as f64 / 4.3 - 0.93)
+        .collect();
+    let inputs = [
+        0.5, -1.0, 0.25, 1.5, 0.75, -0.5, -0.3, 0.9, 1.2, 0.1, -1.4, 0.6,
+    ];
+    let ((value, written), (taped_value, taped)) =
+        both(|| relu_network_grad(&w, &inputs, hidden, features));
+    assert_eq!(value.to_bits(), taped_value.to_bits());
+    assert_eq!(
+        value.to_bits(),
+        relu_network(&w, &inputs, hidden, features).to_bits()
+    );
+    let (by_hand, inactive, clipped) = relu_network_by_hand(&w, &inputs, hidden, features);
+    // Both sides of each kink are taken.
+    assert!(
+        inactive > 0 && inactive < hidden * 4,
+        "{inactive} units inactive"
+    );
+    assert!(clipped > 0 && clipped < 4, "{clipped} outputs clipped");
+    assert_close(&written, &by_hand, 1e-12);
+    assert_close(&taped, &by_hand, 1e-12);
+    assert_close(
+        &written,
+        &central(|w| relu_network(w, &inputs, hidden, features), &w),
+        1e-6,
+    );
+}
+
+/// Selections between two scalars and a clamp to a scalar bound, in one term.
+#[reverse_diff]
+fn selections(x: &[f64], y: &[f64], z: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        total += 3.0 * x[i].max(y[i]) + 5.0 * x[i].min(y[i]) + 7.0 * x[i].clamp(-1.0, z[i]);
+    }
+    total
+}
+
+#[test]
+fn selections_follow_the_conventions() {
+    // Per entry: x the larger; y the larger; a tie everywhere (the receiver takes the
+    // derivative); y NaN (ignored); x clamped to its upper bound z; x clamped to -1.
+    let x = [2.0, 0.5, 1.0, 0.25, 3.0, -4.0];
+    let y = [1.0, 1.5, 1.0, f64::NAN, 2.5, 0.0];
+    let z = [3.0, 3.0, 1.0, 3.0, 2.0, 2.0];
+    let ((value, written), (taped_value, taped)) = both(|| selections_grad(&x, &y, &z));
+    assert_eq!(value.to_bits(), taped_value.to_bits());
+    assert_eq!(value.to_bits(), selections(&x, &y, &z).to_bits());
+    let expected = (
+        vec![10.0, 12.0, 15.0, 15.0, 3.0, 5.0],
+        vec![5.0, 3.0, 0.0, 0.0, 5.0, 3.0],
+        vec![0.0, 0.0, 0.0, 0.0, 7.0, 0.0],
+    );
+    assert_eq!(written, expected);
+    assert_eq!(taped, expected);
+}
+
+/// A selection under an infinite partial (`sqrt` at 0): the operand selected gets it, the
+/// other nothing (not `∞ · 0`).
+#[reverse_diff]
+fn root_of_larger(x: &[f64], y: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        total += x[i].max(y[i]).sqrt();
+    }
+    total
+}
+
+#[test]
+fn a_selection_passes_nothing_to_the_other_operand() {
+    let (x, y) = ([0.0, 4.0, -1.0], [-1.0, 1.0, 9.0]);
+    let ((_, written), (_, taped)) = both(|| root_of_larger_grad(&x, &y));
+    let expected = (vec![f64::INFINITY, 0.25, 0.0], vec![0.0, 0.0, 1.0 / 6.0]);
+    assert_eq!(written, expected);
+    assert_eq!(taped, expected);
+}
+
+/// A selection inside an expression, in forward mode over the tape: `Σ x·max(x, ½)`, whose
+/// Hessian is diagonal, 2 where `x > ½` and 0 below.
+#[reverse_diff]
+fn selected_square(x: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        total += x[i] * x[i].max(0.5);
+    }
+    total
+}
+
+#[test]
+fn selections_have_second_derivatives() {
+    let x = [0.25, 1.5, -2.0, 3.0];
+    let direction = [1.0, -2.0, 0.5, 0.25];
+    let (value, gradient, product) = selected_square_hvp(&x, &direction);
+    assert_eq!(value.to_bits(), selected_square(&x).to_bits());
+    assert_eq!(gradient, vec![0.5, 3.0, 0.5, 6.0]);
+    assert_eq!(product, vec![0.0, -4.0, 0.0, 0.5]);
+}

@@ -353,6 +353,14 @@ pub fn is_cheap_rule(rule: &str) -> bool {
     )
 }
 
+/// Whether the `f64` method `name` with `arguments` arguments selects one of its operands
+/// (`a.max(b)`, `a.min(b)`, `x.clamp(lo, hi)`): a fused operation over scalars and literals,
+/// whose rule gives partial 1 to the operand selected and 0 to the others, and whose adjoint
+/// goes to the one selected alone (`rules::route`).
+pub fn is_selection(name: &str, arguments: usize) -> bool {
+    matches!((name, arguments), ("max" | "min", 1) | ("clamp", 2))
+}
+
 /// How a fused expression treats the `f64` method `name`, or `None` if `f64` has none.
 pub fn real_method(name: &str) -> Option<Method> {
     real_method_entry(name).map(|method| method.kind)

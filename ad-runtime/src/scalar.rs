@@ -64,7 +64,7 @@ macro_rules! selections {
         /// The receiver on a tie; a NaN operand is ignored.
         #[inline]
         fn max(self, other: Self) -> Self {
-            if self.value() >= other.value() || other.value().is_nan() {
+            if $crate::scalar::rules::max_selects_first(self.value(), other.value()) {
                 self
             } else {
                 other
@@ -74,7 +74,7 @@ macro_rules! selections {
         /// The receiver on a tie; a NaN operand is ignored.
         #[inline]
         fn min(self, other: Self) -> Self {
-            if self.value() <= other.value() || other.value().is_nan() {
+            if $crate::scalar::rules::min_selects_first(self.value(), other.value()) {
                 self
             } else {
                 other
@@ -85,13 +85,10 @@ macro_rules! selections {
         /// `f64::clamp` (min > max, or a NaN bound).
         #[inline]
         fn clamp(self, min: Self, max: Self) -> Self {
-            let value = self.value().clamp(min.value(), max.value());
-            if value < self.value() {
-                max
-            } else if value > self.value() {
-                min
-            } else {
-                self
+            match $crate::scalar::rules::clamp_selects(self.value(), min.value(), max.value()) {
+                0 => self,
+                1 => min,
+                _ => max,
             }
         }
 

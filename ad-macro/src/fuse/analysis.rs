@@ -9,8 +9,8 @@ use syn::{BinOp, Expr, Ident, Lit, Pat, UnOp};
 
 use super::scopes::{mapped_sum, Item, Kind, Scopes};
 use crate::names::{
-    is_array_from_fn, is_cheap_rule, is_f64, is_f64_constant, real_method, takes_real_arguments,
-    Method,
+    is_array_from_fn, is_cheap_rule, is_f64, is_f64_constant, is_selection, real_method,
+    takes_real_arguments, Method,
 };
 
 /// Whether `expr` reads values and computes, with no call, macro or assignment that could
@@ -385,12 +385,13 @@ impl<'a> Analysis<'a> {
     }
 
     /// A method call: an operation for a fused method of `rules` (and `powi`, whose exponent
-    /// is a temporary), a computed leaf for another real method on a scalar, a constant for
-    /// `x.value()`, else unknown.
+    /// is a temporary) and for a selection among scalars and literals, a computed leaf for
+    /// another real method on a scalar, a constant for `x.value()`, else unknown.
     ///
-    /// Before: `x.sin()`, `x.powi(n)`, `x.max(y)`. After: `__ad_t0.sin()` (operation
-    /// `sin(v0)`), `__ad_t0.powi(__ad_t1)` (operation `powi(v0, __ad_t1)`), `__ad_t0` (the
-    /// leaf `x.max(y)`, evaluated once).
+    /// Before: `x.sin()`, `x.powi(n)`, `x.max(0.0)`, `x.hypot(y)`. After: `__ad_t0.sin()`
+    /// (operation `sin(v0)`), `__ad_t0.powi(__ad_t1)` (operation `powi(v0, __ad_t1)`),
+    /// `__ad_t0.max(0.0)` (operation `max(v0, 0.0)`), `__ad_t0` (the leaf `x.hypot(y)`,
+    /// evaluated once).
     fn method_call(&mut self, expr: &Expr, call: &syn::ExprMethodCall) -> Option<(Operand, Expr)> {
         let method = call.method.to_string();
         let kind = real_method(&method);
@@ -408,6 +409,32 @@ impl<'a> Analysis<'a> {
             };
             Some((
                 self.operation(&method, vec![operand], extra),
+                Expr::MethodCall(rewritten),
+            ))
+        } else if is_selection(&method, call.args.len())
+            && std::iter::once(&*call.receiver)
+                .chain(&call.args)
+                .all(|operand| {
+                    is_float_literal_expr(operand)
+                        || Analysis::run(self.scopes, operand, self.inline, false)
+                            .is_some_and(|(analysis, ..)| analysis.scalar_leaves > 0)
+                })
+        {
+            // A selection among scalars and literals (with constant data it stays a computed
+            // leaf: the unfused form could not call the method on an `f64` with a scalar): one
+            // operation over its operands, whose partial is 1 for the one selected and 0 for
+            // the others (`rules::max`).
+            let (receiver_operand, receiver) = self.tree(&call.receiver)?;
+            let mut operands = vec![receiver_operand];
+            let mut rewritten = call.clone();
+            *rewritten.receiver = receiver;
+            for argument in rewritten.args.iter_mut() {
+                let (operand, expr) = self.tree(argument)?;
+                operands.push(operand);
+                *argument = expr;
+            }
+            Some((
+                self.operation(&method, operands, None),
                 Expr::MethodCall(rewritten),
             ))
         } else if kind == Some(Method::Scalar) && self.scopes.is_scalar_typed(&call.receiver) {
@@ -506,6 +533,17 @@ pub(super) fn is_float_literal(lit: &Lit) -> bool {
     match lit {
         Lit::Float(float) => float.suffix().is_empty() || float.suffix() == "f64",
         Lit::Int(int) => int.suffix() == "f64",
+        _ => false,
+    }
+}
+
+/// Whether `expr` is a float literal, negated or in parentheses or not (`0.0`, `-1.5`).
+fn is_float_literal_expr(expr: &Expr) -> bool {
+    match strip(expr) {
+        Expr::Lit(lit) => is_float_literal(&lit.lit),
+        Expr::Unary(unary) if matches!(unary.op, UnOp::Neg(_)) => {
+            is_float_literal_expr(&unary.expr)
+        }
         _ => false,
     }
 }

@@ -11,7 +11,7 @@ use super::analysis::{
 };
 use super::scopes::{mentions, mentions_any, Kind, Scopes};
 use super::whole::Leaf;
-use crate::names::is_cheap_rule;
+use crate::names::{is_cheap_rule, is_selection};
 
 /// How many terms of a loop [`Fusion::lanes`]' closure computes at once: one SSE2 register
 /// of `f64`s, the vector width every `x86_64` has (measured against 4 on rosenbrock's and
@@ -716,9 +716,15 @@ impl Fusion {
                 continue;
             }
             let adjoint = format_ident!("__ad_g{}", index);
+            let rule = &operation.rule;
+            let pass = if is_selection(&rule.to_string(), operation.operands.len() - 1) {
+                quote!(route)
+            } else {
+                quote!(pass)
+            };
             for (position, operand) in operation.operands.iter().enumerate() {
                 let partial = format_ident!("__ad_d{}_{}", index, position);
-                let passed = quote!(::ad::__private::rules::pass(#adjoint, #partial));
+                let passed = quote!(::ad::__private::rules::#pass(#adjoint, #partial));
                 match operand {
                     Operand::Slot(slot) if std::mem::replace(&mut bound[*slot], true) => {
                         backward.push(quote!(__ad_p[#slot] += #passed;));

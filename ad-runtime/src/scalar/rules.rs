@@ -21,7 +21,11 @@
 //! `tests/conventions.rs` pins each one):
 //! - `abs` at 0, `copysign` at 0: 0 (the smallest subgradient);
 //! - `max`/`min` on a tie: the receiver (`self`) gets the derivative, as `if a >= b { a } else { b }`
-//!   would; a NaN operand is ignored for the value and the derivative alike;
+//!   would; a NaN operand is ignored for the value and the derivative alike. Inside a fused
+//!   expression (`w * x.max(0.0)`) a selection is one of the record's operations: the operand
+//!   not selected has partial 0 and gets none of the expression's adjoint ([`route`]), but as a
+//!   leaf of the record it has a slot, so an infinite adjoint of the whole record gives it
+//!   `∞ · 0`, NaN, as it gives any zero partial (`abs` at 0);
 //! - `clamp` at a bound: the derivative goes to `self`;
 //! - `floor`, `ceil`, `round`, `trunc`, `signum`: 0 everywhere, integers included; `fract`
 //!   (`x - trunc x`): 1 everywhere, integers included;
@@ -268,6 +272,82 @@ pub fn neg<P: Arithmetic>(x: P) -> (P, P) {
 #[inline(always)]
 pub fn powi<P: Real>(x: P, n: i32) -> (P, P) {
     (x.powi(n), partial::powi(x, n).unwrap_or(lift(0.0)))
+}
+
+/// Whether `a.max(b)` selects `a`: where `a` is the larger, on a tie, and where `b` is NaN (a
+/// NaN operand is ignored). Every scalar's `max` selects by it, and so does [`max`].
+#[inline(always)]
+pub(crate) fn max_selects_first(a: f64, b: f64) -> bool {
+    a >= b || b.is_nan()
+}
+
+/// Whether `a.min(b)` selects `a`, as [`max_selects_first`] with the smaller.
+#[inline(always)]
+pub(crate) fn min_selects_first(a: f64, b: f64) -> bool {
+    a <= b || b.is_nan()
+}
+
+/// `a.max(b)`: the operand selected (the larger; `a` on a tie; a NaN operand ignored), with
+/// partial 1, the other's 0.
+#[inline(always)]
+pub fn max<P: Real>(a: P, b: P) -> (P, P, P) {
+    select(max_selects_first(a.value(), b.value()), a, b)
+}
+
+/// `a.min(b)`: the operand selected (the smaller; `a` on a tie; a NaN operand ignored), with
+/// partial 1, the other's 0.
+#[inline(always)]
+pub fn min<P: Real>(a: P, b: P) -> (P, P, P) {
+    select(min_selects_first(a.value(), b.value()), a, b)
+}
+
+/// Which operand `x.clamp(min, max)` is: `max` (2) or `min` (1) where the value is clamped,
+/// else `x` (0), a tie included. Panics as `f64::clamp` does (`min > max`, a NaN bound). Every
+/// scalar's `clamp` selects by it, and so does [`clamp`].
+#[inline(always)]
+pub(crate) fn clamp_selects(x: f64, min: f64, max: f64) -> usize {
+    let value = x.clamp(min, max);
+    if value < x {
+        2
+    } else if value > x {
+        1
+    } else {
+        0
+    }
+}
+
+/// `x.clamp(min, max)`: the operand selected (the bound where `x` is clamped, else `x`), with
+/// partial 1, the others' 0.
+#[inline(always)]
+pub fn clamp<P: Real>(x: P, min: P, max: P) -> (P, P, P, P) {
+    let (one, zero) = (lift::<P>(1.0), lift::<P>(0.0));
+    match clamp_selects(x.value(), min.value(), max.value()) {
+        0 => (x, one, zero, zero),
+        1 => (min, zero, one, zero),
+        _ => (max, zero, zero, one),
+    }
+}
+
+/// The adjoint a selection ([`max`], [`min`], [`clamp`]) passes back to one of its operands,
+/// whose partial is 1 (the operand selected: the adjoint itself) or 0 (another: nothing, even
+/// where the adjoint is infinite, as the selection of two `Var`s passes nothing to the other).
+#[inline(always)]
+pub fn route<P: Real>(adjoint: P, partial: P) -> P {
+    if partial.value() == 0.0 {
+        lift(0.0)
+    } else {
+        adjoint
+    }
+}
+
+/// `a` (`first`) or `b`, with the partials of that selection.
+#[inline(always)]
+fn select<P: Real>(first: bool, a: P, b: P) -> (P, P, P) {
+    if first {
+        (a, lift(1.0), lift(0.0))
+    } else {
+        (b, lift(0.0), lift(1.0))
+    }
 }
 
 /// `x.powf(y)`.
