@@ -80,8 +80,9 @@ pub fn rosenbrock_inputs(n: usize) -> Vec<f64> {
         .collect()
 }
 
-/// The MLP's weights, and its batch as an objective.
-pub fn mlp_inputs() -> (Vec<f64>, objectives::MlpLoss) {
+/// The MLP's weights, and its batch as an objective (its hidden units ReLUs with `relu`,
+/// else `tanh`).
+pub fn mlp_inputs(relu: bool) -> (Vec<f64>, objectives::MlpLoss) {
     let weights = pseudo_random(MLP_WEIGHTS, 7)
         .iter()
         .map(|w| 0.3 * w)
@@ -89,6 +90,7 @@ pub fn mlp_inputs() -> (Vec<f64>, objectives::MlpLoss) {
     let objective = objectives::MlpLoss {
         inputs: pseudo_random(MLP_BATCH * MLP_INPUTS, 5),
         targets: pseudo_random(MLP_BATCH, 6),
+        relu,
     };
     (weights, objective)
 }

@@ -105,19 +105,21 @@ impl Objective for Rosenbrock {
 
 /// Inputs per sample of the MLP.
 pub const MLP_INPUTS: usize = 16;
-/// Hidden `tanh` units of the MLP.
+/// Hidden units of the MLP (`tanh`, or ReLU).
 pub const MLP_HIDDEN: usize = 32;
 /// Samples per batch.
 pub const MLP_BATCH: usize = 64;
 /// The number of weights: `w1` (hidden × inputs, row after row), `b1`, `w2`, `b2`.
 pub const MLP_WEIGHTS: usize = MLP_HIDDEN * MLP_INPUTS + MLP_HIDDEN + MLP_HIDDEN + 1;
 
-/// `mlp_loss` with its batch as constant data.
+/// `mlp_loss` (or `mlp_relu_loss`) with its batch as constant data.
 pub struct MlpLoss {
     /// `MLP_BATCH` samples of `MLP_INPUTS` numbers, sample after sample.
     pub inputs: Vec<f64>,
     /// One target per sample.
     pub targets: Vec<f64>,
+    /// Whether the hidden units are ReLUs (`max(pre, 0)`) rather than `tanh`.
+    pub relu: bool,
 }
 
 impl Objective for MlpLoss {
@@ -133,7 +135,8 @@ impl Objective for MlpLoss {
                 for k in 0..MLP_INPUTS {
                     pre = pre + w1[j * MLP_INPUTS + k].scale(x[k]);
                 }
-                output = output + w2[j] * pre.tanh();
+                let unit = if self.relu { pre.relu() } else { pre.tanh() };
+                output = output + w2[j] * unit;
             }
             let residual = output.shift(-self.targets[b]);
             residual * residual

@@ -7,7 +7,8 @@ use std::ops::{Add, Mul, Sub};
 
 /// A real number as the benchmark functions need it: `+ − ×` between two of them, the same
 /// with a constant `f64`, and `tanh`, `exp`, `ln`. Every peer implements each method with
-/// one operation of its own (one tape record for the reverse-mode peers).
+/// one operation of its own (one tape record for the reverse-mode peers); `relu` is written
+/// once, from `value` and `scale`.
 pub trait Scalar: Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = Self> {
     /// `self · c` for a constant `c`.
     fn scale(self, c: f64) -> Self;
@@ -23,6 +24,15 @@ pub trait Scalar: Copy + Add<Output = Self> + Sub<Output = Self> + Mul<Output = 
     fn ln(self) -> Self;
     /// The value, as a plain number (a constant for differentiation).
     fn value(self) -> f64;
+    /// `max(self, 0)`: `self` where it is not negative (a tie taking `self`'s derivative, as
+    /// `ad`'s `max` does), else 0 with derivative 0.
+    fn relu(self) -> Self {
+        if self.value() >= 0.0 {
+            self
+        } else {
+            self.scale(0.0)
+        }
+    }
 }
 
 impl Scalar for f64 {
@@ -46,5 +56,8 @@ impl Scalar for f64 {
     }
     fn value(self) -> f64 {
         self
+    }
+    fn relu(self) -> f64 {
+        self.max(0.0)
     }
 }

@@ -101,13 +101,22 @@ def rosenbrock(x):
     return jnp.sum(100.0 * (d * d) + e * e)
 
 
-def mlp_loss(weights, inputs, targets):
-    w1 = weights[: MLP_HIDDEN * MLP_INPUTS].reshape(MLP_HIDDEN, MLP_INPUTS)
-    rest = weights[MLP_HIDDEN * MLP_INPUTS :]
-    b1, w2, b2 = rest[:MLP_HIDDEN], rest[MLP_HIDDEN : 2 * MLP_HIDDEN], rest[2 * MLP_HIDDEN]
-    hidden = jnp.tanh(inputs @ w1.T + b1)
-    residual = hidden @ w2 + b2 - targets
-    return jnp.mean(residual * residual)
+def perceptron_loss(unit):
+    """The mean squared error of the 16-32-1 perceptron whose hidden units apply `unit`."""
+
+    def loss(weights, inputs, targets):
+        w1 = weights[: MLP_HIDDEN * MLP_INPUTS].reshape(MLP_HIDDEN, MLP_INPUTS)
+        rest = weights[MLP_HIDDEN * MLP_INPUTS :]
+        b1, w2, b2 = rest[:MLP_HIDDEN], rest[MLP_HIDDEN : 2 * MLP_HIDDEN], rest[2 * MLP_HIDDEN]
+        hidden = unit(inputs @ w1.T + b1)
+        residual = hidden @ w2 + b2 - targets
+        return jnp.mean(residual * residual)
+
+    return loss
+
+
+mlp_loss = perceptron_loss(jnp.tanh)
+mlp_relu_loss = perceptron_loss(lambda pre: jnp.maximum(pre, 0.0))
 
 
 def chain(n):
@@ -325,6 +334,9 @@ def cases(repo):
     inputs = pseudo_random(MLP_BATCH * MLP_INPUTS, 5).reshape(MLP_BATCH, MLP_INPUTS)
     targets = pseudo_random(MLP_BATCH, 6)
     yield Case("mlp", "16-32-1 batch 64", mlp_loss, [weights], constants=[inputs, targets])
+    yield Case(
+        "mlp_relu", "16-32-1 batch 64", mlp_relu_loss, [weights], constants=[inputs, targets]
+    )
 
     for n in CHAIN_SIZES:
         growth = (1.0 + CHAIN_FACTOR) ** n

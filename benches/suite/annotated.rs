@@ -89,31 +89,52 @@ pub fn rosenbrock(x: &[f64]) -> f64 {
 
 // --- MLP loss ---------------------------------------------------------------------------------
 
-/// The mean squared error over a batch of a 16–32–1 perceptron with `tanh` hidden units:
-/// `(1/B) Σ_b (b2 + Σ_j w2_j tanh(b1_j + Σ_k w1_jk x_bk) − t_b)²`, differentiated in all
-/// `MLP_WEIGHTS` weights (laid out as `w1`, `b1`, `w2`, `b2`). Index loops, so that its adjoint
-/// is written out.
-#[reverse_diff]
-pub fn mlp_loss(weights: &[f64], #[no_grad] inputs: &[f64], #[no_grad] targets: &[f64]) -> f64 {
-    // Where `b1`, `w2` and `b2` start in `weights` (`w1` at 0).
-    let b1 = MLP_HIDDEN * MLP_INPUTS;
-    let w2 = b1 + MLP_HIDDEN;
-    let b2 = w2 + MLP_HIDDEN;
-    let mut total = 0.0;
-    for b in 0..MLP_BATCH {
-        let mut output = weights[b2];
-        for j in 0..MLP_HIDDEN {
-            let mut pre = weights[b1 + j];
-            for k in 0..MLP_INPUTS {
-                pre += weights[j * MLP_INPUTS + k] * inputs[b * MLP_INPUTS + k];
+/// Writes `$name`, the mean squared error over a batch of a 16–32–1 perceptron whose hidden
+/// units apply `$unit($arguments)` to their pre-activation: `(1/B) Σ_b (b2 + Σ_j w2_j
+/// unit(b1_j + Σ_k w1_jk x_bk) − t_b)²`, differentiated in all `MLP_WEIGHTS` weights (laid out
+/// as `w1`, `b1`, `w2`, `b2`). Index loops, so that its adjoint is written out.
+macro_rules! perceptron_loss {
+    ($(#[$doc:meta])* $name:ident, $unit:ident($($arguments:tt)*)) => {
+        $(#[$doc])*
+        #[reverse_diff]
+        pub fn $name(
+            weights: &[f64],
+            #[no_grad] inputs: &[f64],
+            #[no_grad] targets: &[f64],
+        ) -> f64 {
+            // Where `b1`, `w2` and `b2` start in `weights` (`w1` at 0).
+            let b1 = MLP_HIDDEN * MLP_INPUTS;
+            let w2 = b1 + MLP_HIDDEN;
+            let b2 = w2 + MLP_HIDDEN;
+            let mut total = 0.0;
+            for b in 0..MLP_BATCH {
+                let mut output = weights[b2];
+                for j in 0..MLP_HIDDEN {
+                    let mut pre = weights[b1 + j];
+                    for k in 0..MLP_INPUTS {
+                        pre += weights[j * MLP_INPUTS + k] * inputs[b * MLP_INPUTS + k];
+                    }
+                    output += weights[w2 + j] * pre.$unit($($arguments)*);
+                }
+                let residual = output - targets[b];
+                total += residual * residual;
             }
-            output += weights[w2 + j] * pre.tanh();
+            total * (1.0 / MLP_BATCH as f64)
         }
-        let residual = output - targets[b];
-        total += residual * residual;
-    }
-    total * (1.0 / MLP_BATCH as f64)
+    };
 }
+
+perceptron_loss!(
+    /// The perceptron with `tanh` hidden units.
+    mlp_loss,
+    tanh()
+);
+
+perceptron_loss!(
+    /// The perceptron with ReLU hidden units, `pre.max(0.0)`.
+    mlp_relu_loss,
+    max(0.0)
+);
 
 // --- the sharing chain ------------------------------------------------------------------------
 

@@ -212,30 +212,38 @@ fn bench_rosenbrock(c: &mut Criterion) {
 }
 
 fn bench_mlp(c: &mut Criterion) {
-    let (weights, objective) = mlp_inputs();
-    let (inputs, targets) = (objective.inputs.as_slice(), objective.targets.as_slice());
-    let reference = ad_reference(
-        &objective,
-        &weights,
-        mlp_loss_grad(&weights, inputs, targets),
-        mlp_loss::<f64>(&weights, inputs, targets),
-    );
-    let case = Case {
-        size: MLP_SIZE,
-        objective: &objective,
-        inputs: &weights,
-        reference: &reference,
-    };
-    let mut group = group(c, "mlp");
-    group.bench_function(BenchmarkId::new("primal", case.size), |b| {
-        b.iter(|| mlp_loss::<f64>(black_box(&weights), inputs, targets))
-    });
-    group.bench_function(BenchmarkId::new("ad", case.size), |b| {
-        b.iter(|| mlp_loss_grad(black_box(&weights), inputs, targets))
-    });
-    case.forward_peers_by_passes(&mut group);
-    case.reverse_peer(&mut group);
-    group.finish();
+    type Gradient = fn(&[f64], &[f64], &[f64]) -> (f64, Vec<f64>);
+    type Primal = fn(&[f64], &[f64], &[f64]) -> f64;
+    let perceptrons: [(&str, bool, Gradient, Primal); 2] = [
+        ("mlp", false, mlp_loss_grad, mlp_loss::<f64>),
+        ("mlp_relu", true, mlp_relu_loss_grad, mlp_relu_loss::<f64>),
+    ];
+    for (name, relu, gradient, primal) in perceptrons {
+        let (weights, objective) = mlp_inputs(relu);
+        let (inputs, targets) = (objective.inputs.as_slice(), objective.targets.as_slice());
+        let reference = ad_reference(
+            &objective,
+            &weights,
+            gradient(&weights, inputs, targets),
+            primal(&weights, inputs, targets),
+        );
+        let case = Case {
+            size: MLP_SIZE,
+            objective: &objective,
+            inputs: &weights,
+            reference: &reference,
+        };
+        let mut group = group(c, name);
+        group.bench_function(BenchmarkId::new("primal", case.size), |b| {
+            b.iter(|| primal(black_box(&weights), inputs, targets))
+        });
+        group.bench_function(BenchmarkId::new("ad", case.size), |b| {
+            b.iter(|| gradient(black_box(&weights), inputs, targets))
+        });
+        case.forward_peers_by_passes(&mut group);
+        case.reverse_peer(&mut group);
+        group.finish();
+    }
 }
 
 fn bench_chain(c: &mut Criterion) {

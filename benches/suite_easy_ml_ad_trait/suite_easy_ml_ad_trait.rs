@@ -110,10 +110,12 @@ fn bench_rosenbrock(c: &mut Criterion) {
 }
 
 fn bench_mlp(c: &mut Criterion) {
-    let (weights, objective) = mlp_inputs();
-    let mut group = group(c, "mlp");
-    bench_case(&mut group, MLP_SIZE, &objective, &weights);
-    group.finish();
+    for (name, relu) in [("mlp", false), ("mlp_relu", true)] {
+        let (weights, objective) = mlp_inputs(relu);
+        let mut group = group(c, name);
+        bench_case(&mut group, MLP_SIZE, &objective, &weights);
+        group.finish();
+    }
 }
 
 fn bench_chain(c: &mut Criterion) {

@@ -70,7 +70,7 @@ const PEERS: [(&str, &str); 5] = [
 ];
 
 /// The functions in report order, with what each computes.
-const FUNCTIONS: [(&str, &str); 8] = [
+const FUNCTIONS: [(&str, &str); 9] = [
     ("scalar_mult", "`x · y`"),
     ("dot", "`Σ xᵢ yᵢ`, gradient in both vectors (2n inputs)"),
     (
@@ -90,6 +90,10 @@ const FUNCTIONS: [(&str, &str); 8] = [
         "mlp",
         "mean squared error of a 16–32–1 tanh perceptron over a batch of 64, gradient in all \
          577 weights",
+    ),
+    (
+        "mlp_relu",
+        "the same perceptron with ReLU hidden units (`pre.max(0.0)`)",
     ),
     (
         "chain",
