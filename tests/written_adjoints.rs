@@ -1145,3 +1145,39 @@ fn selections_have_second_derivatives() {
     assert_eq!(gradient, vec![0.5, 3.0, 0.5, 6.0]);
     assert_eq!(product, vec![0.0, -4.0, 0.0, 0.5]);
 }
+
+/// Functions of two reals in a right-hand side: `powf` with a literal and with a scalar
+/// exponent, `hypot`, `atan2`, and `log` to a scalar base.
+#[reverse_diff]
+fn two_real_functions(x: &[f64], y: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        total += x[i].powf(1.5) + x[i].powf(y[i]) * 0.5 + x[i].hypot(y[i]) * y[i]
+            - y[i].atan2(x[i])
+            + x[i].log(y[i] + 2.0);
+    }
+    total
+}
+
+#[test]
+fn functions_of_two_reals_are_written_out() {
+    let (x, y) = ([0.5, 1.5, 2.25, 3.0], [-0.5, 0.75, 1.25, 2.0]);
+    let ((value, (dx, dy)), (taped_value, (tx, ty))) = both(|| two_real_functions_grad(&x, &y));
+    assert_eq!(value.to_bits(), taped_value.to_bits());
+    assert_eq!(value.to_bits(), two_real_functions(&x, &y).to_bits());
+    assert_close(&dx, &tx, 1e-12);
+    assert_close(&dy, &ty, 1e-12);
+    for i in 0..x.len() {
+        let (x, y) = (x[i], y[i]);
+        let (h, r2, base) = (x.hypot(y), x * x + y * y, (y + 2.0).ln());
+        let by_hand_x =
+            1.5 * x.sqrt() + 0.5 * y * x.powf(y - 1.0) + x / h * y + y / r2 + 1.0 / (x * base);
+        let by_hand_y =
+            0.5 * x.powf(y) * x.ln() + y / h * y + h - x / r2 - x.ln() / (base * base * (y + 2.0));
+        assert_relative_eq!(dx[i], by_hand_x, max_relative = 1e-12);
+        assert_relative_eq!(dy[i], by_hand_y, max_relative = 1e-12);
+    }
+    let joined: Vec<f64> = x.iter().chain(&y).copied().collect();
+    let central = central(|v| two_real_functions(&v[..4], &v[4..]), &joined);
+    assert_close(&[dx, dy].concat(), &central, 1e-6);
+}

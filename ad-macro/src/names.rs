@@ -361,6 +361,15 @@ pub fn is_selection(name: &str, arguments: usize) -> bool {
     matches!((name, arguments), ("max" | "min", 1) | ("clamp", 2))
 }
 
+/// Whether the `f64` method `name` with `arguments` arguments is one operation of a fused
+/// expression over all its operands, when they are scalars or literals: a selection
+/// ([`is_selection`]), or a function of two reals with a rule in `rules` (`x.powf(y)`,
+/// `x.log(b)`, `y.atan2(x)`, `x.hypot(y)`).
+pub fn fuses_operands(name: &str, arguments: usize) -> bool {
+    is_selection(name, arguments)
+        || matches!((name, arguments), ("powf" | "log" | "atan2" | "hypot", 1))
+}
+
 /// How a fused expression treats the `f64` method `name`, or `None` if `f64` has none.
 pub fn real_method(name: &str) -> Option<Method> {
     real_method_entry(name).map(|method| method.kind)

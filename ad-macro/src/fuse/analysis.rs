@@ -9,7 +9,7 @@ use syn::{BinOp, Expr, Ident, Lit, Pat, UnOp};
 
 use super::scopes::{mapped_sum, Item, Kind, Scopes};
 use crate::names::{
-    is_array_from_fn, is_cheap_rule, is_f64, is_f64_constant, is_selection, real_method,
+    fuses_operands, is_array_from_fn, is_cheap_rule, is_f64, is_f64_constant, real_method,
     takes_real_arguments, Method,
 };
 
@@ -385,12 +385,13 @@ impl<'a> Analysis<'a> {
     }
 
     /// A method call: an operation for a fused method of `rules` (and `powi`, whose exponent
-    /// is a temporary) and for a selection among scalars and literals, a computed leaf for
-    /// another real method on a scalar, a constant for `x.value()`, else unknown.
+    /// is a temporary) and for a selection or a function of two reals among scalars and
+    /// literals ([`fuses_operands`]), a computed leaf for another real method on a scalar, a
+    /// constant for `x.value()`, else unknown.
     ///
-    /// Before: `x.sin()`, `x.powi(n)`, `x.max(0.0)`, `x.hypot(y)`. After: `__ad_t0.sin()`
+    /// Before: `x.sin()`, `x.powi(n)`, `x.max(0.0)`, `x.mul_add(a, b)`. After: `__ad_t0.sin()`
     /// (operation `sin(v0)`), `__ad_t0.powi(__ad_t1)` (operation `powi(v0, __ad_t1)`),
-    /// `__ad_t0.max(0.0)` (operation `max(v0, 0.0)`), `__ad_t0` (the leaf `x.hypot(y)`,
+    /// `__ad_t0.max(0.0)` (operation `max(v0, 0.0)`), `__ad_t0` (the leaf `x.mul_add(a, b)`,
     /// evaluated once).
     fn method_call(&mut self, expr: &Expr, call: &syn::ExprMethodCall) -> Option<(Operand, Expr)> {
         let method = call.method.to_string();
@@ -411,7 +412,7 @@ impl<'a> Analysis<'a> {
                 self.operation(&method, vec![operand], extra),
                 Expr::MethodCall(rewritten),
             ))
-        } else if is_selection(&method, call.args.len())
+        } else if fuses_operands(&method, call.args.len())
             && std::iter::once(&*call.receiver)
                 .chain(&call.args)
                 .all(|operand| {
@@ -420,10 +421,10 @@ impl<'a> Analysis<'a> {
                             .is_some_and(|(analysis, ..)| analysis.scalar_leaves > 0)
                 })
         {
-            // A selection among scalars and literals (with constant data it stays a computed
-            // leaf: the unfused form could not call the method on an `f64` with a scalar): one
-            // operation over its operands, whose partial is 1 for the one selected and 0 for
-            // the others (`rules::max`).
+            // A selection or a function of two reals among scalars and literals (with
+            // constant data it stays a computed leaf: the unfused form could not call the
+            // method on an `f64` with a scalar): one operation over its operands (`rules::max`,
+            // `rules::powf`).
             let (receiver_operand, receiver) = self.tree(&call.receiver)?;
             let mut operands = vec![receiver_operand];
             let mut rewritten = call.clone();

@@ -6,7 +6,7 @@
 //! expression is fused when every leaf has a type the macro can tell from the function alone:
 //! - a scalar (`S`): a variable bound to one (a parameter `x: f64`, `let y = x * 2.0`,
 //!   `let z: f64 = ..`), an element `xs[i]` of a slice, array or `Vec` of scalars, a cast
-//!   `e as f64`, or a real method that is not fused (`a.hypot(b)`) on a scalar;
+//!   `e as f64`, or a real method that is not fused (`a.mul_add(b, c)`) on a scalar;
 //! - a constant `f64`: a `#[no_grad]` parameter, an element of constant data, a float literal.
 //!
 //! A sum of mapped scalars, `xs.iter().map(|x| e).sum::<f64>()`, is itself a scalar: the
@@ -14,9 +14,10 @@
 //! record ([`mapped_sum`]).
 //!
 //! Between the leaves stand `+ - * / %`, unary `-`, the one-operand methods of
-//! `ad::__private::rules`, `powi`, and the selections `max`, `min` and `clamp` among scalars and
-//! literals (`pre.max(0.0)`: partial 1 for the operand selected, 0 for the others, whose
-//! adjoint goes to the one selected alone). Before: `total += 100.0 * (d * d) + e * e;`. After:
+//! `ad::__private::rules`, `powi`, and among scalars and literals the selections `max`, `min`
+//! and `clamp` (`pre.max(0.0)`: partial 1 for the operand selected, 0 for the others, whose
+//! adjoint goes to the one selected alone) and `powf`, `log`, `atan2` and `hypot`. Before:
+//! `total += 100.0 * (d * d) + e * e;`. After:
 //!
 //! ```text
 //! total = {
