@@ -1181,3 +1181,66 @@ fn functions_of_two_reals_are_written_out() {
     let central = central(|v| two_real_functions(&v[..4], &v[4..]), &joined);
     assert_close(&[dx, dy].concat(), &central, 1e-6);
 }
+
+/// A selection bound by a `let` whose reader has an infinite partial (`sqrt` at 0): the
+/// operand not selected gets nothing, written out as on the tape (where a `Var`'s selection
+/// gives it no slot), not `∞ · 0`.
+#[reverse_diff]
+fn root_of_relu(x: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        let r = x[i].max(0.0);
+        total += r.sqrt();
+    }
+    total
+}
+
+/// The same with `min` between two scalars.
+#[reverse_diff]
+fn root_of_smaller(x: &[f64], y: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        let m = x[i].min(y[i]);
+        total += (-m).sqrt();
+    }
+    total
+}
+
+/// The same with a clamp, read by `ln`.
+#[reverse_diff]
+fn log_of_clamped(y: &[f64]) -> f64 {
+    let mut total = 0.0;
+    for i in 0..y.len() {
+        let q = y[i].clamp(0.0, 1.0);
+        total -= q.ln();
+    }
+    total
+}
+
+#[test]
+fn selections_bound_first_pass_nothing_to_what_they_did_not_select() {
+    let inf = f64::INFINITY;
+    // -1: 0 selected; 0: a tie, `x` selected, at the pole of sqrt's derivative; 4: `x`.
+    let x = [-1.0, 0.0, 4.0];
+    let ((value, written), (taped_value, taped)) = both(|| root_of_relu_grad(&x));
+    assert_eq!(value.to_bits(), taped_value.to_bits());
+    assert_eq!(value.to_bits(), root_of_relu(&x).to_bits());
+    assert_eq!(written, vec![0.0, inf, 0.25]);
+    assert_eq!(taped, written);
+
+    // `x` selected at 0 (the pole), `x` selected at -4, `y` selected at -1.
+    let (x, y) = ([0.0, -4.0, 1.0], [1.0, 1.0, -1.0]);
+    let ((value, written), (taped_value, taped)) = both(|| root_of_smaller_grad(&x, &y));
+    assert_eq!(value.to_bits(), taped_value.to_bits());
+    assert_eq!(value.to_bits(), root_of_smaller(&x, &y).to_bits());
+    assert_eq!(written, (vec![-inf, -0.25, 0.0], vec![0.0, 0.0, -0.5]));
+    assert_eq!(taped, written);
+
+    // The lower bound selected (the value is +∞), `y` inside, the upper bound selected.
+    let y = [-0.5, 0.5, 2.0];
+    let ((value, written), (taped_value, taped)) = both(|| log_of_clamped_grad(&y));
+    assert_eq!(value.to_bits(), taped_value.to_bits());
+    assert_eq!(value.to_bits(), log_of_clamped(&y).to_bits());
+    assert_eq!(written, vec![0.0, -2.0, 0.0]);
+    assert_eq!(taped, written);
+}

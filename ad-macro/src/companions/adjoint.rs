@@ -1585,18 +1585,24 @@ impl Body {
     /// What the adjoint of `expr` needs of its fused record (`fuse::Fusion::adjoint_parts`):
     /// the `let`s of its leaves, the call of its partials' closure on them, their count, and
     /// each leaf's adjoint `+=` `__ad_g` times its partial (a leaf computed from constants
-    /// alone, `B as f64` with `B` a `const`, has none).
+    /// alone, `B as f64` with `B` a `const`, has none; a leaf under a selection, only where
+    /// its partial is not 0: `Fusion::under_selection`).
     fn partials(
         &self,
         expr: &Expr,
     ) -> Option<(Vec<TokenStream>, TokenStream, usize, Vec<TokenStream>)> {
-        let fusion = Fusion::term(expr, &self.scopes, false)?;
+        let fusion = Fusion::written(expr, &self.scopes)?;
+        let selected = fusion.under_selection();
         let (lets, leaves, partials) = fusion.adjoint_parts();
         let mut passes = Vec::new();
         for (slot, (_, leaf)) in leaves.iter().enumerate() {
             if self.reads_reals(leaf) {
                 let bar = self.leaf_bar(leaf)?;
-                passes.push(quote!(#bar += __ad_g * __ad_p[#slot];));
+                passes.push(if selected[slot] {
+                    quote!(if __ad_p[#slot] != 0.0 { #bar += __ad_g * __ad_p[#slot]; })
+                } else {
+                    quote!(#bar += __ad_g * __ad_p[#slot];)
+                });
             }
         }
         let names = leaves.iter().map(|(name, _)| name);

@@ -9,8 +9,8 @@ use syn::{BinOp, Expr, Ident, Lit, Pat, UnOp};
 
 use super::scopes::{mapped_sum, Item, Kind, Scopes};
 use crate::names::{
-    fuses_operands, is_array_from_fn, is_cheap_rule, is_f64, is_f64_constant, real_method,
-    takes_real_arguments, Method,
+    fuses_operands, is_array_from_fn, is_cheap_rule, is_f64, is_f64_constant, is_selection,
+    real_method, takes_real_arguments, Method,
 };
 
 /// Whether `expr` reads values and computes, with no call, macro or assignment that could
@@ -135,6 +135,11 @@ pub(super) struct Analysis<'a> {
     pub(super) recomputes: bool,
     /// Whether some computed leaf is not [`is_pure`].
     pub(super) impure: bool,
+    /// Whether a selection among scalars and literals (`x.max(0.0)`) is an operation
+    /// ([`is_selection`]): for an adjoint written out, which passes nothing to an operand not
+    /// selected; on the tape it stays a computed leaf, the selection of a `Var`, whose
+    /// operand not selected has no slot.
+    pub(super) selections: bool,
 }
 
 impl<'a> Analysis<'a> {
@@ -154,6 +159,7 @@ impl<'a> Analysis<'a> {
             depth: 0,
             recomputes: false,
             impure: false,
+            selections: false,
         }
     }
 
@@ -166,15 +172,28 @@ impl<'a> Analysis<'a> {
         inline: bool,
         ascribed: bool,
     ) -> Option<(Analysis<'a>, Operand, Expr)> {
+        Analysis::run_with(scopes, expr, inline, ascribed, false)
+    }
+
+    /// [`Analysis::run`], selections as operations with `selections`
+    /// ([`Analysis::selections`]).
+    pub(super) fn run_with(
+        scopes: &'a Scopes,
+        expr: &Expr,
+        inline: bool,
+        ascribed: bool,
+        selections: bool,
+    ) -> Option<(Analysis<'a>, Operand, Expr)> {
         let mut analysis = Analysis::new(scopes);
         analysis.inline = inline;
+        analysis.selections = selections;
         let (root, rewritten) = if ascribed {
             analysis.root(expr)?
         } else {
             analysis.tree(expr)?
         };
         if !analysis.inlined.is_empty() && analysis.impure {
-            return Analysis::run(scopes, expr, false, ascribed);
+            return Analysis::run_with(scopes, expr, false, ascribed, selections);
         }
         Some((analysis, root, rewritten))
     }
@@ -385,9 +404,9 @@ impl<'a> Analysis<'a> {
     }
 
     /// A method call: an operation for a fused method of `rules` (and `powi`, whose exponent
-    /// is a temporary) and for a selection or a function of two reals among scalars and
-    /// literals ([`fuses_operands`]), a computed leaf for another real method on a scalar, a
-    /// constant for `x.value()`, else unknown.
+    /// is a temporary) and for a function of two reals or (with [`Analysis::selections`]) a
+    /// selection among scalars and literals ([`fuses_operands`]), a computed leaf for another
+    /// real method on a scalar, a constant for `x.value()`, else unknown.
     ///
     /// Before: `x.sin()`, `x.powi(n)`, `x.max(0.0)`, `x.mul_add(a, b)`. After: `__ad_t0.sin()`
     /// (operation `sin(v0)`), `__ad_t0.powi(__ad_t1)` (operation `powi(v0, __ad_t1)`),
@@ -413,18 +432,25 @@ impl<'a> Analysis<'a> {
                 Expr::MethodCall(rewritten),
             ))
         } else if fuses_operands(&method, call.args.len())
+            && (self.selections || !is_selection(&method, call.args.len()))
             && std::iter::once(&*call.receiver)
                 .chain(&call.args)
                 .all(|operand| {
                     is_float_literal_expr(operand)
-                        || Analysis::run(self.scopes, operand, self.inline, false)
-                            .is_some_and(|(analysis, ..)| analysis.scalar_leaves > 0)
+                        || Analysis::run_with(
+                            self.scopes,
+                            operand,
+                            self.inline,
+                            false,
+                            self.selections,
+                        )
+                        .is_some_and(|(analysis, ..)| analysis.scalar_leaves > 0)
                 })
         {
-            // A selection or a function of two reals among scalars and literals (with
+            // A function of two reals or a selection among scalars and literals (with
             // constant data it stays a computed leaf: the unfused form could not call the
-            // method on an `f64` with a scalar): one operation over its operands (`rules::max`,
-            // `rules::powf`).
+            // method on an `f64` with a scalar): one operation over its operands
+            // (`rules::powf`, `rules::max`).
             let (receiver_operand, receiver) = self.tree(&call.receiver)?;
             let mut operands = vec![receiver_operand];
             let mut rewritten = call.clone();

@@ -76,6 +76,41 @@ impl Fusion {
         Some(Fusion::from(analysis, root, rewritten, expr.span()))
     }
 
+    /// [`Fusion::term`] for an adjoint written out (`companions/adjoint.rs`): selections
+    /// among scalars and literals are operations too ([`Fusion::under_selection`]).
+    pub fn written(expr: &Expr, scopes: &Scopes) -> Option<Fusion> {
+        let (analysis, root, rewritten) = Analysis::run_with(scopes, expr, false, false, true)?;
+        if analysis.scalar_leaves == 0 {
+            return None;
+        }
+        Some(Fusion::from(analysis, root, rewritten, expr.span()))
+    }
+
+    /// Per scalar leaf, in slot order, whether it is an operand of a selection, or inside one:
+    /// where its partial is 0 (the operand was not selected), it gets nothing, as the operand
+    /// a `Var`'s selection did not select has no slot.
+    pub fn under_selection(&self) -> Vec<bool> {
+        fn mark(operations: &[Operation], operand: &Operand, slots: &mut [bool]) {
+            match operand {
+                Operand::Slot(slot) => slots[*slot] = true,
+                Operand::Operation(index) => operations[*index]
+                    .operands
+                    .iter()
+                    .for_each(|operand| mark(operations, operand, slots)),
+                Operand::Value(_) => {}
+            }
+        }
+        let mut slots = vec![false; self.slots];
+        for operation in &self.operations {
+            if is_selection(&operation.rule.to_string(), operation.operands.len() - 1) {
+                for operand in &operation.operands {
+                    mark(&self.operations, operand, &mut slots);
+                }
+            }
+        }
+        slots
+    }
+
     /// Analyses the initialiser of `let name = expr;`: `Some` when the `let` can be offered
     /// to the next statements ([`Scopes::offer`]): `expr` is pure, with an operation and a
     /// scalar leaf. With `ascribed` (`let name: f64 = expr;`), `expr` may be a call on a pure

@@ -14,10 +14,11 @@
 //! record ([`mapped_sum`]).
 //!
 //! Between the leaves stand `+ - * / %`, unary `-`, the one-operand methods of
-//! `ad::__private::rules`, `powi`, and among scalars and literals the selections `max`, `min`
-//! and `clamp` (`pre.max(0.0)`: partial 1 for the operand selected, 0 for the others, whose
-//! adjoint goes to the one selected alone) and `powf`, `log`, `atan2` and `hypot`. Before:
-//! `total += 100.0 * (d * d) + e * e;`. After:
+//! `ad::__private::rules`, `powi`, and `powf`, `log`, `atan2` and `hypot` among scalars and
+//! literals; for an adjoint written out, the selections `max`, `min` and `clamp` too
+//! (`pre.max(0.0)`: partial 1 for the operand selected, 0 for the others, whose adjoint goes to
+//! the one selected alone; on the tape a selection stays a computed leaf, a `Var`'s selection).
+//! Before: `total += 100.0 * (d * d) + e * e;`. After:
 //!
 //! ```text
 //! total = {

@@ -21,11 +21,11 @@
 //! `tests/conventions.rs` pins each one):
 //! - `abs` at 0, `copysign` at 0: 0 (the smallest subgradient);
 //! - `max`/`min` on a tie: the receiver (`self`) gets the derivative, as `if a >= b { a } else { b }`
-//!   would; a NaN operand is ignored for the value and the derivative alike. Inside a fused
-//!   expression (`w * x.max(0.0)`) a selection is one of the record's operations: the operand
-//!   not selected has partial 0 and gets none of the expression's adjoint ([`route`]), but as a
-//!   leaf of the record it has a slot, so an infinite adjoint of the whole record gives it
-//!   `∞ · 0`, NaN, as it gives any zero partial (`abs` at 0);
+//!   would; a NaN operand is ignored for the value and the derivative alike. The operand not
+//!   selected gets nothing, even where the adjoint is infinite: a `Var`'s selection is that
+//!   operand, and in an adjoint written out ([`max`] and the others as operations of a
+//!   right-hand side, [`route`] within it) a leaf under a selection passes nothing back where
+//!   its partial is 0;
 //! - `clamp` at a bound: the derivative goes to `self`;
 //! - `floor`, `ceil`, `round`, `trunc`, `signum`: 0 everywhere, integers included; `fract`
 //!   (`x - trunc x`): 1 everywhere, integers included;
