@@ -3221,28 +3221,22 @@ fn finish_slots(value: f64, tag: u32, slots: Vec<Slot>) -> Var {
         with_active_recording(|r| keep_spare(&mut r.spare_sums, slots));
         return Var::constant(value);
     }
-    // Always inlined: called from every sum's finish, the optimiser kept this closure out of
-    // line in some builds of the gradbench tool, and det's gradient (a sum of slots per row of
-    // every minor) took 12-15 % longer there.
-    with_recording(
-        #[inline(always)]
-        |r| {
-            r.check_tag(tag);
-            if slots.len() < MOVED_SUM {
-                // Short: copied into the tape, where the sweep reads it in line with its
-                // neighbours (thousands of short buffers, each apart, sweep slower).
-                r.slots.extend_from_slice(&slots);
-                keep_spare(&mut r.spare_sums, slots);
-                r.push_node(value)
-            } else {
-                let node = r.push_node(value);
-                let runs = None;
-                r.apart
-                    .push((node.index, Apart::Sum(SumOperands { runs, slots })));
-                node
-            }
-        },
-    )
+    with_recording(|r| {
+        r.check_tag(tag);
+        if slots.len() < MOVED_SUM {
+            // Short: copied into the tape, where the sweep reads it in line with its
+            // neighbours (thousands of short buffers, each apart, sweep slower).
+            r.slots.extend_from_slice(&slots);
+            keep_spare(&mut r.spare_sums, slots);
+            r.push_node(value)
+        } else {
+            let node = r.push_node(value);
+            let runs = None;
+            r.apart
+                .push((node.index, Apart::Sum(SumOperands { runs, slots })));
+            node
+        }
+    })
 }
 
 /// The values of a whole loop's leaf: element `t`'s at `at + t · stride` (in `f64`s), `len` of
