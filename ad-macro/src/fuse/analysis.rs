@@ -108,6 +108,14 @@ pub(super) struct Operation {
     pub(super) extra: Option<TokenStream>,
 }
 
+impl Operation {
+    /// Whether the operation selects one of its operands ([`is_selection`]: its method's
+    /// arguments are the operands after the receiver).
+    pub(super) fn selects(&self) -> bool {
+        is_selection(&self.rule.to_string(), self.operands.len() - 1)
+    }
+}
+
 /// The analysis of one expression: its temporaries, and its operations in evaluation order
 /// (the last is the root).
 pub(super) struct Analysis<'a> {

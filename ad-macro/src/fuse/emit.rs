@@ -11,7 +11,7 @@ use super::analysis::{
 };
 use super::scopes::{mentions, mentions_any, Kind, Scopes};
 use super::whole::Leaf;
-use crate::names::{is_cheap_rule, is_selection};
+use crate::names::is_cheap_rule;
 
 /// How many terms of a loop [`Fusion::lanes`]' closure computes at once: one SSE2 register
 /// of `f64`s, the vector width every `x86_64` has (measured against 4 on rosenbrock's and
@@ -69,17 +69,19 @@ impl Fusion {
     /// Analyses a term `e` of a sum accumulated in a loop (`total += e`); `Some` when every
     /// leaf is known and some leaf is a scalar, however few its operations.
     pub fn term(expr: &Expr, scopes: &Scopes, inline: bool) -> Option<Fusion> {
-        let (analysis, root, rewritten) = Analysis::run(scopes, expr, inline, false)?;
-        if analysis.scalar_leaves == 0 {
-            return None;
-        }
-        Some(Fusion::from(analysis, root, rewritten, expr.span()))
+        Fusion::with_leaf(expr, scopes, inline, false)
     }
 
     /// [`Fusion::term`] for an adjoint written out (`companions/adjoint.rs`): selections
     /// among scalars and literals are operations too ([`Fusion::under_selection`]).
     pub fn written(expr: &Expr, scopes: &Scopes) -> Option<Fusion> {
-        let (analysis, root, rewritten) = Analysis::run_with(scopes, expr, false, false, true)?;
+        Fusion::with_leaf(expr, scopes, false, true)
+    }
+
+    /// `expr` analysed ([`Analysis::run_with`]), when some leaf is a scalar.
+    fn with_leaf(expr: &Expr, scopes: &Scopes, inline: bool, selections: bool) -> Option<Fusion> {
+        let (analysis, root, rewritten) =
+            Analysis::run_with(scopes, expr, inline, false, selections)?;
         if analysis.scalar_leaves == 0 {
             return None;
         }
@@ -102,7 +104,7 @@ impl Fusion {
         }
         let mut slots = vec![false; self.slots];
         for operation in &self.operations {
-            if is_selection(&operation.rule.to_string(), operation.operands.len() - 1) {
+            if operation.selects() {
                 for operand in &operation.operands {
                     mark(&self.operations, operand, &mut slots);
                 }
@@ -751,8 +753,7 @@ impl Fusion {
                 continue;
             }
             let adjoint = format_ident!("__ad_g{}", index);
-            let rule = &operation.rule;
-            let pass = if is_selection(&rule.to_string(), operation.operands.len() - 1) {
+            let pass = if operation.selects() {
                 quote!(route)
             } else {
                 quote!(pass)
