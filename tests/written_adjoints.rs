@@ -1244,3 +1244,215 @@ fn selections_bound_first_pass_nothing_to_what_they_did_not_select() {
     assert_eq!(written, vec![0.0, -2.0, 0.0]);
     assert_eq!(taped, written);
 }
+
+/// The determinant of the minor of `a` (row-major, `ell × ell`) made of the columns from
+/// `column` on and the rows not in `used`, by expansion along its first column (gradbench's
+/// det expands along rows): recursive, so its adjoint is split into a forward and a reverse
+/// function calling themselves.
+#[reverse_diff]
+fn minor(a: &[f64], ell: usize, column: usize, used: u64) -> f64 {
+    if column == ell - 1 {
+        let last = used.trailing_ones() as usize;
+        return a[last * ell + column];
+    }
+    let mut sign = 1.0;
+    let mut expansion = 0.0;
+    for row in 0..ell {
+        if (used >> row) & 1 == 0 {
+            let cofactor: f64 = minor(a, ell, column + 1, used | (1 << row));
+            expansion += a[row * ell + column] * cofactor * sign;
+            sign = -sign;
+        }
+    }
+    expansion
+}
+
+#[test]
+fn a_recursive_determinant() {
+    for ell in 1..=6usize {
+        let a: Vec<f64> = (0..ell * ell)
+            .map(|i| ((i * 37) % 11) as f64 / 11.0 - 0.4 + 0.05 * i as f64)
+            .collect();
+        let ((value, written), (taped_value, taped)) = both(|| minor_grad(&a, ell, 0, 0));
+        assert_eq!(value.to_bits(), minor(&a, ell, 0, 0).to_bits());
+        assert_eq!(value.to_bits(), taped_value.to_bits());
+        assert_close(&written, &taped, 1e-12);
+        // The gradient of a determinant is its cofactor matrix: `A` times it transposed is
+        // `det(A) I`.
+        for i in 0..ell {
+            for j in 0..ell {
+                let product: f64 = (0..ell)
+                    .map(|k| a[i * ell + k] * written[j * ell + k])
+                    .sum();
+                let expected = if i == j { value } else { 0.0 };
+                assert!((product - expected).abs() < 1e-12, "ell {ell}, ({i}, {j})");
+            }
+        }
+        let differences = central(|a| minor(a, ell, 0, 0), &a);
+        assert_close(&written, &differences, 1e-6);
+        let cotangent = -2.5;
+        let (_, pulled) = both(|| minor_vjp(&a, ell, 0, 0, &cotangent)).0;
+        let scaled: Vec<f64> = written.iter().map(|g| cotangent * g).collect();
+        assert_close(&pulled, &scaled, 1e-15);
+    }
+}
+
+/// `c[k] + x (c[k + 1] + x (..))`, recursively: a real parameter passed down, whose adjoint
+/// each reverse call returns.
+#[reverse_diff]
+fn horner(c: &[f64], x: f64, k: usize) -> f64 {
+    if k == c.len() {
+        return 0.0;
+    }
+    let rest: f64 = horner(c, x, k + 1);
+    c[k] + x * rest
+}
+
+/// Two recursive calls per call, one on an expression of the real parameter, and a result
+/// subtracting one of them.
+#[reverse_diff]
+fn branching(x: f64, y: &[f64], n: usize) -> f64 {
+    if n < 2 {
+        return x * y[n];
+    }
+    let mut left = 0.0;
+    left -= branching(x, y, n - 1);
+    let right: f64 = branching(0.5 * x + y[n], y, n - 2);
+    left * right.sin() + y[n] * left
+}
+
+#[test]
+fn recursions_with_real_parameters() {
+    let c = [0.5, -1.25, 2.0, 0.75, -0.3];
+    let x = 0.8;
+    let ((value, (written_c, written_x)), (_, (taped_c, taped_x))) = both(|| horner_grad(&c, x, 0));
+    let powers: Vec<f64> = (0..c.len()).map(|k| x.powi(k as i32)).collect();
+    let expected_x: f64 = (1..c.len())
+        .map(|k| k as f64 * c[k] * x.powi(k as i32 - 1))
+        .sum();
+    assert_relative_eq!(value, horner(&c, x, 0));
+    assert_close(&written_c, &powers, 1e-14);
+    assert_relative_eq!(written_x, expected_x, max_relative = 1e-14);
+    assert_close(&written_c, &taped_c, 1e-14);
+    assert_relative_eq!(written_x, taped_x, max_relative = 1e-14);
+
+    let y = [0.3, -0.6, 0.9, 0.2, -0.4, 0.7, 1.1];
+    for n in [0, 1, 4, 6] {
+        let ((value, (written_x, written_y)), (taped_value, (taped_x, taped_y))) =
+            both(|| branching_grad(x, &y, n));
+        assert_eq!(value.to_bits(), branching(x, &y, n).to_bits());
+        assert_eq!(value.to_bits(), taped_value.to_bits());
+        assert_relative_eq!(written_x, taped_x, max_relative = 1e-12, epsilon = 1e-14);
+        assert_close(&written_y, &taped_y, 1e-12);
+        let mut point = vec![x];
+        point.extend_from_slice(&y);
+        let differences = central(|p| branching(p[0], &p[1..], n), &point);
+        let mut gradient = vec![written_x];
+        gradient.extend_from_slice(&written_y);
+        assert_close(&gradient, &differences, 1e-6);
+    }
+}
+
+/// A sign flipped by an integer condition (negated back, nothing kept), reals bound in the
+/// blocks of a branch on a real (kept as the block ends), and a passive real.
+#[reverse_diff]
+fn alternating(x: &[f64]) -> f64 {
+    let mut total = 0.0;
+    let mut sign = 1.0;
+    let mut scale = 2.0;
+    for i in 0..x.len() {
+        if x[i] > 0.0 {
+            let t = x[i] * x[i];
+            total += sign * t * scale;
+        } else {
+            let u: f64 = x[i].sin();
+            let v = u * u;
+            total -= (u + v) * sign;
+        }
+        if i % 3 != 0 {
+            sign = -sign;
+        }
+        scale = scale * 0.5 + 1.0;
+    }
+    total
+}
+
+#[test]
+fn signs_negated_back_and_reals_of_branches() {
+    let x = [0.4, -0.7, 1.3, -0.2, 0.9, 0.05, -1.1, 0.6];
+    let ((value, written), (taped_value, taped)) = both(|| alternating_grad(&x));
+    assert_eq!(value.to_bits(), alternating(&x).to_bits());
+    assert_eq!(value.to_bits(), taped_value.to_bits());
+    assert_close(&written, &taped, 1e-14);
+    assert_close(&written, &central(alternating, &x), 1e-6);
+}
+
+/// Recursions over subslices: the tail (`&x[1..]`), and the two halves, each call adding to
+/// the adjoints of its own elements.
+#[reverse_diff]
+fn neighbours(x: &[f64]) -> f64 {
+    if x.len() < 2 {
+        return 0.0;
+    }
+    let rest: f64 = neighbours(&x[1..]);
+    x[0] * x[1] + rest.sin()
+}
+
+#[reverse_diff]
+fn halves(x: &[f64]) -> f64 {
+    if x.len() == 1 {
+        return x[0] * x[0];
+    }
+    let middle = x.len() / 2;
+    let left: f64 = halves(&x[..middle]);
+    let right: f64 = halves(&x[middle..]);
+    left * right + left
+}
+
+#[test]
+fn recursions_over_subslices() {
+    let x = [0.37, -0.81, 1.13, 0.29, -0.52, 0.66, 0.18];
+    type Function = fn(&[f64]) -> f64;
+    type Gradient = fn(&[f64]) -> (f64, Vec<f64>);
+    let functions: [(Function, Gradient); 2] =
+        [(neighbours, neighbours_grad), (halves, halves_grad)];
+    for (f, grad) in functions {
+        let ((value, written), (taped_value, taped)) = both(|| grad(&x));
+        assert_eq!(value.to_bits(), f(&x).to_bits());
+        assert_eq!(value.to_bits(), taped_value.to_bits());
+        assert_close(&written, &taped, 1e-13);
+        assert_close(&written, &central(f, &x), 1e-6);
+    }
+}
+
+/// A recursive call inside an expression, and an early return after a real is set: the tape's
+/// companions, with the same derivatives.
+#[reverse_diff]
+fn nested_call(x: f64, n: usize) -> f64 {
+    if n == 0 {
+        return x;
+    }
+    x * nested_call(x, n - 1).sin()
+}
+
+#[reverse_diff]
+fn late_return(x: &[f64], n: usize) -> f64 {
+    let mut total = x[0] * x[0];
+    if n == 0 {
+        return total;
+    }
+    total += late_return(x, n - 1);
+    total
+}
+
+#[test]
+fn recursions_outside_the_shapes_keep_the_tape() {
+    let before = adjoints_written_out();
+    let (value, gradient) = nested_call_grad(0.7, 3);
+    let h = 1e-6;
+    let expected = (nested_call(0.7 + h, 3) - nested_call(0.7 - h, 3)) / (2.0 * h);
+    assert_eq!(value, nested_call(0.7, 3));
+    assert_relative_eq!(gradient, expected, max_relative = 1e-6);
+    assert_eq!(late_return_grad(&[1.5, 2.0], 3).1, vec![12.0, 0.0]);
+    assert_eq!(adjoints_written_out(), before);
+}

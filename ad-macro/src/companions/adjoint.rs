@@ -31,6 +31,21 @@
 //! rules, the same order), and an assignment whose adjoint is 0 passes nothing back, as a node
 //! of the tape whose adjoint is 0 does. A body outside these shapes gets the tape's companions,
 //! as before: nothing is rejected here.
+//!
+//! A body that calls the function itself (`let sub: f64 = minor(a, ell, row + 1, ..);`, the
+//! whole right-hand side) or returns early (`if row + 1 == ell { return a[..]; }`, before any
+//! real is set) has its adjoint split in two functions ([`Body::split_functions`]):
+//! `__ad_forward` runs the body, each recursive call calling it, and ends by keeping the reals
+//! its reverse pass reads; `__ad_reverse`, given the same arguments and the result's adjoint,
+//! restores them and runs the adjoints, each recursive call's calling it with the same
+//! arguments. The stack is shared, so each call pops what it pushed (Tapenade's split mode of
+//! reversal, with the stack in place of the tape).
+//!
+//! What the stack keeps is cut where the values are known otherwise: a branch on integers is
+//! evaluated again; `sign = -sign` is undone by negating again; a real bound by `let` in a
+//! loop or a branch is kept once, as its block ends, and restored before the block's
+//! adjoints; a real no differentiable value flows into ([`Body::passive`]) passes no
+//! adjoint.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, ToTokens};
@@ -39,7 +54,7 @@ use syn::visit::Visit;
 use syn::{BinOp, Expr, FnArg, Ident, Pat, Stmt, Type};
 
 use crate::fuse::{
-    held_arrays, idents, is_assignment, is_pure, Fusion, Kind, RepeatArgs, Scopes, VecArgs,
+    held_arrays, idents, is_assignment, is_pure, strip, Fusion, Kind, RepeatArgs, Scopes, VecArgs,
 };
 use crate::model::{Function, PrimitiveShape, Role};
 use crate::names::is_f64;
@@ -116,6 +131,7 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
     probe.sequence(stmts, Body::top_statement)?;
     let mut body = Body::new(function)?;
     body.unread = probe.unread(stmts);
+    body.passive = probe.passive(&item.block);
     let output = body.output(function)?;
     let (mut forward, reverse) = body.sequence(stmts, Body::top_statement)?;
     let value = format_ident!("__ad_value");
@@ -133,15 +149,21 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
         let propagate = body.propagate(expr, &quote!(__ad_seed))?;
         Some(quote! { { let __ad_seed: f64 = #seed; #propagate } })
     };
+    let scalar_seed = match cotangent {
+        Some(cotangent) => quote!(*#cotangent),
+        None => quote!(1.0f64),
+    };
     let seed = match &output {
-        Output::Scalar => {
-            let seed = match cotangent {
-                Some(cotangent) => quote!(*#cotangent),
-                None => quote!(1.0f64),
-            };
+        // A split adjoint's reverse function is seeded by its caller.
+        Output::Scalar if body.split => {
             forward.push(quote!(let #value: f64 = #tail;));
-            seeded(tail, seed)?
+            seeded(tail, quote!(__ad_out))?
         }
+        Output::Scalar => {
+            forward.push(quote!(let #value: f64 = #tail;));
+            seeded(tail, scalar_seed.clone())?
+        }
+        _ if body.split => return None,
         Output::Scalars(types) => {
             let Expr::Tuple(tuple) = tail else {
                 return None;
@@ -193,6 +215,39 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
         .map(|cotangent| quote!(#cotangent: &#result))
         .into_iter();
     let extra_arg = cotangent.into_iter();
+    if body.split {
+        let inputs: Vec<&FnArg> = item.sig.inputs.iter().collect();
+        let split = body.split_functions(&inputs, tail, (forward, seed, reverse))?;
+        let array_bars: Vec<TokenStream> = body
+            .differentiable
+            .iter()
+            .filter(|name| body.params[*name] == Holds::Array)
+            .map(|name| {
+                let bar = bar(name);
+                quote!(let mut #bar = ::std::vec![0.0f64; #name.len()];)
+            })
+            .collect();
+        let arrays = body
+            .differentiable
+            .iter()
+            .filter(|name| body.params[*name] == Holds::Array)
+            .map(bar);
+        let reals = body.real_parameter_bars();
+        let (forward_args, reverse_args) = (args.clone(), args.clone());
+        return Some(quote! {{
+            #split
+            #[allow(unused_mut, unused_variables, clippy::all, clippy::pedantic)]
+            fn __ad_adjoint(#(#inputs,)* #(#extra)*) -> (#result, #gradient_type) {
+                let mut __ad_stack = ::ad::__private::ValueStack::take();
+                let #value = __ad_forward(#(#forward_args,)* &mut __ad_stack);
+                #(#array_bars)*
+                let (#(#reals,)*) = __ad_reverse(#(#reverse_args,)* &mut __ad_stack,
+                    #scalar_seed, #(&mut #arrays[..]),*);
+                (#value, #gradient)
+            }
+            __ad_adjoint(#(#args),* #(, #extra_arg)*)
+        }});
+    }
     Some(quote! {{
         #[allow(unused_mut, unused_variables, unused_assignments, unused_parens, non_snake_case,
             clippy::all, clippy::pedantic)]
@@ -377,6 +432,78 @@ fn costly(expr: &Expr) -> bool {
     calls.0
 }
 
+/// Whether `expr` calls the function `name` (by its name alone: `name(..)`).
+fn calls(name: &Ident, expr: &Expr) -> bool {
+    struct Calls<'a> {
+        name: &'a Ident,
+        found: bool,
+    }
+    impl<'ast> Visit<'ast> for Calls<'_> {
+        fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+            self.found |= matches!(&*call.func, Expr::Path(path) if path.path.is_ident(self.name));
+            syn::visit::visit_expr_call(self, call);
+        }
+    }
+    let mut calls = Calls { name, found: false };
+    calls.visit_expr(expr);
+    calls.found
+}
+
+/// An early return, `if c { let k = ..; return e; }` (no `else`; `let`s of integers, then the
+/// `return`): its condition, its `let`s and the value it returns.
+fn guard(stmt: &Stmt) -> Option<(&Expr, &[Stmt], &Expr)> {
+    let Stmt::Expr(Expr::If(branch), _) = stmt else {
+        return None;
+    };
+    if branch.else_branch.is_some() || !branch.attrs.is_empty() {
+        return None;
+    }
+    let (Stmt::Expr(Expr::Return(returned), _), lets) = branch.then_branch.stmts.split_last()?
+    else {
+        return None;
+    };
+    if !lets.iter().all(|stmt| matches!(stmt, Stmt::Local(_))) {
+        return None;
+    }
+    Some((&branch.cond, lets, returned.expr.as_deref()?))
+}
+
+/// Whether `function`'s adjoint is split into a forward and a reverse function: its body calls
+/// the function itself, or returns early ([`guard`]).
+fn splits(function: &Function) -> bool {
+    let name = &function.item.sig.ident;
+    let block = Expr::Block(syn::ExprBlock {
+        attrs: Vec::new(),
+        label: None,
+        block: (*function.item.block).clone(),
+    });
+    calls(name, &block)
+        || function
+            .item
+            .block
+            .stmts
+            .iter()
+            .any(|stmt| guard(stmt).is_some())
+}
+
+/// Whether `expr` is `x = -x` for a variable `x`: an assignment its adjoint undoes exactly
+/// by negating `x` again.
+fn negates_itself(expr: &Expr) -> bool {
+    let Expr::Assign(assign) = expr else {
+        return false;
+    };
+    let Expr::Unary(negated) = strip(&assign.right) else {
+        return false;
+    };
+    let name = |expr: &Expr| match strip(expr) {
+        Expr::Path(path) => path.path.get_ident().cloned(),
+        _ => None,
+    };
+    matches!(negated.op, syn::UnOp::Neg(_))
+        && name(&assign.left).is_some()
+        && name(&assign.left) == name(&negated.expr)
+}
+
 /// Whether `name` is spelled like the generated code's names (`__ad_stack`, `__ad_g`).
 fn generated_name(name: &Ident) -> bool {
     name.to_string().starts_with("__ad")
@@ -435,18 +562,33 @@ fn outside_shapes(block: &syn::Block) -> bool {
 
 /// Whether `expr`, which the adjoint evaluates again (an index, a loop's bounds, a loop's
 /// integer `let`), only reads and computes: [`is_pure`], the length of a sequence
-/// (`x.len()`), or the smaller or larger of two (`n.min(end)`), combined by operators.
+/// (`x.len()`), the smaller or larger of two (`n.min(end)`), or an integer's count of bits
+/// (`removed.trailing_ones()`), combined by operators or into a range (`1..x.len()`).
 fn reads_only(expr: &Expr) -> bool {
     match expr {
         Expr::MethodCall(call) if call.method == "min" || call.method == "max" => {
             call.args.len() == 1 && reads_only(&call.receiver) && reads_only(&call.args[0])
         }
-        Expr::MethodCall(call) => is_length(call) && reads_only(&call.receiver),
+        Expr::MethodCall(call) => {
+            let counts = [
+                "count_ones",
+                "count_zeros",
+                "leading_ones",
+                "leading_zeros",
+                "trailing_ones",
+                "trailing_zeros",
+            ];
+            let counted = call.args.is_empty() && counts.iter().any(|name| call.method == name);
+            (is_length(call) || counted) && reads_only(&call.receiver)
+        }
         Expr::Binary(binary) => {
             !is_assignment(&binary.op) && reads_only(&binary.left) && reads_only(&binary.right)
         }
         Expr::Paren(inner) => reads_only(&inner.expr),
         Expr::Cast(cast) => reads_only(&cast.expr),
+        Expr::Range(range) => [&range.start, &range.end]
+            .into_iter()
+            .all(|bound| bound.as_deref().is_none_or(reads_only)),
         expr => is_pure(expr),
     }
 }
@@ -516,6 +658,9 @@ struct Body {
     /// The local reals and arrays whose values no assignment's partials read
     /// ([`Body::unread`]): their assignments keep no value.
     unread: HashSet<String>,
+    /// The local reals no differentiable value flows into ([`Body::passive`]): they have no
+    /// adjoint to pass.
+    passive: HashSet<String>,
     /// The local arrays made by `vec![v; count]`, with `count`'s tokens.
     lengths: HashMap<String, String>,
     /// The reals bound by `let` in loops, declared once before the forward pass: each such
@@ -534,8 +679,33 @@ struct Body {
     hoisted: Vec<(String, Ident)>,
     /// The names with an adjoint, in the order bound.
     bars: Vec<(Ident, Holds)>,
+    /// The reals and arrays bound in the terms of checkpoint sums, each with whether no
+    /// partial reads its values, told when each term is walked: [`Body::unread`] includes
+    /// those no term reads and no later binding of the name.
+    ended_unread: HashMap<String, bool>,
     /// The differentiable parameters, in order.
     differentiable: Vec<Ident>,
+    /// Every parameter, in order.
+    parameters: Vec<Ident>,
+    /// The function's name: a call of it is a recursive call ([`Body::call_parts`]).
+    itself: Ident,
+    /// Whether the adjoint is split into a forward and a reverse function, which recursive
+    /// calls call: the body calls itself or returns early ([`splits`]).
+    split: bool,
+    /// What the reverse function of a split adjoint runs before restoring the reals: the
+    /// top level's `let`s of integers again, and its early returns' adjoints, in order.
+    prelude: Vec<TokenStream>,
+    /// Whether the walk has passed a top-level statement other than an integer's `let` or an
+    /// early return: an early return must come before any.
+    started: bool,
+    /// The reals bound by `let` in each block being walked (a loop's body, a branch's),
+    /// innermost last, whose values the block keeps when it ends ([`Body::loop_real`]).
+    block_reals: Vec<Vec<Ident>>,
+    /// The reals bound by `let` in blocks: unless also bound at the top level
+    /// ([`Body::unscoped`]), the reverse pass needs not their final values.
+    scoped: HashSet<Ident>,
+    /// The reals of [`Body::loop_reals`] bound by a `let` of the top level.
+    unscoped: HashSet<Ident>,
 }
 
 impl Body {
@@ -549,6 +719,7 @@ impl Body {
             accumulators: accumulators(&function.item.block.stmts),
             fresh: HashSet::new(),
             unread: HashSet::new(),
+            passive: HashSet::new(),
             lengths: HashMap::new(),
             hoisted: Vec::new(),
             loop_reals: Vec::new(),
@@ -556,7 +727,16 @@ impl Body {
             checkpoints: 0,
             saved_reals: HashSet::new(),
             bars: Vec::new(),
+            ended_unread: HashMap::new(),
             differentiable: Vec::new(),
+            parameters: Vec::new(),
+            itself: function.item.sig.ident.clone(),
+            split: splits(function),
+            prelude: Vec::new(),
+            started: false,
+            block_reals: Vec::new(),
+            scoped: HashSet::new(),
+            unscoped: HashSet::new(),
         };
         let mut names = function.params.iter();
         for input in &function.item.sig.inputs {
@@ -586,6 +766,7 @@ impl Body {
             body.scopes.bind(&param.name, kind);
             body.top.insert(param.name.to_string(), holds);
             body.params.insert(param.name.clone(), holds);
+            body.parameters.push(param.name.clone());
             if holds != Holds::Other {
                 body.bars.push((param.name.clone(), holds));
                 body.differentiable.push(param.name.clone());
@@ -692,22 +873,30 @@ impl Body {
 
     /// A statement of the body's top level: its forward form and its adjoint.
     fn top_statement(&mut self, stmt: &Stmt) -> Option<(TokenStream, TokenStream)> {
+        if let Some(guard) = guard(stmt) {
+            return self.early_return(guard);
+        }
         let Stmt::Local(local) = stmt else {
+            self.started = true;
             return self.statement(stmt);
         };
         let init = local.init.as_ref().filter(|init| init.diverge.is_none())?;
         let (name, mutable, ascribed) = binding(&local.pat)?;
-        // A real bound by a loop's `let` before, its scope ended: the same variable, set.
-        if self.loop_reals.contains(&name) {
+        let expr = &*init.expr;
+        // A real bound by a loop's `let` before, its scope ended: the same variable, set; a
+        // real set by a recursive call, in the same way.
+        if self.loop_reals.contains(&name) || calls(&self.itself, expr) {
+            self.started = true;
             return self.loop_real(stmt, TokenStream::new, None)?;
         }
         // One binding a name: the adjoints read the names after the whole forward pass.
         if self.top.contains_key(&name.to_string()) {
             return None;
         }
-        let expr = &*init.expr;
         if let Some(sum) = self.checkpoint_sum(&name, ascribed, expr) {
-            return sum;
+            // Its terms' adjoints, in locals of the forward pass, are not the reverse
+            // function's to read.
+            return sum.filter(|_| !self.split);
         }
         let holds = if self.arrays.contains(&name.to_string()) {
             // `vec![0.0; n]`, `vec![a, b]`: its elements' initial values are constants.
@@ -742,6 +931,17 @@ impl Body {
         };
         self.top.insert(name.to_string(), holds);
         let forward = stmt.to_token_stream();
+        match holds {
+            // Computed again by a split adjoint's reverse function, before it restores.
+            Holds::Other if self.split => {
+                if !reads_only(expr) {
+                    return None;
+                }
+                self.prelude.push(forward.clone());
+            }
+            Holds::Other => {}
+            _ => self.started = true,
+        }
         let back = match holds {
             Holds::Real => {
                 self.bars.push((name.clone(), Holds::Real));
@@ -755,6 +955,162 @@ impl Body {
             Holds::Other => TokenStream::new(),
         };
         Some((forward, back))
+    }
+
+    /// The forward and reverse functions of a split adjoint: the forward pass, ending by
+    /// keeping the reals the reverse pass reads (those whose values a partial reads, or the
+    /// result reads), and the reverse pass, starting from the prelude and those reals.
+    ///
+    /// After, for `fn minor(a: &[f64], ell: usize, row: usize, removed: u64) -> f64`:
+    ///
+    /// ```text
+    /// fn __ad_forward(a: &[f64], ell: usize, row: usize, removed: u64,
+    ///     __ad_stack: &mut ValueStack) -> f64 {
+    ///     let mut sub: f64 = 0.0; <the forward pass>; let __ad_value: f64 = total;
+    ///     __ad_stack.push(sign); __ad_stack.push(sub); __ad_value
+    /// }
+    /// fn __ad_reverse(a: &[f64], ell: usize, row: usize, removed: u64,
+    ///     __ad_stack: &mut ValueStack, __ad_out: f64, __ad_bar_a: &mut [f64]) -> () {
+    ///     <the prelude>; let mut sub: f64 = __ad_stack.pop(); let mut sign = __ad_stack.pop();
+    ///     let mut total: f64 = 0.0; <the locals' adjoints>; <the seed>; <the reverse pass>; ()
+    /// }
+    /// ```
+    fn split_functions(
+        &self,
+        inputs: &[&FnArg],
+        tail: &Expr,
+        (forward, seed, reverse): (Vec<TokenStream>, TokenStream, Vec<TokenStream>),
+    ) -> Option<TokenStream> {
+        let mut read_by_tail = HashSet::new();
+        self.read_values(tail, &mut read_by_tail);
+        let (kept, dropped): (Vec<Ident>, Vec<Ident>) = self
+            .bars
+            .iter()
+            .filter(|(name, holds)| *holds == Holds::Real && !self.params.contains_key(name))
+            .map(|(name, _)| name.clone())
+            .partition(|name| {
+                if self.scoped.contains(name) && !self.unscoped.contains(name) {
+                    return false;
+                }
+                let name = name.to_string();
+                !self.unread.contains(&name) || read_by_tail.contains(&name)
+            });
+        let restored = kept.iter().rev();
+        let locals: Vec<(Ident, Holds)> = self
+            .bars
+            .iter()
+            .filter(|(name, _)| !self.params.contains_key(name))
+            .cloned()
+            .collect();
+        // A local array would have to be kept whole for the reverse function.
+        if locals.iter().any(|(_, holds)| *holds == Holds::Array) {
+            return None;
+        }
+        let local_bars = self.declare(&locals, false);
+        let reals = self.real_parameter_bars();
+        let arrays = self
+            .differentiable
+            .iter()
+            .filter(|name| self.params[*name] == Holds::Array)
+            .map(bar);
+        let prelude = &self.prelude;
+        let loop_reals = &self.loop_reals;
+        // Each array's adjoints as long as the array, so that one bounds check serves both.
+        let array_names: Vec<&Ident> = self
+            .differentiable
+            .iter()
+            .filter(|name| self.params[*name] == Holds::Array)
+            .collect();
+        let array_bars: Vec<Ident> = array_names.iter().map(|name| bar(name)).collect();
+        let types = reals.iter().map(|_| quote!(f64));
+        Some(quote! {
+            #[allow(unused_mut, unused_variables, unused_assignments, unused_parens,
+                non_snake_case, clippy::all, clippy::pedantic)]
+            fn __ad_forward(#(#inputs,)* __ad_stack: &mut ::ad::__private::ValueStack) -> f64 {
+                #(let mut #loop_reals: f64 = 0.0;)*
+                #(#forward)*
+                #(__ad_stack.push(#kept);)*
+                __ad_value
+            }
+            #[allow(unused_mut, unused_variables, unused_assignments, unused_parens,
+                non_snake_case, clippy::all, clippy::pedantic)]
+            fn __ad_reverse(#(#inputs,)* __ad_stack: &mut ::ad::__private::ValueStack,
+                __ad_out: f64, #(#arrays: &mut [f64]),*) -> (#(#types,)*) {
+                #(let #array_bars = &mut #array_bars[..#array_names.len()];)*
+                #(let mut #reals = 0.0f64;)*
+                #(#prelude)*
+                #(let mut #restored: f64 = __ad_stack.pop();)*
+                #(let mut #dropped: f64 = 0.0;)*
+                #(#local_bars)*
+                #seed
+                #(#reverse)*
+                (#(#reals,)*)
+            }
+        })
+    }
+
+    /// An early return before any statement but integers' `let`s ([`guard`]): the forward
+    /// function returns as written; the reverse function, when the condition holds again (it
+    /// reads no real), passes its seed to the value's leaves and returns.
+    fn early_return(
+        &mut self,
+        (cond, lets, returned): (&Expr, &[Stmt], &Expr),
+    ) -> Option<(TokenStream, TokenStream)> {
+        if self.started || !self.split || !reads_only(cond) || self.reads_reals(cond) {
+            return None;
+        }
+        self.enter_loop(None);
+        let lets: Option<Vec<TokenStream>> =
+            lets.iter().map(|stmt| self.integer_let(stmt)).collect();
+        let walked = lets.and_then(|lets| {
+            let propagate = self.propagate(returned, &quote!(__ad_out))?;
+            Some((lets, propagate))
+        });
+        self.leave_loop();
+        let (lets, propagate) = walked?;
+        let reals = self.real_parameter_bars();
+        self.prelude.push(quote! {
+            if #cond { #(#lets)* #propagate return (#(#reals,)*); }
+        });
+        Some((
+            quote!(if #cond { #(#lets)* return #returned; }),
+            TokenStream::new(),
+        ))
+    }
+
+    /// An integer's `let` (`let j = i + 1;`), computed again before the adjoints: bound in
+    /// the innermost scope.
+    fn integer_let(&mut self, stmt: &Stmt) -> Option<TokenStream> {
+        let Stmt::Local(local) = stmt else {
+            return None;
+        };
+        let Pat::Ident(pat) = &local.pat else {
+            return None;
+        };
+        let init = local.init.as_ref().filter(|init| init.diverge.is_none())?;
+        if pat.mutability.is_some()
+            || pat.by_ref.is_some()
+            || pat.subpat.is_some()
+            || !reads_only(&init.expr)
+            || self.reads_reals(&init.expr)
+            || self.holds(&pat.ident).is_some()
+        {
+            return None;
+        }
+        self.scopes
+            .bind(&pat.ident, self.scopes.kind_of(&init.expr));
+        self.bind_inner(&pat.ident);
+        Some(stmt.to_token_stream())
+    }
+
+    /// The adjoints of the differentiable `f64` parameters, which the reverse function of a
+    /// split adjoint returns.
+    fn real_parameter_bars(&self) -> Vec<Ident> {
+        self.differentiable
+            .iter()
+            .filter(|name| self.params[*name] == Holds::Real)
+            .map(bar)
+            .collect()
     }
 
     /// A statement other than a `let`, at the top level, in a loop or in a branch: an
@@ -771,7 +1127,8 @@ impl Body {
     }
 
     /// `if c { .. } else { .. }` (assignments, loops and `if`s in each block): the branch
-    /// taken is pushed after it runs, and its adjoint pops it and runs that block's adjoint.
+    /// taken is pushed after it runs, and its adjoint pops it and runs that block's adjoint;
+    /// unless `c` reads no real, and the adjoint evaluates it again.
     fn branch(&mut self, branch: &syn::ExprIf) -> Option<(TokenStream, TokenStream)> {
         // A condition that only reads and computes (`x[i] > largest`, `a && !b`): a call, a
         // `&mut`, a `break` or a `let` chain in it keeps the tape; so does an attribute (a
@@ -780,12 +1137,12 @@ impl Body {
         if !is_pure(cond) || !branch.attrs.is_empty() {
             return None;
         }
-        let (then_ahead, then_back) = self.sequence(&branch.then_branch.stmts, Body::statement)?;
+        let (then_ahead, then_back) = self.block(&branch.then_branch.stmts)?;
         let (else_ahead, else_back) = match &branch.else_branch {
             None => (Vec::new(), Vec::new()),
             Some((_, other)) => match &**other {
                 Expr::Block(block) if block.attrs.is_empty() && block.label.is_none() => {
-                    self.sequence(&block.block.stmts, Body::statement)?
+                    self.block(&block.block.stmts)?
                 }
                 Expr::If(nested) => {
                     let (ahead, back) = self.branch(nested)?;
@@ -794,6 +1151,14 @@ impl Body {
                 _ => return None,
             },
         };
+        if !self.reads_reals(cond) {
+            // A condition of integers and constants: the adjoint evaluates it again, as the
+            // loops' bounds (nothing it reads changes between).
+            return Some((
+                quote!(if #cond { #(#then_ahead)* } else { #(#else_ahead)* }),
+                quote!(if #cond { #(#then_back)* } else { #(#else_back)* }),
+            ));
+        }
         Some((
             quote! {{
                 let __ad_taken: bool = #cond;
@@ -805,6 +1170,30 @@ impl Body {
                 if __ad_taken { #(#then_back)* } else { #(#else_back)* }
             }},
         ))
+    }
+
+    /// A branch's block: assignments, loops, `if`s and `let`s of reals ([`Body::loop_real`]),
+    /// whose scope ends with it.
+    #[allow(clippy::type_complexity)]
+    fn block(&mut self, stmts: &[Stmt]) -> Option<(Vec<TokenStream>, Vec<TokenStream>)> {
+        self.enter_loop(None);
+        self.block_reals.push(Vec::new());
+        let mut at = 0;
+        let walked = self.sequence(stmts, |body, stmt| {
+            let before = &stmts[..at];
+            let earlier = || before.iter().map(ToTokens::to_token_stream).collect();
+            at += 1;
+            match body.loop_real(stmt, earlier, None) {
+                Some(real) => real,
+                None => body.statement(stmt),
+            }
+        });
+        let (kept, restored) = self.keep_block_reals();
+        self.leave_loop();
+        let (mut ahead, mut back) = walked?;
+        ahead.push(kept);
+        back.insert(0, restored);
+        Some((ahead, back))
     }
 
     /// Statements in order, each walked by `walk`: their forward forms, and their adjoints,
@@ -1040,10 +1429,48 @@ impl Body {
         let (mut lets, mut forward, mut reverse) = (Vec::new(), Vec::new(), Vec::new());
         let fresh = self.fresh_adds(stmts);
         let mut computed = HashSet::new();
+        self.block_reals.push(Vec::new());
+        let walked = self.loop_statements(
+            stmts,
+            fresh,
+            (&mut lets, &mut forward, &mut reverse),
+            &mut computed,
+        );
+        let (kept, restored) = self.keep_block_reals();
+        walked?;
+        forward.push(kept);
+        reverse.push(restored);
+        Some((lets, forward, reverse))
+    }
+
+    /// The values of the reals the innermost block bound, kept when it ends, and restored
+    /// before its adjoints; closes the block's frame of [`Body::block_reals`].
+    fn keep_block_reals(&mut self) -> (TokenStream, TokenStream) {
+        let reals = self.block_reals.pop().unwrap_or_default();
+        let restored = reals.iter().rev();
+        (
+            quote!(#(__ad_stack.push(#reals);)*),
+            quote!(#(#restored = __ad_stack.pop();)*),
+        )
+    }
+
+    /// [`Body::loop_body`]'s statements.
+    #[allow(clippy::type_complexity)]
+    fn loop_statements(
+        &mut self,
+        stmts: &[Stmt],
+        fresh: Vec<Vec<String>>,
+        (lets, forward, reverse): (
+            &mut Vec<TokenStream>,
+            &mut Vec<TokenStream>,
+            &mut Vec<TokenStream>,
+        ),
+        computed: &mut HashSet<String>,
+    ) -> Option<()> {
         for (at, (stmt, fresh)) in stmts.iter().zip(fresh).enumerate() {
             let earlier =
                 || -> TokenStream { stmts[..at].iter().map(ToTokens::to_token_stream).collect() };
-            if let Some(real) = self.loop_real(stmt, earlier, Some((&mut lets, &mut computed))) {
+            if let Some(real) = self.loop_real(stmt, earlier, Some((&mut *lets, &mut *computed))) {
                 let (ahead, back) = real?;
                 forward.push(ahead);
                 reverse.push(back);
@@ -1052,32 +1479,21 @@ impl Body {
             if let Stmt::Local(local) = stmt {
                 // `let j = i + 1;`: an integer of the loop's, computed again before the
                 // adjoints; no statement before it may read a name it shadows.
-                let Pat::Ident(pat) = &local.pat else {
-                    return None;
-                };
-                let init = local.init.as_ref().filter(|init| init.diverge.is_none())?;
-                if pat.mutability.is_some()
-                    || pat.by_ref.is_some()
-                    || pat.subpat.is_some()
-                    || !reads_only(&init.expr)
-                    || self.reads_reals(&init.expr)
-                    || idents(earlier()).contains(&pat.ident)
-                    || self.holds(&pat.ident).is_some()
-                {
+                let shadows = binding(&local.pat)
+                    .is_some_and(|(name, _, _)| idents(earlier()).contains(&name));
+                if shadows {
                     return None;
                 }
-                self.scopes
-                    .bind(&pat.ident, self.scopes.kind_of(&init.expr));
-                self.bind_inner(&pat.ident);
-                lets.push(stmt.to_token_stream());
-                forward.push(stmt.to_token_stream());
+                let stmt = self.integer_let(stmt)?;
+                lets.push(stmt.clone());
+                forward.push(stmt);
                 continue;
             }
             let (ahead, back) = self.with_fresh(fresh, |body| body.statement(stmt))?;
             forward.push(ahead);
             reverse.push(back);
         }
-        Some((lets, forward, reverse))
+        Some(())
     }
 
     /// `let total = ad::checkpoint::sum(terms, |b| { .. })`, when `expr` is such a call: each
@@ -1169,6 +1585,15 @@ impl Body {
         self.accumulators = outer_sums;
         let term_bars = std::mem::replace(&mut self.bars, outer_bars);
         // The term's names end with it: declared in its block, unknown after it.
+        // Which of them no partial reads, told while they are known (a name bound in two
+        // terms, in both).
+        let term_unread = self.unread(stmts);
+        for (name, holds) in &self.top {
+            if *holds != Holds::Other && !outer_names.contains(name) {
+                let unread = term_unread.contains(name);
+                *self.ended_unread.entry(name.clone()).or_insert(unread) &= unread;
+            }
+        }
         self.top.retain(|known, _| outer_names.contains(known));
         let term_reals = self.loop_reals.split_off(outer_reals);
         let ((forward, reverse), seed) = (walked?, seed?);
@@ -1274,20 +1699,37 @@ impl Body {
         }
         self.scopes.bind(&name, Some(Kind::Scalar));
         let assignment: Expr = syn::parse_quote!(#name = #expr);
-        let fixed = idents(expr.to_token_stream()).iter().all(|read| {
-            self.holds(read).is_none_or(|holds| holds == Holds::Other)
-                || self.params.contains_key(read)
-                || again
-                    .as_ref()
-                    .is_some_and(|(_, computed)| computed.contains(&read.to_string()))
-        });
+        // A recursive call is not computed again: that would run its forward pass again.
+        let fixed = !calls(&self.itself, expr)
+            && idents(expr.to_token_stream()).iter().all(|read| {
+                self.holds(read).is_none_or(|holds| holds == Holds::Other)
+                    || self.params.contains_key(read)
+                    || again
+                        .as_ref()
+                        .is_some_and(|(_, computed)| computed.contains(&read.to_string()))
+            });
         // Computed again, it would not restore the value an earlier `let` of the variable
         // keeps: only when none does.
         let again = again.filter(|_| !mutable && fixed && !self.saved_reals.contains(&name));
         let Some((lets, computed)) = again else {
             self.saved_reals.insert(name.clone());
-            return Some(self.assignment(&assignment));
+            let Some(frame) = self.block_reals.last_mut() else {
+                self.unscoped.insert(name.clone());
+                return Some(self.assignment(&assignment));
+            };
+            // In a block, the value before the `let` is out of scope: the block keeps the
+            // value its reals hold when it ends instead, and its adjoint restores them first.
+            if !self.unread.contains(&name.to_string()) {
+                frame.push(name.clone());
+            }
+            self.scoped.insert(name.clone());
+            let parts = self.parts(&assignment, true);
+            return Some(parts.map(|parts| {
+                let adjoint = &parts.adjoint;
+                (parts.forward(TokenStream::new()), quote!({ #adjoint }))
+            }));
         };
+        self.scoped.insert(name.clone());
         computed.insert(name.to_string());
         lets.push(quote!(#name = #expr;));
         let adjoint = self.parts(&assignment, false).map(|parts| parts.adjoint);
@@ -1303,6 +1745,13 @@ impl Body {
         if self.accumulates(place) {
             // `total += e`, no statement reading `total` before its last: nothing to restore.
             return Some((assignment.forward(TokenStream::new()), quote!({ #adjoint })));
+        }
+        if negates_itself(expr) {
+            // `sign = -sign`: undone exactly by negating again, with nothing kept.
+            return Some((
+                assignment.forward(TokenStream::new()),
+                quote!({ #place = -#place; #adjoint }),
+            ));
         }
         Some((
             assignment.forward(quote!(__ad_stack.push(#place);)),
@@ -1321,8 +1770,65 @@ impl Body {
         })
     }
 
-    /// The local reals and arrays of `stmts` (walked, so that [`Body::top`] knows them) whose
-    /// values no partial of an assignment or a `let` reads ([`Body::read_values`]): an
+    /// The local reals of `block` (walked, so that [`Body::top`] knows them) into which no
+    /// value with an adjoint flows: every assignment to them, `let`s included, reads only
+    /// constants and such reals (det's `sign`, set to `1.0` and then to `-sign`). Their
+    /// values are kept and restored as any other's; their adjoints would reach no parameter,
+    /// so none is passed.
+    fn passive(&self, block: &syn::Block) -> HashSet<String> {
+        #[derive(Default)]
+        struct Flows(Vec<(String, HashSet<String>)>);
+        impl<'ast> Visit<'ast> for Flows {
+            fn visit_expr(&mut self, expr: &'ast Expr) {
+                if let Some((left, right, _)) = split(expr) {
+                    if let Some(name) = base_name(left) {
+                        let read = idents(right.to_token_stream());
+                        let read = read.iter().map(ToString::to_string);
+                        self.0.push((name.to_string(), read.collect()));
+                    }
+                }
+                syn::visit::visit_expr(self, expr);
+            }
+            fn visit_local(&mut self, local: &'ast syn::Local) {
+                if let (Some((name, _, _)), Some(init)) = (binding(&local.pat), &local.init) {
+                    let read = idents(init.expr.to_token_stream());
+                    let read = read.iter().map(ToString::to_string);
+                    self.0.push((name.to_string(), read.collect()));
+                }
+                syn::visit::visit_local(self, local);
+            }
+        }
+        let mut flows = Flows::default();
+        flows.visit_block(block);
+        let mut active: HashSet<String> = self
+            .top
+            .iter()
+            .filter(|(name, holds)| {
+                **holds == Holds::Array
+                    || (**holds == Holds::Real && self.params.keys().any(|p| p == name.as_str()))
+            })
+            .map(|(name, _)| name.clone())
+            .collect();
+        loop {
+            let before = active.len();
+            for (target, read) in &flows.0 {
+                if read.iter().any(|name| active.contains(name)) {
+                    active.insert(target.clone());
+                }
+            }
+            if active.len() == before {
+                break;
+            }
+        }
+        self.top
+            .iter()
+            .filter(|(name, holds)| **holds == Holds::Real && !active.contains(name.as_str()))
+            .map(|(name, _)| name.clone())
+            .collect()
+    }
+
+    /// The local reals and arrays of `stmts` (walked, so that [`Body::top`] knows them; those
+    /// of checkpoint sums' terms, [`Body::ended_unread`]) whose values no partial of an assignment or a `let` reads ([`Body::read_values`]): an
     /// adjoint never needs them restored, so their assignments keep nothing (ode's `k4`,
     /// read only by `y[i] += h * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]) / 6.0`, whose
     /// partials are constants). The result's partials read the final values, which are there.
@@ -1360,6 +1866,12 @@ impl Body {
                     && !reads.read.contains(name.as_str())
             })
             .map(|(name, _)| name.clone())
+            .chain(
+                self.ended_unread
+                    .iter()
+                    .filter(|(name, unread)| **unread && !self.top.contains_key(*name))
+                    .map(|(name, _)| name.clone()),
+            )
             .collect()
     }
 
@@ -1516,6 +2028,22 @@ impl Body {
             Some(_) => return None,
         };
         let place_bar = self.place_bar(place)?;
+        if self.is_passive(place) {
+            // Restored as any other, with no adjoint to pass.
+            return Some(Assignment {
+                place: place.clone(),
+                value: value.clone(),
+                computed: value.to_token_stream(),
+                operator: op.map_or_else(|| quote!(=), |op| op.to_token_stream()),
+                adjoint: TokenStream::new(),
+                inert: true,
+            });
+        }
+        if let Expr::Call(call) = strip(value) {
+            if matches!(&*call.func, Expr::Path(path) if path.path.is_ident(&self.itself)) {
+                return self.call_parts(place, place_bar, call, op);
+            }
+        }
         // `place -= e`: `e`'s leaves get minus the adjoint.
         let passed = match operator {
             Some(true) => quote!((-__ad_a)),
@@ -1541,10 +2069,110 @@ impl Body {
         })
     }
 
+    /// [`Body::parts`] of `place op= f(args)`, a recursive call: the forward pass calls the
+    /// forward function, which keeps what its adjoint needs on the stack; the adjoint calls the
+    /// reverse function with the same arguments (they only read, and read what the adjoints
+    /// before have restored), seeded with the place's adjoint, always (it pops what the
+    /// forward function pushed). The reverse function adds to the adjoints of the arrays passed
+    /// and returns those of the reals, passed on to the arguments' leaves.
+    fn call_parts(
+        &self,
+        place: &Expr,
+        place_bar: TokenStream,
+        call: &syn::ExprCall,
+        op: Option<BinOp>,
+    ) -> Option<Assignment> {
+        if !self.split || !call.attrs.is_empty() || call.args.len() != self.params.len() {
+            return None;
+        }
+        let (mut arrays, mut reals, mut returned) = (Vec::new(), Vec::new(), Vec::new());
+        let mut passed_arrays = HashSet::new();
+        let names = self.parameters.iter();
+        for (param, arg) in names.zip(&call.args) {
+            match self.params[param] {
+                Holds::Array => {
+                    // `a`, `&a` or `&a[range]`: the adjoints of the same elements.
+                    let (array, range) = match strip(arg) {
+                        Expr::Reference(reference) if reference.mutability.is_none() => {
+                            match strip(&reference.expr) {
+                                Expr::Index(index) => (strip(&index.expr), Some(&*index.index)),
+                                array => (array, None),
+                            }
+                        }
+                        array => (array, None),
+                    };
+                    let Expr::Path(path) = array else {
+                        return None;
+                    };
+                    let name = path.path.get_ident()?;
+                    let range = match range {
+                        None => quote!(..),
+                        Some(range @ Expr::Range(_))
+                            if reads_only(range) && !self.reads_reals(range) =>
+                        {
+                            range.to_token_stream()
+                        }
+                        Some(_) => return None,
+                    };
+                    // Each array's adjoints borrowed once.
+                    if self.holds(name) != Some(Holds::Array) || !passed_arrays.insert(name) {
+                        return None;
+                    }
+                    let bar = bar(name);
+                    arrays.push(quote!(&mut #bar[#range]));
+                }
+                Holds::Real => {
+                    if !is_pure(arg) {
+                        return None;
+                    }
+                    let adjoint = format_ident!("__ad_r{}", returned.len());
+                    reals.push(self.propagate(arg, &quote!(#adjoint))?);
+                    returned.push(adjoint);
+                }
+                Holds::Other => {
+                    if !reads_only(arg) || self.reads_reals(arg) {
+                        return None;
+                    }
+                }
+            }
+        }
+        let args = call.args.iter();
+        let passed = match op {
+            Some(BinOp::SubAssign(_)) => quote!((-__ad_a)),
+            _ => quote!(__ad_a),
+        };
+        let reset = op.is_none().then(|| quote!(#place_bar = 0.0;));
+        let forward_args = args.clone();
+        Some(Assignment {
+            place: place.clone(),
+            value: Expr::Call(call.clone()),
+            computed: quote!(__ad_forward(#(#forward_args,)* &mut *__ad_stack)),
+            operator: op.map_or_else(|| quote!(=), |op| op.to_token_stream()),
+            adjoint: quote! {
+                let __ad_a = #place_bar;
+                #reset
+                let (#(#returned,)*) =
+                    __ad_reverse(#(#args,)* &mut *__ad_stack, #passed, #(#arrays),*);
+                #(#reals)*
+            },
+            inert: false,
+        })
+    }
+
     /// Whether an assignment of `value` keeps its partials from the forward pass ([`costly`],
     /// and it reads a real): its adjoint pops them and reads no value of the names in it.
     fn keeps_partials(&self, value: &Expr) -> bool {
         costly(value) && self.reads_reals(value)
+    }
+
+    /// Whether `leaf` is a passive real ([`Body::passive`]).
+    fn is_passive(&self, leaf: &Expr) -> bool {
+        match strip(leaf) {
+            Expr::Path(path) => path.path.get_ident().is_some_and(|name| {
+                self.holds(name) == Some(Holds::Real) && self.passive.contains(&name.to_string())
+            }),
+            _ => false,
+        }
     }
 
     /// The local a loop being walked sums `leaf`'s adjoint in ([`Body::invariant`]), if any.
@@ -1572,6 +2200,10 @@ impl Body {
             return Some(TokenStream::new());
         }
         let (lets, call, count, passes) = self.partials(expr)?;
+        if passes.is_empty() {
+            // Passive reals alone ([`Body::passive`]).
+            return Some(TokenStream::new());
+        }
         Some(quote! {
             let __ad_g: f64 = #adjoint;
             if __ad_g != 0.0 {
@@ -1596,7 +2228,7 @@ impl Body {
         let (lets, leaves, partials) = fusion.adjoint_parts();
         let mut passes = Vec::new();
         for (slot, (_, leaf)) in leaves.iter().enumerate() {
-            if self.reads_reals(leaf) {
+            if self.reads_reals(leaf) && !self.is_passive(leaf) {
                 let bar = self.leaf_bar(leaf)?;
                 passes.push(if selected[slot] {
                     quote!(if __ad_p[#slot] != 0.0 { #bar += __ad_g * __ad_p[#slot]; })

@@ -43,7 +43,7 @@ pub fn is_pure(expr: &Expr) -> bool {
 }
 
 /// `expr` without the parentheses and invisible groups around it.
-pub(super) fn strip(mut expr: &Expr) -> &Expr {
+pub fn strip(mut expr: &Expr) -> &Expr {
     loop {
         match expr {
             Expr::Paren(inner) => expr = &inner.expr,

@@ -58,7 +58,7 @@ mod scaled;
 mod scopes;
 mod whole;
 
-pub use analysis::{is_assignment, is_pure};
+pub use analysis::{is_assignment, is_pure, strip};
 pub use arrays::{held_arrays, held_parameters, RepeatArgs, VecArgs};
 pub use driver::{origin_of, Driver, FusionState};
 pub use emit::Fusion;
