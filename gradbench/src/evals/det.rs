@@ -15,28 +15,22 @@ struct Input {
     ell: usize,
 }
 
-/// The determinant of the row-major `ell × ell` matrix `a`.
-#[reverse_diff]
-pub fn det(a: &[f64], ell: usize) -> f64 {
-    minor(a, ell, 0, 0)
-}
-
-/// The determinant of the minor of `a` made of the rows from `row` on and the columns not in
-/// the bit set `removed`, expanded along its first row.
+/// The determinant of the minor of the row-major `ell × ell` matrix `a` made of the rows from
+/// `row` on and the columns not in the bit set `removed`, expanded along its first row. Its
+/// gradient's adjoint is written out through the recursion (the macro's split adjoint): the
+/// forward pass keeps each minor's value, the reverse pass runs the expansion backwards.
 #[reverse_diff]
 fn minor(a: &[f64], ell: usize, row: usize, removed: u64) -> f64 {
-    let first_row = &a[row * ell..(row + 1) * ell];
     if row + 1 == ell {
         let column = removed.trailing_ones() as usize; // the one column left
-        return first_row[column];
+        return a[row * ell + column];
     }
     let mut total = 0.0;
     let mut sign = 1.0;
-    for (column, element) in first_row.iter().enumerate() {
+    for column in 0..ell {
         if removed & (1 << column) == 0 {
-            // Ascribed, so that the macro knows the call gives a scalar and the sum fuses.
             let sub: f64 = minor(a, ell, row + 1, removed | (1 << column));
-            total += sign * element * sub;
+            total += sign * a[row * ell + column] * sub;
             sign = -sign;
         }
     }
@@ -57,8 +51,8 @@ pub fn evaluate(function: &str, input: Value) -> Result<Evaluation, String> {
         format!("`A` has {} entries, expected ell² = {}", a.len(), ell * ell)
     })?;
     match function {
-        "primal" => Ok(runs.evaluate(|| det(&a, ell))),
-        "gradient" => Ok(runs.evaluate(|| det_grad(&a, ell).1)),
+        "primal" => Ok(runs.evaluate(|| minor(&a, ell, 0, 0))),
+        "gradient" => Ok(runs.evaluate(|| minor_grad(&a, ell, 0, 0).1)),
         _ => Err(unknown_function("det", function, &["primal", "gradient"])),
     }
 }
@@ -72,7 +66,7 @@ mod tests {
     #[test]
     fn gradient_is_the_cofactor_matrix() {
         let a = [2.0, -1.0, 0.5, 1.0, 3.0, -2.0, 0.0, 4.0, 1.5];
-        let (value, gradient) = det_grad(&a, 3);
+        let (value, gradient) = minor_grad(&a, 3, 0, 0);
         let cofactor = |r: usize, c: usize| {
             let rows: Vec<usize> = (0..3).filter(|&i| i != r).collect();
             let columns: Vec<usize> = (0..3).filter(|&j| j != c).collect();
@@ -91,6 +85,6 @@ mod tests {
 
     #[test]
     fn order_one_is_the_entry() {
-        assert_eq!(det_grad(&[7.5], 1), (7.5, vec![1.0]));
+        assert_eq!(minor_grad(&[7.5], 1, 0, 0), (7.5, vec![1.0]));
     }
 }
