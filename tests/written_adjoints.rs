@@ -1425,6 +1425,51 @@ fn recursions_over_subslices() {
     }
 }
 
+/// Constant data passed down as a subslice beside the differentiable one: written out.
+#[reverse_diff]
+fn weighted_tail(x: &[f64], #[no_grad] w: &[f64]) -> f64 {
+    if x.is_empty() {
+        return 0.0;
+    }
+    let rest: f64 = weighted_tail(&x[1..], &w[1..]);
+    w[0] * x[0] * x[0] + 0.5 * rest
+}
+
+/// An early return, with a parameter taken by value that cannot be passed twice (`Vec`): the
+/// tape's companions (split, the body would not compile).
+#[reverse_diff]
+fn owned_scales(x: &[f64], #[no_grad] scales: Vec<f64>) -> f64 {
+    if scales.is_empty() {
+        return x[0];
+    }
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        total += scales[i] * x[i] * x[i];
+    }
+    total
+}
+
+#[test]
+fn recursions_with_constant_data_and_owned_parameters() {
+    let x = [0.4, -1.2, 0.7, 2.1];
+    let w = [1.5, -0.5, 2.0, 0.25];
+    let ((value, written), (taped_value, taped)) = both(|| weighted_tail_grad(&x, &w));
+    assert_eq!(value.to_bits(), weighted_tail(&x, &w).to_bits());
+    assert_eq!(value.to_bits(), taped_value.to_bits());
+    assert_close(&written, &taped, 1e-14);
+    let expected: Vec<f64> = (0..x.len())
+        .map(|i| 0.5f64.powi(i as i32) * 2.0 * w[i] * x[i])
+        .collect();
+    assert_close(&written, &expected, 1e-14);
+
+    let before = adjoints_written_out();
+    let scales = vec![1.0, 3.0, 0.0, -1.0];
+    let expected: Vec<f64> = (0..x.len()).map(|i| 2.0 * scales[i] * x[i]).collect();
+    assert_eq!(owned_scales_grad(&x, scales).1, expected);
+    assert_eq!(owned_scales_grad(&x, vec![]).1, vec![1.0, 0.0, 0.0, 0.0]);
+    assert_eq!(adjoints_written_out(), before);
+}
+
 /// A recursive call inside an expression, and an early return after a real is set: the tape's
 /// companions, with the same derivatives.
 #[reverse_diff]

@@ -504,6 +504,24 @@ fn negates_itself(expr: &Expr) -> bool {
         && name(&assign.left) == name(&negated.expr)
 }
 
+/// Whether a parameter of type `ty` is passed again after being passed once: a shared borrow
+/// or a primitive number (`usize`, `u64`, `f64`, `bool`, ..).
+fn is_copied(ty: &Type) -> bool {
+    match ty {
+        Type::Reference(reference) => reference.mutability.is_none(),
+        Type::Paren(inner) => is_copied(&inner.elem),
+        Type::Path(path) if path.qself.is_none() => path.path.get_ident().is_some_and(|name| {
+            [
+                "f64", "f32", "usize", "isize", "u8", "u16", "u32", "u64", "u128", "i8", "i16",
+                "i32", "i64", "i128", "bool", "char",
+            ]
+            .iter()
+            .any(|primitive| name == primitive)
+        }),
+        _ => false,
+    }
+}
+
 /// Whether `name` is spelled like the generated code's names (`__ad_stack`, `__ad_g`).
 fn generated_name(name: &Ident) -> bool {
     name.to_string().starts_with("__ad")
@@ -563,7 +581,8 @@ fn outside_shapes(block: &syn::Block) -> bool {
 /// Whether `expr`, which the adjoint evaluates again (an index, a loop's bounds, a loop's
 /// integer `let`), only reads and computes: [`is_pure`], the length of a sequence
 /// (`x.len()`), the smaller or larger of two (`n.min(end)`), or an integer's count of bits
-/// (`removed.trailing_ones()`), combined by operators or into a range (`1..x.len()`).
+/// (`removed.trailing_ones()`), combined by operators, into a range (`1..x.len()`), an
+/// element or a borrow (`&data[1..]`).
 fn reads_only(expr: &Expr) -> bool {
     match expr {
         Expr::MethodCall(call) if call.method == "min" || call.method == "max" => {
@@ -589,6 +608,8 @@ fn reads_only(expr: &Expr) -> bool {
         Expr::Range(range) => [&range.start, &range.end]
             .into_iter()
             .all(|bound| bound.as_deref().is_none_or(reads_only)),
+        Expr::Index(index) => reads_only(&index.expr) && reads_only(&index.index),
+        Expr::Reference(reference) => reference.mutability.is_none() && reads_only(&reference.expr),
         expr => is_pure(expr),
     }
 }
@@ -771,6 +792,15 @@ impl Body {
                 body.bars.push((param.name.clone(), holds));
                 body.differentiable.push(param.name.clone());
             }
+        }
+        // A split adjoint passes each argument twice (to the forward and to the reverse
+        // function): shared borrows and primitive numbers only.
+        let copied = function.item.sig.inputs.iter().all(|input| match input {
+            FnArg::Typed(typed) => is_copied(&typed.ty),
+            FnArg::Receiver(_) => false,
+        });
+        if body.split && !copied {
+            return None;
         }
         (!body.differentiable.is_empty()).then_some(body)
     }
