@@ -1470,6 +1470,74 @@ fn recursions_with_constant_data_and_owned_parameters() {
     assert_eq!(adjoints_written_out(), before);
 }
 
+/// A recursive call whose argument calls `tanh` of a local real, with `+=` (a helper's
+/// finding: the real was taken for unread, as if the call kept partials, and not restored).
+#[reverse_diff]
+fn tanh_tree(w: &[f64], x: f64, depth: usize) -> f64 {
+    if depth == 0 {
+        return x * w[0];
+    }
+    let mut h = x * w[depth];
+    h = h + w[0];
+    let mut out = 0.0;
+    out += tanh_tree(w, h.tanh(), depth - 1);
+    for i in 0..2 {
+        let t = out + x * w[i];
+        let mut r = 0.0;
+        r = tanh_tree(w, t.sin(), depth - 1);
+        out += r;
+    }
+    out + h
+}
+
+/// `v = -v` then `v += e` (a helper's finding: the addition kept nothing, as after a whole
+/// overwrite, and negating back then undid the wrong value): a ball reflected off the floor
+/// and kicked.
+#[reverse_diff]
+fn bounce(kicks: &[f64], p0: f64, v0: f64) -> f64 {
+    let mut p = p0;
+    let mut v = v0;
+    for i in 0..kicks.len() {
+        p += v * 0.1 - 0.005 * v * v.abs();
+        if p < 0.0 {
+            p = -p;
+            v = -v;
+            v += kicks[i];
+        }
+        v -= 0.981 + 0.02 * v * v;
+    }
+    p * p
+}
+
+#[test]
+fn values_read_by_calls_and_negations_are_restored() {
+    let w = [0.5, -1.2, 0.7];
+    let ((value, (written_w, written_x)), (_, (taped_w, taped_x))) =
+        both(|| tanh_tree_grad(&w, 0.8, 2));
+    assert_eq!(value.to_bits(), tanh_tree(&w, 0.8, 2).to_bits());
+    assert_close(&written_w, &taped_w, 1e-13);
+    assert_relative_eq!(written_x, taped_x, max_relative = 1e-13);
+    let mut point = vec![0.8];
+    point.extend_from_slice(&w);
+    let differences = central(|p| tanh_tree(&p[1..], p[0], 2), &point);
+    let mut gradient = vec![written_x];
+    gradient.extend_from_slice(&written_w);
+    assert_close(&gradient, &differences, 1e-6);
+
+    let kicks = [0.5, 0.3, 0.2, 0.4, 0.1, 0.6];
+    let ((value, (written_k, written_p, written_v)), (_, (taped_k, taped_p, taped_v))) =
+        both(|| bounce_grad(&kicks, 1.0, -2.0));
+    assert_eq!(value.to_bits(), bounce(&kicks, 1.0, -2.0).to_bits());
+    assert_close(&written_k, &taped_k, 1e-13);
+    assert_close(&[written_p, written_v], &[taped_p, taped_v], 1e-13);
+    let mut point = vec![1.0, -2.0];
+    point.extend_from_slice(&kicks);
+    let differences = central(|p| bounce(&p[2..], p[0], p[1]), &point);
+    let mut gradient = vec![written_p, written_v];
+    gradient.extend_from_slice(&written_k);
+    assert_close(&gradient, &differences, 1e-6);
+}
+
 /// A recursive call inside an expression, and an early return after a real is set: the tape's
 /// companions, with the same derivatives.
 #[reverse_diff]

@@ -2007,8 +2007,11 @@ impl Body {
     fn overwrites(&self, stmt: &Stmt, name: &str) -> bool {
         match stmt {
             Stmt::Local(local) => binding(&local.pat).is_some_and(|(bound, _, _)| bound == name),
-            Stmt::Expr(Expr::Assign(assign), Some(_)) => {
+            // `x = -x` is undone by negating the value after it, which an addition keeping
+            // nothing would have changed.
+            Stmt::Expr(expr @ Expr::Assign(assign), Some(_)) => {
                 matches!(&*assign.left, Expr::Path(path) if path.path.is_ident(name))
+                    && !negates_itself(expr)
             }
             Stmt::Expr(Expr::ForLoop(for_loop), _) => {
                 let (Pat::Ident(var), Expr::Range(range)) = (&*for_loop.pat, &*for_loop.expr)
@@ -2069,10 +2072,8 @@ impl Body {
                 inert: true,
             });
         }
-        if let Expr::Call(call) = strip(value) {
-            if matches!(&*call.func, Expr::Path(path) if path.path.is_ident(&self.itself)) {
-                return self.call_parts(place, place_bar, call, op);
-            }
+        if let Some(call) = self.recursive_call(value) {
+            return self.call_parts(place, place_bar, call, op);
         }
         // `place -= e`: `e`'s leaves get minus the adjoint.
         let passed = match operator {
@@ -2192,7 +2193,18 @@ impl Body {
     /// Whether an assignment of `value` keeps its partials from the forward pass ([`costly`],
     /// and it reads a real): its adjoint pops them and reads no value of the names in it.
     fn keeps_partials(&self, value: &Expr) -> bool {
-        costly(value) && self.reads_reals(value)
+        costly(value) && self.reads_reals(value) && self.recursive_call(value).is_none()
+    }
+
+    /// `value` as a call of the function itself (`minor(a, ell, row + 1, ..)`), if it is one.
+    /// Its adjoint evaluates the arguments again ([`Body::call_parts`]): it keeps no partials.
+    fn recursive_call<'a>(&self, value: &'a Expr) -> Option<&'a syn::ExprCall> {
+        match strip(value) {
+            Expr::Call(call) if matches!(&*call.func, Expr::Path(path) if path.path.is_ident(&self.itself)) => {
+                Some(call)
+            }
+            _ => None,
+        }
     }
 
     /// Whether `leaf` is a passive real ([`Body::passive`]).
