@@ -1483,8 +1483,8 @@ fn tanh_tree(w: &[f64], x: f64, depth: usize) -> f64 {
     out += tanh_tree(w, h.tanh(), depth - 1);
     for i in 0..2 {
         let t = out + x * w[i];
-        let mut r = 0.0;
-        r = tanh_tree(w, t.sin(), depth - 1);
+        let mut r = 0.5 * t;
+        r -= tanh_tree(w, t.sin(), depth - 1);
         out += r;
     }
     out + h
