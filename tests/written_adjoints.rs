@@ -1478,7 +1478,7 @@ fn tanh_tree(w: &[f64], x: f64, depth: usize) -> f64 {
         return x * w[0];
     }
     let mut h = x * w[depth];
-    h = h + w[0];
+    h += w[0];
     let mut out = 0.0;
     out += tanh_tree(w, h.tanh(), depth - 1);
     for i in 0..2 {
