@@ -1538,6 +1538,32 @@ fn values_read_by_calls_and_negations_are_restored() {
     assert_close(&gradient, &differences, 1e-6);
 }
 
+/// An early return in a body that does not recurse: split too.
+#[reverse_diff]
+fn guarded_norm(x: &[f64], limit: usize) -> f64 {
+    if x.len() > limit {
+        let last = x.len() - 1;
+        return x[0] * x[last];
+    }
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        total += x[i] * x[i];
+    }
+    total.sqrt()
+}
+
+#[test]
+fn an_early_return_without_recursion() {
+    let x = [0.6, -1.4, 0.3, 2.2];
+    for limit in [2, 8] {
+        let ((value, written), (taped_value, taped)) = both(|| guarded_norm_grad(&x, limit));
+        assert_eq!(value.to_bits(), guarded_norm(&x, limit).to_bits());
+        assert_eq!(value.to_bits(), taped_value.to_bits());
+        assert_close(&written, &taped, 1e-15);
+        assert_close(&written, &central(|x| guarded_norm(x, limit), &x), 1e-6);
+    }
+}
+
 /// A recursive call inside an expression, and an early return after a real is set: the tape's
 /// companions, with the same derivatives.
 #[reverse_diff]

@@ -53,6 +53,7 @@ use std::collections::{HashMap, HashSet};
 use syn::visit::Visit;
 use syn::{BinOp, Expr, FnArg, Ident, Pat, Stmt, Type};
 
+use super::callable_repeatedly;
 use crate::fuse::{
     held_arrays, idents, is_assignment, is_pure, strip, Fusion, Kind, RepeatArgs, Scopes, VecArgs,
 };
@@ -215,42 +216,34 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
         .map(|cotangent| quote!(#cotangent: &#result))
         .into_iter();
     let extra_arg = cotangent.into_iter();
+    let lints = lints();
     if body.split {
         let inputs: Vec<&FnArg> = item.sig.inputs.iter().collect();
         let split = body.split_functions(&inputs, tail, (forward, seed, reverse))?;
-        let array_bars: Vec<TokenStream> = body
-            .differentiable
-            .iter()
-            .filter(|name| body.params[*name] == Holds::Array)
-            .map(|name| {
-                let bar = bar(name);
-                quote!(let mut #bar = ::std::vec![0.0f64; #name.len()];)
-            })
+        let arrays: Vec<(Ident, Holds)> = body
+            .array_parameters()
+            .map(|name| (name.clone(), Holds::Array))
             .collect();
-        let arrays = body
-            .differentiable
-            .iter()
-            .filter(|name| body.params[*name] == Holds::Array)
-            .map(bar);
+        let declared = body.declare(&arrays, false);
+        let array_bars = arrays.iter().map(|(name, _)| bar(name));
         let reals = body.real_parameter_bars();
-        let (forward_args, reverse_args) = (args.clone(), args.clone());
+        let args: Vec<&Ident> = args.collect();
         return Some(quote! {{
             #split
-            #[allow(unused_mut, unused_variables, clippy::all, clippy::pedantic)]
+            #lints
             fn __ad_adjoint(#(#inputs,)* #(#extra)*) -> (#result, #gradient_type) {
                 let mut __ad_stack = ::ad::__private::ValueStack::take();
-                let #value = __ad_forward(#(#forward_args,)* &mut __ad_stack);
-                #(#array_bars)*
-                let (#(#reals,)*) = __ad_reverse(#(#reverse_args,)* &mut __ad_stack,
-                    #scalar_seed, #(&mut #arrays[..]),*);
+                let #value = __ad_forward(#(#args,)* &mut __ad_stack);
+                #(#declared)*
+                let (#(#reals,)*) = __ad_reverse(#(#args,)* &mut __ad_stack,
+                    #scalar_seed, #(&mut #array_bars[..]),*);
                 (#value, #gradient)
             }
             __ad_adjoint(#(#args),* #(, #extra_arg)*)
         }});
     }
     Some(quote! {{
-        #[allow(unused_mut, unused_variables, unused_assignments, unused_parens, non_snake_case,
-            clippy::all, clippy::pedantic)]
+        #lints
         fn __ad_adjoint(#(#inputs,)* #(#extra)*) -> (#result, #gradient_type) {
             let mut __ad_stack = ::ad::__private::ValueStack::take();
             #(let mut #loop_reals: f64 = 0.0;)*
@@ -432,21 +425,27 @@ fn costly(expr: &Expr) -> bool {
     calls.0
 }
 
-/// Whether `expr` calls the function `name` (by its name alone: `name(..)`).
-fn calls(name: &Ident, expr: &Expr) -> bool {
+/// Whether the node `visit` walks (an expression or a block) calls the function `name` by its
+/// name alone (`name(..)`).
+fn calls<'ast>(name: &Ident, visit: impl FnOnce(&mut dyn Visit<'ast>)) -> bool {
     struct Calls<'a> {
         name: &'a Ident,
         found: bool,
     }
     impl<'ast> Visit<'ast> for Calls<'_> {
         fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
-            self.found |= matches!(&*call.func, Expr::Path(path) if path.path.is_ident(self.name));
+            self.found |= calls_function(call, self.name);
             syn::visit::visit_expr_call(self, call);
         }
     }
     let mut calls = Calls { name, found: false };
-    calls.visit_expr(expr);
+    visit(&mut calls);
     calls.found
+}
+
+/// Whether `call` is `name(..)`.
+fn calls_function(call: &syn::ExprCall, name: &Ident) -> bool {
+    matches!(&*call.func, Expr::Path(path) if path.path.is_ident(name))
 }
 
 /// An early return, `if c { let k = ..; return e; }` (no `else`; `let`s of integers, then the
@@ -471,19 +470,9 @@ fn guard(stmt: &Stmt) -> Option<(&Expr, &[Stmt], &Expr)> {
 /// Whether `function`'s adjoint is split into a forward and a reverse function: its body calls
 /// the function itself, or returns early ([`guard`]).
 fn splits(function: &Function) -> bool {
-    let name = &function.item.sig.ident;
-    let block = Expr::Block(syn::ExprBlock {
-        attrs: Vec::new(),
-        label: None,
-        block: (*function.item.block).clone(),
-    });
-    calls(name, &block)
-        || function
-            .item
-            .block
-            .stmts
-            .iter()
-            .any(|stmt| guard(stmt).is_some())
+    let block = &*function.item.block;
+    calls(&function.item.sig.ident, |visit| visit.visit_block(block))
+        || block.stmts.iter().any(|stmt| guard(stmt).is_some())
 }
 
 /// Whether `expr` is `x = -x` for a variable `x`: an assignment its adjoint undoes exactly
@@ -504,21 +493,11 @@ fn negates_itself(expr: &Expr) -> bool {
         && name(&assign.left) == name(&negated.expr)
 }
 
-/// Whether a parameter of type `ty` is passed again after being passed once: a shared borrow
-/// or a primitive number (`usize`, `u64`, `f64`, `bool`, ..).
-fn is_copied(ty: &Type) -> bool {
-    match ty {
-        Type::Reference(reference) => reference.mutability.is_none(),
-        Type::Paren(inner) => is_copied(&inner.elem),
-        Type::Path(path) if path.qself.is_none() => path.path.get_ident().is_some_and(|name| {
-            [
-                "f64", "f32", "usize", "isize", "u8", "u16", "u32", "u64", "u128", "i8", "i16",
-                "i32", "i64", "i128", "bool", "char",
-            ]
-            .iter()
-            .any(|primitive| name == primitive)
-        }),
-        _ => false,
+/// The lints the generated functions allow: their code follows the body's, not Rust's style.
+fn lints() -> TokenStream {
+    quote! {
+        #[allow(unused_mut, unused_variables, unused_assignments, unused_parens, non_snake_case,
+            clippy::all, clippy::pedantic)]
     }
 }
 
@@ -714,7 +693,8 @@ struct Body {
     /// calls call: the body calls itself or returns early ([`splits`]).
     split: bool,
     /// What the reverse function of a split adjoint runs before restoring the reals: the
-    /// top level's `let`s of integers again, and its early returns' adjoints, in order.
+    /// top level's `let`s of integers and of constants again, and its early returns'
+    /// adjoints, in order.
     prelude: Vec<TokenStream>,
     /// Whether the walk has passed a top-level statement other than an integer's `let` or an
     /// early return: an early return must come before any.
@@ -795,11 +775,7 @@ impl Body {
         }
         // A split adjoint passes each argument twice (to the forward and to the reverse
         // function): shared borrows and primitive numbers only.
-        let copied = function.item.sig.inputs.iter().all(|input| match input {
-            FnArg::Typed(typed) => is_copied(&typed.ty),
-            FnArg::Receiver(_) => false,
-        });
-        if body.split && !copied {
+        if body.split && !callable_repeatedly(function) {
             return None;
         }
         (!body.differentiable.is_empty()).then_some(body)
@@ -915,7 +891,8 @@ impl Body {
         let expr = &*init.expr;
         // A real bound by a loop's `let` before, its scope ended: the same variable, set; a
         // real set by a recursive call, in the same way.
-        if self.loop_reals.contains(&name) || calls(&self.itself, expr) {
+        let recursive = calls(&self.itself, |visit| visit.visit_expr(expr));
+        if self.loop_reals.contains(&name) || recursive {
             self.started = true;
             return self.loop_real(stmt, TokenStream::new, None)?;
         }
@@ -997,14 +974,18 @@ impl Body {
     /// fn __ad_forward(a: &[f64], ell: usize, row: usize, removed: u64,
     ///     __ad_stack: &mut ValueStack) -> f64 {
     ///     let mut sub: f64 = 0.0; <the forward pass>; let __ad_value: f64 = total;
-    ///     __ad_stack.push(sign); __ad_stack.push(sub); __ad_value
+    ///     __ad_stack.push(sign); __ad_value
     /// }
     /// fn __ad_reverse(a: &[f64], ell: usize, row: usize, removed: u64,
     ///     __ad_stack: &mut ValueStack, __ad_out: f64, __ad_bar_a: &mut [f64]) -> () {
-    ///     <the prelude>; let mut sub: f64 = __ad_stack.pop(); let mut sign = __ad_stack.pop();
-    ///     let mut total: f64 = 0.0; <the locals' adjoints>; <the seed>; <the reverse pass>; ()
+    ///     let __ad_bar_a = &mut __ad_bar_a[..a.len()]; <the prelude>;
+    ///     let mut sign: f64 = __ad_stack.pop(); let mut total: f64 = 0.0; let mut sub: f64 =
+    ///     0.0; <the locals' adjoints>; <the seed>; <the reverse pass>; ()
     /// }
     /// ```
+    ///
+    /// (`sub`, bound in the branch's block, is kept by the block; `total`'s value no adjoint
+    /// reads.)
     fn split_functions(
         &self,
         inputs: &[&FnArg],
@@ -1038,34 +1019,24 @@ impl Body {
         }
         let local_bars = self.declare(&locals, false);
         let reals = self.real_parameter_bars();
-        let arrays = self
-            .differentiable
-            .iter()
-            .filter(|name| self.params[*name] == Holds::Array)
-            .map(bar);
         let prelude = &self.prelude;
         let loop_reals = &self.loop_reals;
-        // Each array's adjoints as long as the array, so that one bounds check serves both.
-        let array_names: Vec<&Ident> = self
-            .differentiable
-            .iter()
-            .filter(|name| self.params[*name] == Holds::Array)
-            .collect();
+        let array_names: Vec<&Ident> = self.array_parameters().collect();
         let array_bars: Vec<Ident> = array_names.iter().map(|name| bar(name)).collect();
         let types = reals.iter().map(|_| quote!(f64));
+        let lints = lints();
         Some(quote! {
-            #[allow(unused_mut, unused_variables, unused_assignments, unused_parens,
-                non_snake_case, clippy::all, clippy::pedantic)]
+            #lints
             fn __ad_forward(#(#inputs,)* __ad_stack: &mut ::ad::__private::ValueStack) -> f64 {
                 #(let mut #loop_reals: f64 = 0.0;)*
                 #(#forward)*
                 #(__ad_stack.push(#kept);)*
                 __ad_value
             }
-            #[allow(unused_mut, unused_variables, unused_assignments, unused_parens,
-                non_snake_case, clippy::all, clippy::pedantic)]
+            #lints
             fn __ad_reverse(#(#inputs,)* __ad_stack: &mut ::ad::__private::ValueStack,
-                __ad_out: f64, #(#arrays: &mut [f64]),*) -> (#(#types,)*) {
+                __ad_out: f64, #(#array_bars: &mut [f64]),*) -> (#(#types,)*) {
+                // Each array's adjoints as long as the array: one bounds check serves both.
                 #(let #array_bars = &mut #array_bars[..#array_names.len()];)*
                 #(let mut #reals = 0.0f64;)*
                 #(#prelude)*
@@ -1131,6 +1102,14 @@ impl Body {
             .bind(&pat.ident, self.scopes.kind_of(&init.expr));
         self.bind_inner(&pat.ident);
         Some(stmt.to_token_stream())
+    }
+
+    /// The differentiable `&[f64]` parameters, whose adjoints the reverse function of a split
+    /// adjoint adds to.
+    fn array_parameters(&self) -> impl Iterator<Item = &Ident> {
+        self.differentiable
+            .iter()
+            .filter(|name| self.params[*name] == Holds::Array)
     }
 
     /// The adjoints of the differentiable `f64` parameters, which the reverse function of a
@@ -1681,11 +1660,14 @@ impl Body {
         ))
     }
 
-    /// A loop's `let` of a real (`let mut s = 0.0;`, `let m = x[i] * w;`), when `stmt` is one:
-    /// an assignment to a real declared before the forward pass (the loops' `let`s of one name
-    /// share it), which keeps the value it overwrites as any other. `Some(None)` when such a
-    /// `let` is outside the shapes (its name bound elsewhere, or read by an earlier statement
-    /// of the loop, which would read another variable).
+    /// A `let` of a real in a loop or a branch (`let mut s = 0.0;`, `let m = x[i] * w;`), or
+    /// of a recursive call's value, when `stmt` is one: an assignment to a real declared
+    /// before the forward pass (the `let`s of one name share it). In a block, the value before
+    /// the `let` is out of scope: the block keeps the value the real holds when it ends
+    /// ([`Body::keep_block_reals`]); at the top level the `let` keeps the value it overwrites
+    /// as any other assignment. `Some(None)` when such a `let` is outside the shapes (its name
+    /// bound elsewhere, or read by an earlier statement of the block, which would read another
+    /// variable).
     ///
     /// With `again` (a loop's body: the statements its adjoint runs first, and the reals they
     /// compute), a `let` without `mut` that reads no real but the parameters and such reals
@@ -1730,7 +1712,7 @@ impl Body {
         self.scopes.bind(&name, Some(Kind::Scalar));
         let assignment: Expr = syn::parse_quote!(#name = #expr);
         // A recursive call is not computed again: that would run its forward pass again.
-        let fixed = !calls(&self.itself, expr)
+        let fixed = !calls(&self.itself, |visit| visit.visit_expr(expr))
             && idents(expr.to_token_stream()).iter().all(|read| {
                 self.holds(read).is_none_or(|holds| holds == Holds::Other)
                     || self.params.contains_key(read)
@@ -1812,20 +1794,24 @@ impl Body {
             fn visit_expr(&mut self, expr: &'ast Expr) {
                 if let Some((left, right, _)) = split(expr) {
                     if let Some(name) = base_name(left) {
-                        let read = idents(right.to_token_stream());
-                        let read = read.iter().map(ToString::to_string);
-                        self.0.push((name.to_string(), read.collect()));
+                        self.flow(name, right);
                     }
                 }
                 syn::visit::visit_expr(self, expr);
             }
             fn visit_local(&mut self, local: &'ast syn::Local) {
                 if let (Some((name, _, _)), Some(init)) = (binding(&local.pat), &local.init) {
-                    let read = idents(init.expr.to_token_stream());
-                    let read = read.iter().map(ToString::to_string);
-                    self.0.push((name.to_string(), read.collect()));
+                    self.flow(&name, &init.expr);
                 }
                 syn::visit::visit_local(self, local);
+            }
+        }
+        impl Flows {
+            /// `target` set from `value`, which reads the names it mentions.
+            fn flow(&mut self, target: &Ident, value: &Expr) {
+                let read = idents(value.to_token_stream());
+                let read = read.iter().map(ToString::to_string).collect();
+                self.0.push((target.to_string(), read));
             }
         }
         let mut flows = Flows::default();
@@ -1858,8 +1844,9 @@ impl Body {
     }
 
     /// The local reals and arrays of `stmts` (walked, so that [`Body::top`] knows them; those
-    /// of checkpoint sums' terms, [`Body::ended_unread`]) whose values no partial of an assignment or a `let` reads ([`Body::read_values`]): an
-    /// adjoint never needs them restored, so their assignments keep nothing (ode's `k4`,
+    /// of checkpoint sums' terms, [`Body::ended_unread`]) whose values no partial of an
+    /// assignment or a `let` reads ([`Body::read_values`]): an adjoint never needs them
+    /// restored, so their assignments keep nothing (ode's `k4`,
     /// read only by `y[i] += h * (k1[i] + 2.0 * k2[i] + 2.0 * k3[i] + k4[i]) / 6.0`, whose
     /// partials are constants). The result's partials read the final values, which are there.
     fn unread(&self, stmts: &[Stmt]) -> HashSet<String> {
@@ -1969,8 +1956,9 @@ impl Body {
     /// whole ([`Body::overwrites`]), with no statement between mentioning them other than to
     /// add to them so. The values these additions overwrite are read by no adjoint: those of
     /// the statements between do not read them, and the overwriting statement's adjoint
-    /// restores the values from before it. So they need keep none (GMM's `transformed[row]
-    /// += l * centred[col]` after `transformed[j] = q[j] * centred[j]` for every `j`).
+    /// restores the values from before it (a block's `let`: they are out of scope). So they
+    /// need keep none (GMM's `transformed[row] += l * centred[col]` after `transformed[j] =
+    /// q[j] * centred[j]` for every `j`).
     fn fresh_adds(&self, stmts: &[Stmt]) -> Vec<Vec<String>> {
         let used: Vec<HashMap<String, Use>> = stmts.iter().map(uses).collect();
         let only_adds = |used: &HashMap<String, Use>, name: &str| {
@@ -2061,36 +2049,44 @@ impl Body {
             Some(_) => return None,
         };
         let place_bar = self.place_bar(place)?;
+        let operator_tokens = op.map_or_else(|| quote!(=), |op| op.to_token_stream());
         if self.is_passive(place) {
             // Restored as any other, with no adjoint to pass.
             return Some(Assignment {
                 place: place.clone(),
                 value: value.clone(),
                 computed: value.to_token_stream(),
-                operator: op.map_or_else(|| quote!(=), |op| op.to_token_stream()),
+                operator: operator_tokens,
                 adjoint: TokenStream::new(),
                 inert: true,
             });
-        }
-        if let Some(call) = self.recursive_call(value) {
-            return self.call_parts(place, place_bar, call, op);
         }
         // `place -= e`: `e`'s leaves get minus the adjoint.
         let passed = match operator {
             Some(true) => quote!((-__ad_a)),
             _ => quote!(__ad_a),
         };
-        let inert = !(store && self.keeps_partials(value));
-        let (computed, propagate) = match inert {
-            false => self.stored(value, &passed)?,
-            true => (value.to_token_stream(), self.propagate(value, &passed)?),
+        let (computed, propagate, inert) = match self.recursive_call(value) {
+            Some(call) => {
+                let (computed, propagate) = self.call_parts(call, &passed)?;
+                (computed, propagate, false)
+            }
+            None if store && self.keeps_partials(value) => {
+                let (computed, propagate) = self.stored(value, &passed)?;
+                (computed, propagate, false)
+            }
+            None => (
+                value.to_token_stream(),
+                self.propagate(value, &passed)?,
+                true,
+            ),
         };
         let reset = operator.is_none().then(|| quote!(#place_bar = 0.0;));
         Some(Assignment {
             place: place.clone(),
             value: value.clone(),
             computed,
-            operator: op.map_or_else(|| quote!(=), |op| op.to_token_stream()),
+            operator: operator_tokens,
             adjoint: quote! {
                 let __ad_a = #place_bar;
                 #reset
@@ -2100,19 +2096,17 @@ impl Body {
         })
     }
 
-    /// [`Body::parts`] of `place op= f(args)`, a recursive call: the forward pass calls the
-    /// forward function, which keeps what its adjoint needs on the stack; the adjoint calls the
-    /// reverse function with the same arguments (they only read, and read what the adjoints
-    /// before have restored), seeded with the place's adjoint, always (it pops what the
-    /// forward function pushed). The reverse function adds to the adjoints of the arrays passed
-    /// and returns those of the reals, passed on to the arguments' leaves.
+    /// For [`Body::parts`], `f(args)`, a recursive call: what the forward pass computes (a call
+    /// of the forward function, which keeps what its adjoint needs on the stack) and the
+    /// adjoint passing `adjoint` on (a call of the reverse function with the same arguments,
+    /// which only read, and read what the adjoints before have restored; always, for it pops
+    /// what the forward function pushed). The reverse function adds to the adjoints of the
+    /// arrays passed and returns those of the reals, passed on to the arguments' leaves.
     fn call_parts(
         &self,
-        place: &Expr,
-        place_bar: TokenStream,
         call: &syn::ExprCall,
-        op: Option<BinOp>,
-    ) -> Option<Assignment> {
+        adjoint: &TokenStream,
+    ) -> Option<(TokenStream, TokenStream)> {
         if !self.split || !call.attrs.is_empty() || call.args.len() != self.params.len() {
             return None;
         }
@@ -2167,27 +2161,15 @@ impl Body {
                 }
             }
         }
-        let args = call.args.iter();
-        let passed = match op {
-            Some(BinOp::SubAssign(_)) => quote!((-__ad_a)),
-            _ => quote!(__ad_a),
-        };
-        let reset = op.is_none().then(|| quote!(#place_bar = 0.0;));
-        let forward_args = args.clone();
-        Some(Assignment {
-            place: place.clone(),
-            value: Expr::Call(call.clone()),
-            computed: quote!(__ad_forward(#(#forward_args,)* &mut *__ad_stack)),
-            operator: op.map_or_else(|| quote!(=), |op| op.to_token_stream()),
-            adjoint: quote! {
-                let __ad_a = #place_bar;
-                #reset
+        let args: Vec<&Expr> = call.args.iter().collect();
+        Some((
+            quote!(__ad_forward(#(#args,)* &mut *__ad_stack)),
+            quote! {
                 let (#(#returned,)*) =
-                    __ad_reverse(#(#args,)* &mut *__ad_stack, #passed, #(#arrays),*);
+                    __ad_reverse(#(#args,)* &mut *__ad_stack, #adjoint, #(#arrays),*);
                 #(#reals)*
             },
-            inert: false,
-        })
+        ))
     }
 
     /// Whether an assignment of `value` keeps its partials from the forward pass ([`costly`],
@@ -2200,9 +2182,7 @@ impl Body {
     /// Its adjoint evaluates the arguments again ([`Body::call_parts`]): it keeps no partials.
     fn recursive_call<'a>(&self, value: &'a Expr) -> Option<&'a syn::ExprCall> {
         match strip(value) {
-            Expr::Call(call) if matches!(&*call.func, Expr::Path(path) if path.path.is_ident(&self.itself)) => {
-                Some(call)
-            }
+            Expr::Call(call) if calls_function(call, &self.itself) => Some(call),
             _ => None,
         }
     }

@@ -66,7 +66,7 @@ pub fn companions(function: &Function, products: Products) -> TokenStream {
 /// receiver or `&self`, and constants passed by shared reference or of a primitive type. A
 /// by-value `self` or constant of another type may not be `Copy`, so `f_hessian` is not
 /// generated for it (`f_hvp` runs the body once and is).
-fn callable_repeatedly(function: &Function) -> bool {
+pub(super) fn callable_repeatedly(function: &Function) -> bool {
     let shared_reference =
         |ty: &Type| matches!(ty, Type::Reference(reference) if reference.mutability.is_none());
     let receiver_ok = function
