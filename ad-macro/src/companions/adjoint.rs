@@ -42,10 +42,10 @@
 //! reversal, with the stack in place of the tape).
 //!
 //! What the stack keeps is cut where the values are known otherwise: a branch on integers is
-//! evaluated again; `sign = -sign` is undone by negating again; a real bound by `let` in a
-//! loop or a branch is kept once, as its block ends, and restored before the block's
-//! adjoints; a real no differentiable value flows into ([`Body::passive`]) passes no
-//! adjoint.
+//! evaluated again; `sign = -sign` is undone by negating again; in a split adjoint, a real
+//! bound by `let` in a loop or a branch is kept once, as its block ends, and restored before
+//! the block's adjoints (so a call need not keep it when it ends); a real no differentiable
+//! value flows into ([`Body::passive`]) passes no adjoint.
 
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote, ToTokens};
@@ -700,7 +700,8 @@ struct Body {
     /// early return: an early return must come before any.
     started: bool,
     /// The reals bound by `let` in each block being walked (a loop's body, a branch's),
-    /// innermost last, whose values the block keeps when it ends ([`Body::loop_real`]).
+    /// innermost last, whose values the block keeps when it ends, in a split adjoint
+    /// ([`Body::loop_real`]).
     block_reals: Vec<Vec<Ident>>,
     /// The reals bound by `let` in blocks: unless also bound at the top level
     /// ([`Body::unscoped`]), the reverse pass needs not their final values.
@@ -1662,10 +1663,10 @@ impl Body {
 
     /// A `let` of a real in a loop or a branch (`let mut s = 0.0;`, `let m = x[i] * w;`), or
     /// of a recursive call's value, when `stmt` is one: an assignment to a real declared
-    /// before the forward pass (the `let`s of one name share it). In a block, the value before
-    /// the `let` is out of scope: the block keeps the value the real holds when it ends
-    /// ([`Body::keep_block_reals`]); at the top level the `let` keeps the value it overwrites
-    /// as any other assignment. `Some(None)` when such a `let` is outside the shapes (its name
+    /// before the forward pass (the `let`s of one name share it). In a block of a split
+    /// adjoint, the value before the `let` is out of scope: the block keeps the value the real
+    /// holds when it ends ([`Body::keep_block_reals`]); elsewhere the `let` keeps the value it
+    /// overwrites as any other assignment. `Some(None)` when such a `let` is outside the shapes (its name
     /// bound elsewhere, or read by an earlier statement of the block, which would read another
     /// variable).
     ///
@@ -1725,12 +1726,15 @@ impl Body {
         let again = again.filter(|_| !mutable && fixed && !self.saved_reals.contains(&name));
         let Some((lets, computed)) = again else {
             self.saved_reals.insert(name.clone());
-            let Some(frame) = self.block_reals.last_mut() else {
+            // In a block of a split adjoint, the value before the `let` is out of scope: the
+            // block keeps the value its reals hold when it ends instead, and its adjoint
+            // restores them first, so that a call keeps none of them when it ends. (Not in
+            // the others: the perceptron with ReLU units took 19.6 µs so, against 11.7.)
+            let split = self.split;
+            let Some(frame) = self.block_reals.last_mut().filter(|_| split) else {
                 self.unscoped.insert(name.clone());
                 return Some(self.assignment(&assignment));
             };
-            // In a block, the value before the `let` is out of scope: the block keeps the
-            // value its reals hold when it ends instead, and its adjoint restores them first.
             if !self.unread.contains(&name.to_string()) {
                 frame.push(name.clone());
             }
