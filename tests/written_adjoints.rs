@@ -1564,6 +1564,33 @@ fn an_early_return_without_recursion() {
     }
 }
 
+/// Integers bound by `let` in a branch's blocks, computed again before their adjoints.
+#[reverse_diff]
+fn ring(x: &[f64]) -> f64 {
+    let n = x.len();
+    let mut total = 0.0;
+    for i in 0..n {
+        if i + 1 < n {
+            let j = i + 1;
+            total += x[i] * x[j];
+        } else {
+            let first = 0;
+            total += 0.5 * x[i] * x[first];
+        }
+    }
+    total
+}
+
+#[test]
+fn integers_bound_in_branches() {
+    let x = [0.6, -1.4, 0.3, 2.2, -0.8];
+    let ((value, written), (taped_value, taped)) = both(|| ring_grad(&x));
+    assert_eq!(value.to_bits(), ring(&x).to_bits());
+    assert_eq!(value.to_bits(), taped_value.to_bits());
+    assert_close(&written, &taped, 1e-15);
+    assert_close(&written, &central(ring, &x), 1e-6);
+}
+
 /// A recursive call inside an expression, and an early return after a real is set: the tape's
 /// companions, with the same derivatives.
 #[reverse_diff]

@@ -1062,8 +1062,10 @@ impl Body {
             return None;
         }
         self.enter_loop(None);
-        let lets: Option<Vec<TokenStream>> =
-            lets.iter().map(|stmt| self.integer_let(stmt)).collect();
+        let lets: Option<Vec<TokenStream>> = lets
+            .iter()
+            .map(|stmt| self.integer_let(stmt, TokenStream::new))
+            .collect();
         let walked = lets.and_then(|lets| {
             let propagate = self.propagate(returned, &quote!(__ad_out))?;
             Some((lets, propagate))
@@ -1081,14 +1083,22 @@ impl Body {
     }
 
     /// An integer's `let` (`let j = i + 1;`), computed again before the adjoints: bound in
-    /// the innermost scope.
-    fn integer_let(&mut self, stmt: &Stmt) -> Option<TokenStream> {
+    /// the innermost scope. No statement before it in its block (`earlier`) may read a name it
+    /// shadows.
+    fn integer_let(
+        &mut self,
+        stmt: &Stmt,
+        earlier: impl FnOnce() -> TokenStream,
+    ) -> Option<TokenStream> {
         let Stmt::Local(local) = stmt else {
             return None;
         };
         let Pat::Ident(pat) = &local.pat else {
             return None;
         };
+        if idents(earlier()).contains(&pat.ident) {
+            return None;
+        }
         let init = local.init.as_ref().filter(|init| init.diverge.is_none())?;
         if pat.mutability.is_some()
             || pat.by_ref.is_some()
@@ -1182,19 +1192,25 @@ impl Body {
         ))
     }
 
-    /// A branch's block: assignments, loops, `if`s and `let`s of reals ([`Body::loop_real`]),
-    /// whose scope ends with it.
+    /// A branch's block: assignments, loops, `if`s, `let`s of reals ([`Body::loop_real`]) and
+    /// of integers (computed again before the block's adjoints), whose scope ends with it.
     #[allow(clippy::type_complexity)]
     fn block(&mut self, stmts: &[Stmt]) -> Option<(Vec<TokenStream>, Vec<TokenStream>)> {
         self.enter_loop(None);
         self.block_reals.push(Vec::new());
         let mut at = 0;
+        let mut lets = Vec::new();
         let walked = self.sequence(stmts, |body, stmt| {
             let before = &stmts[..at];
             let earlier = || before.iter().map(ToTokens::to_token_stream).collect();
             at += 1;
             match body.loop_real(stmt, earlier, None) {
                 Some(real) => real,
+                None if matches!(stmt, Stmt::Local(_)) => {
+                    let stmt = body.integer_let(stmt, earlier)?;
+                    lets.push(stmt.clone());
+                    Some((stmt, TokenStream::new()))
+                }
                 None => body.statement(stmt),
             }
         });
@@ -1202,7 +1218,7 @@ impl Body {
         self.leave_loop();
         let (mut ahead, mut back) = walked?;
         ahead.push(kept);
-        back.insert(0, restored);
+        back.insert(0, quote!(#(#lets)* #restored));
         Some((ahead, back))
     }
 
@@ -1486,15 +1502,8 @@ impl Body {
                 reverse.push(back);
                 continue;
             }
-            if let Stmt::Local(local) = stmt {
-                // `let j = i + 1;`: an integer of the loop's, computed again before the
-                // adjoints; no statement before it may read a name it shadows.
-                let shadows = binding(&local.pat)
-                    .is_some_and(|(name, _, _)| idents(earlier()).contains(&name));
-                if shadows {
-                    return None;
-                }
-                let stmt = self.integer_let(stmt)?;
+            if let Stmt::Local(_) = stmt {
+                let stmt = self.integer_let(stmt, earlier)?;
                 lets.push(stmt.clone());
                 forward.push(stmt);
                 continue;
