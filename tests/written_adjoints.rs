@@ -52,6 +52,21 @@ fn assert_close(a: &[f64], b: &[f64], tolerance: f64) {
     }
 }
 
+/// `grad` at `x` written out against the tape (values bit for bit, gradients to `tolerance`)
+/// and against central differences of `f`.
+fn agrees(
+    f: impl Fn(&[f64]) -> f64,
+    grad: impl Fn(&[f64]) -> (f64, Vec<f64>),
+    x: &[f64],
+    tolerance: f64,
+) {
+    let ((value, written), (taped_value, taped)) = both(|| grad(x));
+    assert_eq!(value.to_bits(), f(x).to_bits());
+    assert_eq!(value.to_bits(), taped_value.to_bits());
+    assert_close(&written, &taped, tolerance);
+    assert_close(&written, &central(&f, x), 1e-6);
+}
+
 /// A recurrence reading the array it writes (`y[i - 1]`), an overwrite each step, `+=`, `-=`
 /// and a real `let` after the loops.
 #[reverse_diff]
@@ -1380,11 +1395,7 @@ fn alternating(x: &[f64]) -> f64 {
 #[test]
 fn signs_negated_back_and_reals_of_branches() {
     let x = [0.4, -0.7, 1.3, -0.2, 0.9, 0.05, -1.1, 0.6];
-    let ((value, written), (taped_value, taped)) = both(|| alternating_grad(&x));
-    assert_eq!(value.to_bits(), alternating(&x).to_bits());
-    assert_eq!(value.to_bits(), taped_value.to_bits());
-    assert_close(&written, &taped, 1e-14);
-    assert_close(&written, &central(alternating, &x), 1e-6);
+    agrees(alternating, alternating_grad, &x, 1e-14);
 }
 
 /// Recursions over subslices: the tail (`&x[1..]`), and the two halves, each call adding to
@@ -1417,11 +1428,7 @@ fn recursions_over_subslices() {
     let functions: [(Function, Gradient); 2] =
         [(neighbours, neighbours_grad), (halves, halves_grad)];
     for (f, grad) in functions {
-        let ((value, written), (taped_value, taped)) = both(|| grad(&x));
-        assert_eq!(value.to_bits(), f(&x).to_bits());
-        assert_eq!(value.to_bits(), taped_value.to_bits());
-        assert_close(&written, &taped, 1e-13);
-        assert_close(&written, &central(f, &x), 1e-6);
+        agrees(f, grad, &x, 1e-13);
     }
 }
 
@@ -1556,11 +1563,8 @@ fn guarded_norm(x: &[f64], limit: usize) -> f64 {
 fn an_early_return_without_recursion() {
     let x = [0.6, -1.4, 0.3, 2.2];
     for limit in [2, 8] {
-        let ((value, written), (taped_value, taped)) = both(|| guarded_norm_grad(&x, limit));
-        assert_eq!(value.to_bits(), guarded_norm(&x, limit).to_bits());
-        assert_eq!(value.to_bits(), taped_value.to_bits());
-        assert_close(&written, &taped, 1e-15);
-        assert_close(&written, &central(|x| guarded_norm(x, limit), &x), 1e-6);
+        let f = |x: &[f64]| guarded_norm(x, limit);
+        agrees(f, |x| guarded_norm_grad(x, limit), &x, 1e-15);
     }
 }
 
@@ -1584,11 +1588,7 @@ fn ring(x: &[f64]) -> f64 {
 #[test]
 fn integers_bound_in_branches() {
     let x = [0.6, -1.4, 0.3, 2.2, -0.8];
-    let ((value, written), (taped_value, taped)) = both(|| ring_grad(&x));
-    assert_eq!(value.to_bits(), ring(&x).to_bits());
-    assert_eq!(value.to_bits(), taped_value.to_bits());
-    assert_close(&written, &taped, 1e-15);
-    assert_close(&written, &central(ring, &x), 1e-6);
+    agrees(ring, ring_grad, &x, 1e-15);
 }
 
 /// A recursive call inside an expression, and an early return after a real is set: the tape's

@@ -155,14 +155,14 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
         None => quote!(1.0f64),
     };
     let seed = match &output {
-        // A split adjoint's reverse function is seeded by its caller.
-        Output::Scalar if body.split => {
-            forward.push(quote!(let #value: f64 = #tail;));
-            seeded(tail, quote!(__ad_out))?
-        }
         Output::Scalar => {
             forward.push(quote!(let #value: f64 = #tail;));
-            seeded(tail, scalar_seed.clone())?
+            // A split adjoint's reverse function is seeded by its caller.
+            let seed = match body.split {
+                true => quote!(__ad_out),
+                false => scalar_seed.clone(),
+            };
+            seeded(tail, seed)?
         }
         _ if body.split => return None,
         Output::Scalars(types) => {
@@ -195,7 +195,6 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
             quote!(::ad::__private::seed_cotangent(&mut #bar, #cotangent);)
         }
     };
-    let bars = body.declare(&body.bars, false);
     let gradient: Vec<Ident> = body.differentiable.iter().map(bar).collect();
     let types: Vec<TokenStream> = body
         .differentiable
@@ -209,16 +208,14 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
         ([one_type], [one]) => (one_type.clone(), quote!(#one)),
         _ => (quote!((#(#types),*)), quote!((#(#gradient),*))),
     };
-    let inputs = item.sig.inputs.iter();
-    let loop_reals = &body.loop_reals;
-    let args = function.params.iter().map(|param| &param.name);
+    let inputs: Vec<&FnArg> = item.sig.inputs.iter().collect();
+    let args: Vec<&Ident> = function.params.iter().map(|param| &param.name).collect();
     let extra = cotangent
         .map(|cotangent| quote!(#cotangent: &#result))
         .into_iter();
     let extra_arg = cotangent.into_iter();
     let lints = lints();
     if body.split {
-        let inputs: Vec<&FnArg> = item.sig.inputs.iter().collect();
         let split = body.split_functions(&inputs, tail, (forward, seed, reverse))?;
         let arrays: Vec<(Ident, Holds)> = body
             .array_parameters()
@@ -227,7 +224,6 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
         let declared = body.declare(&arrays, false);
         let array_bars = arrays.iter().map(|(name, _)| bar(name));
         let reals = body.real_parameter_bars();
-        let args: Vec<&Ident> = args.collect();
         return Some(quote! {{
             #split
             #lints
@@ -242,6 +238,8 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
             __ad_adjoint(#(#args),* #(, #extra_arg)*)
         }});
     }
+    let bars = body.declare(&body.bars, false);
+    let loop_reals = &body.loop_reals;
     Some(quote! {{
         #lints
         fn __ad_adjoint(#(#inputs,)* #(#extra)*) -> (#result, #gradient_type) {
