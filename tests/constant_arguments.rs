@@ -103,6 +103,25 @@ impl Decay {
         }
         total
     }
+
+    /// The prediction at a time `t` taken as constant data.
+    #[reverse_diff]
+    fn at(&self, p: &[f64], #[no_grad] t: f64) -> f64 {
+        self.predict(p, t)
+    }
+
+    /// Squared error at times computed from constant data, passed to `at`'s `#[no_grad]` `t`
+    /// through both call forms: they stay plain `f64`s.
+    #[reverse_diff]
+    fn loss_shifted(&self, p: &[f64], #[no_grad] ts: &[f64], #[no_grad] shift: f64) -> f64 {
+        let mut total = 0.0;
+        for (&t, &y) in ts.iter().zip(&self.ys) {
+            let r = self.at(p, t * 0.5) - y;
+            let s = Self::at(self, p, 0.5 * t + shift / 2.0) - y;
+            total += r * s;
+        }
+        total
+    }
 }
 
 /// Checks a scalar function's `_grad` at `x`: the value bit for bit, the derivative against
@@ -156,6 +175,11 @@ fn a_sibling_method_takes_constant_data_for_its_scalar() {
     check(
         |p| model.loss_on(p, &ts, &ys),
         |p| model.loss_on_grad(p, &ts, &ys),
+        &p,
+    );
+    check(
+        |p| model.loss_shifted(p, &ts, 0.25),
+        |p| model.loss_shifted_grad(p, &ts, 0.25),
         &p,
     );
     // `predict` keeps its own derivative in `t`.

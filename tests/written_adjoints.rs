@@ -1368,6 +1368,58 @@ fn recursions_with_real_parameters() {
     }
 }
 
+/// A `#[no_grad]` scale halved on the way down: the argument `s * 0.5` stays a plain `f64`.
+#[reverse_diff]
+fn halving(a: &[f64], #[no_grad] s: f64, n: usize) -> f64 {
+    if n == 0 {
+        return a[0] * s;
+    }
+    let rest: f64 = halving(a, s * 0.5, n - 1);
+    rest + a[n] * s
+}
+
+/// Simpson's rule on halved intervals, for `∫ t^p dt` on `[lo, hi]`, differentiated in `p`:
+/// the interval's ends and the tolerance, `#[no_grad]`, are passed down as computed `f64`s
+/// (`mid` bound by `let`, `tol / 2.0`), and the real `p` as it is.
+#[reverse_diff]
+fn simpson(
+    p: f64,
+    #[no_grad] lo: f64,
+    #[no_grad] hi: f64,
+    #[no_grad] tol: f64,
+    depth: usize,
+) -> f64 {
+    let mid = 0.5 * (lo + hi);
+    let whole = (hi - lo) / 6.0 * (lo.powf(p) + 4.0 * mid.powf(p) + hi.powf(p));
+    if depth == 0 || tol > 1.0 {
+        return whole;
+    }
+    let left: f64 = simpson(p, lo, mid, tol / 2.0, depth - 1);
+    let right: f64 = simpson(p, mid, hi, tol / 2.0, depth - 1);
+    left + right
+}
+
+#[test]
+fn recursions_pass_computed_constants_to_no_grad_parameters() {
+    let a = [0.5, -0.3, 0.8, 1.2];
+    let (value, gradient) = halving_grad(&a, 1.5, 3);
+    // `a[k]` is scaled by 1.5 / 2^(3 - k).
+    assert_close(&gradient, &[0.1875, 0.375, 0.75, 1.5], 0.0);
+    assert_eq!(value.to_bits(), halving(&a, 1.5, 3).to_bits());
+    agrees(|a| halving(a, 1.5, 3), |a| halving_grad(a, 1.5, 3), &a, 0.0);
+
+    // One real input: `_grad` runs forward mode, on which the arguments are the same `f64`s.
+    let (value, derivative) = simpson_grad(1.5, 1.0, 2.0, 1e-3, 4);
+    assert_eq!(value.to_bits(), simpson(1.5, 1.0, 2.0, 1e-3, 4).to_bits());
+    let h = 1e-6;
+    let difference =
+        (simpson(1.5 + h, 1.0, 2.0, 1e-3, 4) - simpson(1.5 - h, 1.0, 2.0, 1e-3, 4)) / (2.0 * h);
+    assert_relative_eq!(derivative, difference, max_relative = 1e-8);
+    // The quadrature of `t^p ln t`, to the rule's accuracy.
+    let exact = 2f64.powf(2.5) * (2f64.ln() / 2.5 - 1.0 / 6.25) + 1.0 / 6.25;
+    assert_relative_eq!(derivative, exact, max_relative = 1e-8);
+}
+
 /// A sign flipped by an integer condition (negated back, nothing kept), reals bound in the
 /// blocks of a branch on a real (kept as the block ends), and a passive real.
 #[reverse_diff]

@@ -207,8 +207,8 @@ fn impl_block(args: TokenStream, mut block: ItemImpl) -> TokenStream {
     quote!(#errors #block #inherent)
 }
 
-/// The methods of a block marked `#[reverse_diff]`, with which of their arguments are
-/// differentiable `f64`s ([`Function::scalar_arguments`]).
+/// The methods of a block marked `#[reverse_diff]`, with what they take at each argument
+/// ([`Function::takes`]).
 fn siblings<'a>(
     methods: impl Iterator<Item = (&'a Vec<syn::Attribute>, &'a syn::Signature)>,
 ) -> Siblings {
@@ -221,7 +221,7 @@ fn siblings<'a>(
                 sig: sig.clone(),
                 block: Box::new(syn::parse_quote!({})),
             };
-            let arguments = Function::new(item, true).scalar_arguments();
+            let arguments = Function::new(item, true).takes();
             (sig.ident.to_string(), arguments)
         })
         .collect()
@@ -291,6 +291,9 @@ fn reverse_diff(args: TokenStream, item: ItemFn, block: Option<&Siblings>) -> To
 fn generic_function(function: &Function, siblings: Siblings) -> ItemFn {
     let scalar = scalar_param();
     let mut translator = Translator::new(scalar.clone(), siblings);
+    if !function.in_impl {
+        translator.declare_free(function.item.sig.ident.clone(), function.takes());
+    }
     let mut item = function.item.clone();
     let mut params = function.params.iter();
     for arg in item.sig.inputs.iter_mut() {

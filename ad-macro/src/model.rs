@@ -16,6 +16,17 @@ pub enum Role {
     Function,
 }
 
+/// What a function takes at one of its arguments, as a call to it sees it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Takes {
+    /// A differentiable `f64`: the scalar.
+    Scalar,
+    /// A `#[no_grad]` `f64`: a plain `f64`, whatever the scalar.
+    Constant,
+    /// Anything else (the receiver, a slice, an integer): passed as written.
+    Other,
+}
+
 /// How a differentiable parameter is passed.
 pub enum Passing {
     /// `x: T`: the companion seeds `x` and moves the seeded value in.
@@ -215,18 +226,20 @@ impl Function {
             .sum()
     }
 
-    /// Which of the function's arguments, in call order (`self` first when it takes it), are
-    /// differentiable `f64`s: a sibling's call passes them the scalar, so constant data there
-    /// is converted (see [`crate::translate::Siblings`]).
+    /// What the function takes at each argument, in call order (`self` first when it takes
+    /// it): a call to it from a function the macro translates converts its arguments to match
+    /// (see [`crate::translate::Siblings`]).
     ///
     /// Before: `fn predict(&self, p: &[f64], t: f64, #[no_grad] c: f64)`.
-    /// After: `[false, false, true, false]`.
-    pub fn scalar_arguments(&self) -> Vec<bool> {
-        let receiver = self.has_receiver.then_some(false);
-        let params = self
-            .params
-            .iter()
-            .map(|param| matches!(param.role, Role::Differentiable) && is_f64(&param.ty));
+    /// After: `[Other, Other, Scalar, Constant]`.
+    pub fn takes(&self) -> Vec<Takes> {
+        let receiver = self.has_receiver.then_some(Takes::Other);
+        let params = self.params.iter().map(|param| match param.role {
+            _ if !is_f64(&param.ty) => Takes::Other,
+            Role::Differentiable => Takes::Scalar,
+            Role::Constant => Takes::Constant,
+            Role::Function => Takes::Other,
+        });
         receiver.into_iter().chain(params).collect()
     }
 

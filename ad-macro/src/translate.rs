@@ -33,6 +33,7 @@ use crate::fuse::{
     idents, mapped_sum, mentions_any, origin_of, Driver, Fusion, FusionState, Kind, Origin,
     RepeatArgs, Scopes,
 };
+use crate::model::Takes;
 use crate::names::{
     is_constant_name, is_f64, is_float_constant, is_other_number, real_method, real_method_entry,
     segment_names, sequence_element, takes_real_arguments, takes_receiver_by_value, Owner,
@@ -64,16 +65,20 @@ const EXPRESSION_MACROS: &[&str] = &[
 ];
 
 /// The methods marked `#[reverse_diff]` in the `impl` block or trait being expanded, by name:
-/// which of their arguments (the receiver first, when they take one) are differentiable `f64`s
-/// ([`crate::model::Function::scalar_arguments`]). A call to one of them (`self.predict(p, t)`,
-/// `Self::predict(self, p, t)`) converts constant data passed there to the scalar.
-pub type Siblings = HashMap<String, Vec<bool>>;
+/// what they take at each argument (the receiver first, when they take one;
+/// [`crate::model::Function::takes`]). A call to one of them (`self.predict(p, t)`,
+/// `Self::predict(self, p, t)`) converts constant data passed to a differentiable `f64` to the
+/// scalar, and keeps what it passes to a `#[no_grad]` `f64` a plain `f64`.
+pub type Siblings = HashMap<String, Vec<Takes>>;
 
 /// The body rewrite over the scalar type parameter `scalar`.
 pub struct Translator {
     scalar: Ident,
     /// The marked methods of the enclosing block.
     siblings: Siblings,
+    /// The name and arguments of the function being translated, when it is a free function: a
+    /// call to it by that name (a recursion) converts its arguments as a sibling's.
+    itself: Option<(Ident, Vec<Takes>)>,
     /// The fusion's state ([`Driver`]).
     fusion: FusionState,
     /// Set while the expression about to be folded keeps a named constant as written (see
@@ -89,10 +94,16 @@ impl Translator {
         Translator {
             scalar,
             siblings,
+            itself: None,
             fusion: FusionState::new(),
             keep_constant: false,
             returns: None,
         }
+    }
+
+    /// Declares the function a free function named `name` that takes `takes`.
+    pub fn declare_free(&mut self, name: Ident, takes: Vec<Takes>) {
+        self.itself = Some((name, takes));
     }
 
     /// Declares the function an `unsafe fn`, whose body may use raw pointers without an
@@ -526,35 +537,65 @@ impl Translator {
         Expr::MethodCall(call)
     }
 
-    /// Which arguments of a call to the sibling `name` take the scalar, from its argument
-    /// number `skip` on (1 in the method form, whose receiver is not among the arguments).
-    fn sibling_arguments(&self, name: Option<&Ident>, skip: usize) -> Vec<bool> {
-        name.and_then(|name| self.siblings.get(&name.to_string()))
-            .map(|scalars| scalars.iter().skip(skip).copied().collect())
+    /// What the sibling `name` takes at each argument, from its argument number `skip` on (1
+    /// in the method form, whose receiver is not among the arguments); nothing for a function
+    /// the macro does not see.
+    fn sibling_takes(&self, name: &Ident, skip: usize) -> Vec<Takes> {
+        self.siblings
+            .get(&name.to_string())
+            .map(|takes| takes.iter().skip(skip).copied().collect())
             .unwrap_or_default()
     }
 
-    /// Folds a call's arguments, each of which keeps a named constant as written.
+    /// What the function a call `func(..)` names takes at each argument, when the macro sees
+    /// it: a sibling (`Self::predict`), or the free function being translated (`f` in `f`'s
+    /// body).
+    fn callee_takes(&self, func: &Expr) -> Vec<Takes> {
+        let Expr::Path(path) = func else {
+            return Vec::new();
+        };
+        match path.path.segments.iter().collect::<Vec<_>>().as_slice() {
+            _ if path.qself.is_some() => Vec::new(),
+            [ty, method] if ty.ident == "Self" => self.sibling_takes(&method.ident, 0),
+            [function] if function.arguments.is_none() => match &self.itself {
+                Some((name, takes)) if *name == function.ident => takes.clone(),
+                _ => Vec::new(),
+            },
+            _ => Vec::new(),
+        }
+    }
+
+    /// Folds a call's arguments, each of which keeps a named constant as written, to what the
+    /// callee takes (`takes`, empty when the macro does not see it).
     ///
     /// Before: `self.predict(p, t)` with `t` constant data and `predict` a marked method of
     /// the block whose second parameter is a differentiable `f64`. After: `self.predict(p,
     /// IntoReal::<S>::into_real(t))`: a constant of the scalar (a real stays itself). An
     /// argument whose type comes from inference (`xs.iter().sum()`) is left to be inferred.
+    ///
+    /// Before: `f(a, s * 0.5, n - 1)` in `f`, whose `s` is a `#[no_grad]` `f64`. After: the
+    /// same, `f64` arithmetic ([`Translator::fold_as_f64`]); a value that carries a
+    /// derivative there is rejected.
     fn fold_arguments(
         &mut self,
         args: Punctuated<Expr, Token![,]>,
-        scalars: &[bool],
+        takes: &[Takes],
     ) -> Punctuated<Expr, Token![,]> {
         args.into_iter()
             .enumerate()
-            .map(|(index, arg)| {
-                let convert = scalars.get(index) == Some(&true) && has_own_type(&arg);
-                let arg = self.fold_keeping_constant(arg);
-                if convert {
+            .map(|(index, arg)| match takes.get(index) {
+                Some(Takes::Scalar) if has_own_type(&arg) => {
+                    let arg = self.fold_keeping_constant(arg);
                     self.lifted(&arg)
-                } else {
-                    arg
                 }
+                Some(Takes::Constant) => match self.fold_as_f64(&arg) {
+                    Some(folded) => folded,
+                    None if self.fusion.scopes.reads_scalar(&arg) => Expr::Verbatim(
+                        validate::scalar_into_constant_argument(&arg).into_compile_error(),
+                    ),
+                    None => self.fold_keeping_constant(arg),
+                },
+                _ => self.fold_keeping_constant(arg),
             })
             .collect()
     }
@@ -658,17 +699,6 @@ fn is_real_method_path(expr: &Expr, methods: impl Fn(&str) -> bool) -> bool {
             names.as_slice(),
             ["f64", method] | ["std" | "core", "f64", method] if methods(method)
         )
-}
-
-/// The name `f` of a call `Self::f(..)`.
-fn sibling_path(func: &Expr) -> Option<&Ident> {
-    let Expr::Path(path) = func else {
-        return None;
-    };
-    match path.path.segments.iter().collect::<Vec<_>>().as_slice() {
-        [ty, method] if path.qself.is_none() && ty.ident == "Self" => Some(&method.ident),
-        _ => None,
-    }
 }
 
 /// Whether `expr` is `self`.
@@ -1074,8 +1104,8 @@ impl Fold for Translator {
                 ::ad::__private::cast_operand!(#receiver)));
         }
         let args = if is_self(&iter) {
-            let scalars = self.sibling_arguments(Some(&call.method), 1);
-            self.fold_arguments(call.args, &scalars)
+            let takes = self.sibling_takes(&call.method, 1);
+            self.fold_arguments(call.args, &takes)
         } else {
             call.args
                 .into_iter()
@@ -1130,11 +1160,11 @@ impl Fold for Translator {
     }
 
     fn fold_expr_call(&mut self, call: syn::ExprCall) -> syn::ExprCall {
-        let scalars = self.sibling_arguments(sibling_path(&call.func), 0);
+        let takes = self.callee_takes(&call.func);
         let func = Box::new(self.fold_keeping_constant(*call.func));
         syn::ExprCall {
             func,
-            args: self.fold_arguments(call.args, &scalars),
+            args: self.fold_arguments(call.args, &takes),
             ..call
         }
     }

@@ -489,6 +489,18 @@ pub fn scalar_into_constant(place: &syn::Expr, value: &syn::Expr) -> Error {
     Error::new_spanned(written, message)
 }
 
+/// A value that carries a derivative passed where the called function takes a `#[no_grad]`
+/// `f64` (`f(a, x * 0.5)` in `f(a: &[f64], #[no_grad] s: f64)`, `x` differentiable): there it is a
+/// plain `f64`.
+pub fn scalar_into_constant_argument(value: &syn::Expr) -> Error {
+    Error::new_spanned(
+        value,
+        "this argument carries a derivative, but the function called takes a `#[no_grad]` `f64` \
+         here (a plain number): to differentiate through it, remove `#[no_grad]` from that \
+         parameter",
+    )
+}
+
 // Rejections of `#[derive(Differentiable)]` (`derive.rs`).
 
 /// A union.
