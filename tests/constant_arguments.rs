@@ -779,3 +779,45 @@ fn f64_constants_bound_by_lets_and_constant_data_as_the_value() {
     assert!((value - 2.0 * slope).abs() < 1e-12 && (derivative - slope).abs() < 1e-12);
     assert_eq!(named_f64_constants_grad(-1.0, c), (c, 0.0));
 }
+
+/// A closure bound with the function's own name: a call by that name is the closure's, which
+/// takes what it is given.
+#[reverse_diff]
+fn square_plus(x: f64, #[no_grad] c: f64) -> f64 {
+    let square_plus = |u, v| u * v;
+    square_plus(x, x) + c
+}
+
+/// A nested `fn` with the function's own name, given constant data.
+#[reverse_diff]
+fn scaled_square(x: f64, #[no_grad] c: f64) -> f64 {
+    fn scaled_square(a: f64, b: f64) -> f64 {
+        a * b
+    }
+    x * scaled_square(c, c)
+}
+
+mod elsewhere {
+    /// A plain helper of the same name as the function that imports it.
+    pub fn imported(a: f64, b: f64) -> f64 {
+        a * b
+    }
+}
+
+/// An imported function with the function's own name, given constant data.
+#[reverse_diff]
+fn imported(x: f64, #[no_grad] c: f64) -> f64 {
+    use elsewhere::imported;
+    x * imported(c, c)
+}
+
+#[test]
+fn a_name_bound_in_the_body_is_not_the_function_itself() {
+    let c = 1.5;
+    check_scalar(|x| square_plus(x, c), |x| square_plus_grad(x, c), 0.7);
+    assert_eq!(square_plus_grad(0.5, c), (1.75, 1.0));
+    check_scalar(|x| scaled_square(x, c), |x| scaled_square_grad(x, c), 0.7);
+    assert_eq!(scaled_square_grad(0.5, c), (1.125, 2.25));
+    check_scalar(|x| imported(x, c), |x| imported_grad(x, c), 0.7);
+    assert_eq!(imported_grad(0.5, c), (1.125, 2.25));
+}

@@ -292,7 +292,8 @@ fn generic_function(function: &Function, siblings: Siblings) -> ItemFn {
     let scalar = scalar_param();
     let mut translator = Translator::new(scalar.clone(), siblings);
     if !function.in_impl {
-        translator.declare_free(function.item.sig.ident.clone(), function.takes());
+        let name = function.item.sig.ident.clone();
+        translator.declare_free(name, function.takes(), &function.item.block);
     }
     let mut item = function.item.clone();
     let mut params = function.params.iter();

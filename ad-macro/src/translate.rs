@@ -25,6 +25,7 @@ use syn::fold::{self, Fold};
 use syn::parse::{Parse, ParseStream, Parser};
 use syn::punctuated::Punctuated;
 use syn::spanned::Spanned;
+use syn::visit::Visit;
 use syn::{
     Expr, ExprCast, ExprLit, ExprPath, Ident, Lit, Macro, Pat, ReturnType, Stmt, Token, Type,
 };
@@ -101,9 +102,13 @@ impl Translator {
         }
     }
 
-    /// Declares the function a free function named `name` that takes `takes`.
-    pub fn declare_free(&mut self, name: Ident, takes: Vec<Takes>) {
-        self.itself = Some((name, takes));
+    /// Declares the function a free function named `name` that takes `takes`, whose body is
+    /// `body`: a call by that name is a recursion, unless the body declares an item or imports
+    /// a name spelled the same (`fn f(..)` or `use other::f;` inside `f`).
+    pub fn declare_free(&mut self, name: Ident, takes: Vec<Takes>, body: &syn::Block) {
+        if !declares_item(body, &name) {
+            self.itself = Some((name, takes));
+        }
     }
 
     /// Declares the function an `unsafe fn`, whose body may use raw pointers without an
@@ -557,8 +562,13 @@ impl Translator {
         match path.path.segments.iter().collect::<Vec<_>>().as_slice() {
             _ if path.qself.is_some() => Vec::new(),
             [ty, method] if ty.ident == "Self" => self.sibling_takes(&method.ident, 0),
+            // Not where a `let`, a pattern or a closure's parameter binds the name.
             [function] if function.arguments.is_none() => match &self.itself {
-                Some((name, takes)) if *name == function.ident => takes.clone(),
+                Some((name, takes))
+                    if *name == function.ident && !self.fusion.scopes.binds(&name.to_string()) =>
+                {
+                    takes.clone()
+                }
                 _ => Vec::new(),
             },
             _ => Vec::new(),
@@ -699,6 +709,40 @@ fn is_real_method_path(expr: &Expr, methods: impl Fn(&str) -> bool) -> bool {
             names.as_slice(),
             ["f64", method] | ["std" | "core", "f64", method] if methods(method)
         )
+}
+
+/// Whether `block` declares an item named `name` or brings one in by `use`, at any depth.
+fn declares_item(block: &syn::Block, name: &Ident) -> bool {
+    struct Declares<'a> {
+        name: &'a Ident,
+        found: bool,
+    }
+    impl<'ast> Visit<'ast> for Declares<'_> {
+        fn visit_item(&mut self, item: &'ast syn::Item) {
+            let declared = match item {
+                syn::Item::Fn(function) => Some(&function.sig.ident),
+                syn::Item::Const(constant) => Some(&constant.ident),
+                syn::Item::Static(constant) => Some(&constant.ident),
+                syn::Item::Struct(item) => Some(&item.ident),
+                _ => None,
+            };
+            self.found |= declared == Some(self.name);
+            syn::visit::visit_item(self, item);
+        }
+        fn visit_use_name(&mut self, used: &'ast syn::UseName) {
+            self.found |= used.ident == *self.name;
+        }
+        fn visit_use_rename(&mut self, used: &'ast syn::UseRename) {
+            self.found |= used.rename == *self.name;
+        }
+        fn visit_use_glob(&mut self, _: &'ast syn::UseGlob) {
+            // A glob may bring in anything, this name too.
+            self.found = true;
+        }
+    }
+    let mut declares = Declares { name, found: false };
+    declares.visit_block(block);
+    declares.found
 }
 
 /// Whether `expr` is `self`.

@@ -489,15 +489,17 @@ pub fn scalar_into_constant(place: &syn::Expr, value: &syn::Expr) -> Error {
     Error::new_spanned(written, message)
 }
 
-/// A value that carries a derivative passed where the called function takes a `#[no_grad]`
-/// `f64` (`f(a, x * 0.5)` in `f(a: &[f64], #[no_grad] s: f64)`, `x` differentiable): there it is a
-/// plain `f64`.
+/// A differentiable value passed where the called function takes a `#[no_grad]` `f64`
+/// (`f(a, x * 0.5)` in `f(a: &[f64], #[no_grad] s: f64)`, `x` differentiable, or a `let mut h =
+/// 1.0;` changed since, which is the scalar): there it is a plain `f64`.
 pub fn scalar_into_constant_argument(value: &syn::Expr) -> Error {
     Error::new_spanned(
         value,
-        "this argument carries a derivative, but the function called takes a `#[no_grad]` `f64` \
-         here (a plain number): to differentiate through it, remove `#[no_grad]` from that \
-         parameter",
+        "this argument is differentiable (it reads a differentiable `f64`, or a `let` that \
+         starts from a float literal and so can take one), but the function called takes a \
+         `#[no_grad]` `f64` here, a plain number: remove `#[no_grad]` from that parameter to \
+         differentiate through it, or compute the argument in the call from constant data \
+         (`#[no_grad]` parameters, literals, `n as f64`)",
     )
 }
 

@@ -499,7 +499,7 @@ impl Scopes {
 
     /// Whether some scope here binds the name spelled `name`, of a kind known or not (a
     /// closure, a `Vec`).
-    pub(super) fn binds(&self, name: &str) -> bool {
+    pub fn binds(&self, name: &str) -> bool {
         self.scopes.iter().any(|scope| scope.contains_key(name))
     }
 
