@@ -1368,6 +1368,30 @@ fn recursions_with_real_parameters() {
     }
 }
 
+/// Elements read at indices computed with lengths and `min`/`max` (`x[x.len() - 1]`,
+/// `x[(i + k).min(x.len() - 1)]`), in a loop and at the top level.
+#[reverse_diff]
+fn computed_indices(x: &[f64], k: usize) -> f64 {
+    let mut total = 0.0;
+    for i in 0..x.len() {
+        total += x[i] * x[x.len() - 1] + x[(i + k).min(x.len() - 1)].sin();
+    }
+    total * x[k.max(1) - 1]
+}
+
+#[test]
+fn indices_computed_with_lengths_and_min_or_max() {
+    let x = [0.4, -0.7, 1.3, -0.2, 0.9];
+    for k in [0, 2, 5] {
+        agrees(
+            |x| computed_indices(x, k),
+            |x| computed_indices_grad(x, k),
+            &x,
+            1e-14,
+        );
+    }
+}
+
 /// A `#[no_grad]` scale halved on the way down: the argument `s * 0.5` stays a plain `f64`.
 #[reverse_diff]
 fn halving(a: &[f64], #[no_grad] s: f64, n: usize) -> f64 {

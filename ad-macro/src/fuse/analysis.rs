@@ -583,13 +583,23 @@ fn is_float_literal_expr(expr: &Expr) -> bool {
     }
 }
 
-/// Whether an index is integer arithmetic on names and literals (`i`, `i + 1`, `j * n + k`),
-/// so reading `xs[index]` twice reads the same element.
+/// Whether an index is integer arithmetic on names, literals, lengths and the smaller or larger
+/// of two (`i`, `i + 1`, `j * n + k`, `xs.len() - 1`, `k.min(n)`), so reading `xs[index]`
+/// twice reads the same element.
 pub(super) fn is_pure_index(expr: &Expr) -> bool {
     match expr {
         Expr::Lit(lit) => matches!(lit.lit, Lit::Int(_)),
         Expr::Path(path) => path.qself.is_none() && path.path.get_ident().is_some(),
         Expr::Paren(inner) => is_pure_index(&inner.expr),
+        Expr::MethodCall(call) if call.turbofish.is_none() => match call.args.first() {
+            None => call.method == "len" && matches!(strip(&call.receiver), Expr::Path(_)),
+            Some(other) => {
+                (call.method == "min" || call.method == "max")
+                    && call.args.len() == 1
+                    && is_pure_index(&call.receiver)
+                    && is_pure_index(other)
+            }
+        },
         Expr::Binary(binary) => {
             matches!(
                 binary.op,
