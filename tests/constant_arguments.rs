@@ -821,3 +821,33 @@ fn a_name_bound_in_the_body_is_not_the_function_itself() {
     check_scalar(|x| imported(x, c), |x| imported_grad(x, c), 0.7);
     assert_eq!(imported_grad(0.5, c), (1.125, 2.25));
 }
+
+/// A named constant for [`rescaled`].
+const HALF: f64 = 0.5;
+
+/// Arguments for a `#[no_grad]` `f64` in forms whose kind the macro cannot tell, left as
+/// written: a named constant, `PI`, a branch, a block, an element of a literal array.
+#[reverse_diff]
+fn rescaled(a: &[f64], #[no_grad] s: f64, n: usize) -> f64 {
+    if n == 0 {
+        return a[0] * s;
+    }
+    let first: f64 = rescaled(a, HALF * s + std::f64::consts::PI, n - 1);
+    let second: f64 = rescaled(
+        a,
+        if n > 2 {
+            [0.5, 0.25][n % 2] * s
+        } else {
+            let h = s / 2.0;
+            h
+        },
+        n - 1,
+    );
+    first * second + a[n] * s
+}
+
+#[test]
+fn constant_arguments_of_unknown_kind_are_left_as_written() {
+    let a = [0.5, -0.3, 0.8, 1.2];
+    check(|a| rescaled(a, 1.5, 3), |a| rescaled_grad(a, 1.5, 3), &a);
+}

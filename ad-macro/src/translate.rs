@@ -598,12 +598,15 @@ impl Translator {
                     let arg = self.fold_keeping_constant(arg);
                     self.lifted(&arg)
                 }
+                // An `f64` where it was written: left as written when the macro cannot tell
+                // its kind (`PI * s`, `if c { s } else { 0.5 * s }`, `self.c / 2.0`), as a
+                // literal made the scalar could not go there.
                 Some(Takes::Constant) => match self.fold_as_f64(&arg) {
                     Some(folded) => folded,
                     None if self.fusion.scopes.reads_scalar(&arg) => Expr::Verbatim(
                         validate::scalar_into_constant_argument(&arg).into_compile_error(),
                     ),
-                    None => self.fold_keeping_constant(arg),
+                    None => arg,
                 },
                 _ => self.fold_keeping_constant(arg),
             })
