@@ -142,3 +142,28 @@ fn generic_and_dyn_function_parameters() {
     assert_relative_eq!(dk, 3.0 * k * k * x.powi(4) + 2.0, max_relative = 1e-14);
     assert_relative_eq!(dx, 4.0 * k.powi(3) * x.powi(3) + 2.0, max_relative = 1e-14);
 }
+
+/// A closure whose result is typed (`-> f64`, so its body is a block) and one with a block
+/// body, over constant nodes: their `f64` parameters are converted inside their own blocks,
+/// adding no braces (the function denies `unused_braces`).
+#[deny(unused_braces)]
+#[reverse_diff]
+fn typed_closure_results(x: f64, #[no_grad] nodes: &[f64]) -> f64 {
+    let f = |t: f64| -> f64 { t * x };
+    let g = |t: f64| {
+        let u = t * t;
+        u * x.sin()
+    };
+    nodes.iter().map(|&t| f(t) + g(t)).sum::<f64>()
+}
+
+#[test]
+fn closures_with_typed_results_take_constants() {
+    let nodes = [0.1, 0.5, 0.9];
+    let x = 0.7;
+    let (value, derivative) = typed_closure_results_grad(x, &nodes);
+    assert_eq!(value.to_bits(), typed_closure_results(x, &nodes).to_bits());
+    // Σ t + t² cos x.
+    let expected: f64 = nodes.iter().map(|t| t + t * t * x.cos()).sum();
+    assert_relative_eq!(derivative, expected, max_relative = 1e-14);
+}

@@ -780,8 +780,16 @@ fn convert_scalar_params(mut closure: syn::ExprClosure) -> syn::ExprClosure {
     if lets.is_empty() {
         return closure;
     }
-    let body = &closure.body;
-    *closure.body = syn::parse_quote_spanned!(body.span()=> { #(#lets)* #body });
+    // A body that is a block already (as it must be after `-> f64`) takes the lets first: a
+    // block around it would warn as `unused_braces`.
+    match &mut *closure.body {
+        Expr::Block(block) if block.label.is_none() && block.attrs.is_empty() => {
+            block.block.stmts.splice(0..0, lets);
+        }
+        body => {
+            *body = syn::parse_quote_spanned!(body.span()=> { #(#lets)* #body });
+        }
+    }
     closure
 }
 
