@@ -839,7 +839,7 @@ fn rescaled(a: &[f64], #[no_grad] s: f64, n: usize) -> f64 {
             [0.5, 0.25][n % 2] * s
         } else {
             let h = s / 2.0;
-            h
+            h * h
         },
         n - 1,
     );
