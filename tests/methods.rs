@@ -254,3 +254,50 @@ fn trait_impl_methods_keep_the_trait_signature() {
     assert_eq!(as_trait.energy(&x), value);
     assert_eq!(as_trait.stiffness(), 3.0);
 }
+
+/// A trait annotated itself: its default method is generic over the scalar.
+#[reverse_diff]
+trait Spring {
+    /// `Σ x_i²`, unless overridden.
+    #[reverse_diff]
+    fn stretch_energy(&self, x: &[f64]) -> f64 {
+        x.iter().map(|v| v * v).sum()
+    }
+}
+
+/// A spring that overrides the default: the method alone is annotated, the `impl` is not.
+struct Stiff {
+    k: f64,
+}
+
+impl Spring for Stiff {
+    #[reverse_diff]
+    fn stretch_energy(&self, x: &[f64]) -> f64 {
+        0.5 * self.k * x.iter().map(|v| v * v).sum::<f64>()
+    }
+}
+
+/// A spring that keeps the default.
+struct Soft;
+
+impl Spring for Soft {}
+
+/// A function over any spring, differentiated through its method.
+#[reverse_diff]
+fn pulled<P: Spring>(spring: &P, x: &[f64]) -> f64 {
+    spring.stretch_energy(x) + x[0]
+}
+
+#[test]
+fn an_annotated_traits_method_overridden_in_a_plain_impl() {
+    let x = [0.5, -1.0, 0.7];
+    // ½ k Σ x², k = 2: d/dx_i = 2 x_i; the default Σ x²: 2 x_i too, and + x_0.
+    assert_eq!(
+        Stiff { k: 2.0 }.stretch_energy_grad(&x),
+        (1.74, vec![1.0, -2.0, 1.4])
+    );
+    assert_eq!(Soft.stretch_energy_grad(&x), (1.74, vec![1.0, -2.0, 1.4]));
+    let (value, gradient) = pulled_grad(&Stiff { k: 4.0 }, &x);
+    assert_relative_eq!(value, 2.0 * 1.74 + 0.5, max_relative = 1e-15);
+    assert_eq!(gradient, vec![3.0, -4.0, 2.8]);
+}

@@ -64,8 +64,9 @@ pub fn companions(function: &Function, products: Products) -> TokenStream {
 
 /// Whether the function can be called once per Hessian row from the same arguments: no
 /// receiver or `&self`, and constants passed by shared reference or of a primitive type. A
-/// by-value `self` or constant of another type may not be `Copy`, so `f_hessian` is not
-/// generated for it (`f_hvp` runs the body once and is).
+/// by-value `self` or constant of another type may not be `Copy`, and one by `&mut` would see
+/// each row's changes, so `f_hessian` is not generated for it (`f_hvp` runs the body once and
+/// is).
 pub(super) fn callable_repeatedly(function: &Function) -> bool {
     let shared_reference =
         |ty: &Type| matches!(ty, Type::Reference(reference) if reference.mutability.is_none());
