@@ -851,3 +851,56 @@ fn constant_arguments_of_unknown_kind_are_left_as_written() {
     let a = [0.5, -0.3, 0.8, 1.2];
     check(|a| rescaled(a, 1.5, 3), |a| rescaled_grad(a, 1.5, 3), &a);
 }
+
+/// A default for a `#[no_grad]` `Option<f64>`: `unwrap_or(1.0)` takes a plain `f64`.
+#[reverse_diff]
+fn with_default(x: &[f64], #[no_grad] scale: Option<f64>) -> f64 {
+    let s = scale.unwrap_or(1.0);
+    x.iter().map(|v| s * v.exp()).sum()
+}
+
+/// Elements of constant data given to its own methods: `unwrap_or` after `get(i).copied()`,
+/// and `push`, `resize` and `insert` on a copy.
+#[reverse_diff]
+fn padded(x: &[f64], #[no_grad] data: &[f64], i: usize) -> f64 {
+    let d = data.get(i).copied().unwrap_or(0.5);
+    let mut copy = data.to_vec();
+    copy.push(2.0);
+    copy.resize(copy.len() + 2, 0.25);
+    copy.insert(0, 3.0);
+    let mut total = 0.0;
+    for k in 0..x.len() {
+        total += x[k] * copy[k % copy.len()] * d;
+    }
+    total
+}
+
+/// A fold from a literal over constant data, with a scalar in the closure: the literal stays
+/// the scalar, as the accumulator is one.
+#[reverse_diff]
+fn folded(x: f64, #[no_grad] data: &[f64]) -> f64 {
+    data.iter().fold(0.0, |acc, d| acc + d * x)
+}
+
+#[test]
+fn methods_of_constant_data_take_plain_elements() {
+    let x = [0.3, -0.2, 0.9];
+    check(
+        |x| with_default(x, Some(2.0)),
+        |x| with_default_grad(x, Some(2.0)),
+        &x,
+    );
+    check(
+        |x| with_default(x, None),
+        |x| with_default_grad(x, None),
+        &x,
+    );
+    let data = [1.5, -0.5];
+    // The copy is [3, 1.5, -0.5, 2, 0.25, 0.25]; d = data[0] = 1.5, or 0.5 past the end.
+    let (_, gradient) = padded_grad(&x, &data, 0);
+    assert_eq!(gradient, vec![4.5, 2.25, -0.75]);
+    for i in [0, 1, 5] {
+        check(|x| padded(x, &data, i), |x| padded_grad(x, &data, i), &x);
+    }
+    check_scalar(|x| folded(x, &data), |x| folded_grad(x, &data), 0.7);
+}

@@ -31,7 +31,7 @@ use syn::{
 };
 
 use crate::fuse::{
-    idents, mapped_sum, mentions_any, origin_of, Driver, Fusion, FusionState, Kind, Origin,
+    idents, mapped_sum, mentions_any, origin_of, strip, Driver, Fusion, FusionState, Kind, Origin,
     RepeatArgs, Scopes,
 };
 use crate::model::Takes;
@@ -80,6 +80,10 @@ pub struct Translator {
     /// The name and arguments of the function being translated, when it is a free function: a
     /// call to it by that name (a recursion) converts its arguments as a sibling's.
     itself: Option<(Ident, Vec<Takes>)>,
+    /// The `#[no_grad]` parameters the body never binds again, of any type (`scale:
+    /// Option<f64>`, `data: &[f64]`): what a method of theirs takes as an element stays `f64`
+    /// ([`Translator::element_arguments`]).
+    constant_params: HashSet<String>,
     /// The fusion's state ([`Driver`]).
     fusion: FusionState,
     /// Set while the expression about to be folded keeps a named constant as written (see
@@ -96,6 +100,7 @@ impl Translator {
             scalar,
             siblings,
             itself: None,
+            constant_params: HashSet::new(),
             fusion: FusionState::new(),
             keep_constant: false,
             returns: None,
@@ -127,6 +132,9 @@ impl Translator {
 
     /// Declares a parameter of the function (`constant`: it is `#[no_grad]` data).
     pub fn bind_param(&mut self, pat: &Pat, ty: &Type, constant: bool) {
+        if let (true, Pat::Ident(name)) = (constant, pat) {
+            self.constant_params.insert(name.ident.to_string());
+        }
         let scopes = &mut self.fusion.scopes;
         scopes.bind_pattern(pat, Kind::of_type(ty, constant));
         scopes.set_origins(pat, Some(Origin::Parameter));
@@ -145,6 +153,8 @@ impl Translator {
     ) -> syn::Block {
         self.fusion.arrays = arrays;
         self.fusion.values = values;
+        let bound = bound_names(&block);
+        self.constant_params.retain(|name| !bound.contains(name));
         self.fusion.unsafe_code |= idents(block.to_token_stream())
             .iter()
             .any(|ident| ident == "unsafe");
@@ -575,6 +585,56 @@ impl Translator {
         }
     }
 
+    /// For a method that takes an element of its receiver (`unwrap_or`, `push`, `fill`,
+    /// `resize`, `insert`, `get_or_insert`) called on constant data (a `#[no_grad]` parameter
+    /// or constant data the scopes know, through calls that take no closure), which of its
+    /// arguments are such elements: `f64`s, not scalars.
+    ///
+    /// Before: `scale.unwrap_or(1.0)` (`#[no_grad] scale: Option<f64>`). After: the same, a
+    /// plain `1.0`, where the scalar `1.0` would not go.
+    fn element_arguments(&self, call: &syn::ExprMethodCall) -> Option<Vec<Takes>> {
+        let count = call.args.len();
+        let element = match (call.method.to_string().as_str(), count) {
+            ("unwrap_or" | "get_or_insert" | "push" | "fill", 1) => 0,
+            ("resize", 2) => 1,
+            ("insert", 2) => 1,
+            _ => return None,
+        };
+        if !self.is_constant_chain(&call.receiver) {
+            return None;
+        }
+        let mut takes = vec![Takes::Other; count];
+        takes[element] = Takes::Constant;
+        Some(takes)
+    }
+
+    /// Whether `expr` is constant data reached from a `#[no_grad]` parameter or a name the
+    /// scopes know holds constants, through fields, elements, borrows and method calls whose
+    /// arguments are all constant (no closure, no scalar): `scale`, `data.get(i).copied()`.
+    fn is_constant_chain(&self, expr: &Expr) -> bool {
+        let scopes = &self.fusion.scopes;
+        match strip(expr) {
+            Expr::Path(path) => path.path.get_ident().is_some_and(|name| {
+                self.constant_params.contains(&name.to_string())
+                    || matches!(
+                        scopes.kind_of(expr),
+                        Some(Kind::Constant | Kind::Constants | Kind::BorrowedConstants)
+                    )
+            }),
+            Expr::MethodCall(call) => {
+                self.is_constant_chain(&call.receiver)
+                    && call.args.iter().all(|arg| {
+                        !matches!(strip(arg), Expr::Closure(_)) && !scopes.reads_scalar(arg)
+                    })
+            }
+            Expr::Field(field) => self.is_constant_chain(&field.base),
+            Expr::Index(index) => self.is_constant_chain(&index.expr),
+            Expr::Reference(reference) => self.is_constant_chain(&reference.expr),
+            Expr::Unary(unary) => self.is_constant_chain(&unary.expr),
+            _ => false,
+        }
+    }
+
     /// Folds a call's arguments, each of which keeps a named constant as written, to what the
     /// callee takes (`takes`, empty when the macro does not see it).
     ///
@@ -712,6 +772,21 @@ fn is_real_method_path(expr: &Expr, methods: impl Fn(&str) -> bool) -> bool {
             names.as_slice(),
             ["f64", method] | ["std" | "core", "f64", method] if methods(method)
         )
+}
+
+/// Every name a pattern binds anywhere in `block` (`let`, closure parameters, `for`, `match`
+/// arms, `if let`).
+fn bound_names(block: &syn::Block) -> HashSet<String> {
+    struct Bound(HashSet<String>);
+    impl<'ast> Visit<'ast> for Bound {
+        fn visit_pat_ident(&mut self, pat: &'ast syn::PatIdent) {
+            self.0.insert(pat.ident.to_string());
+            syn::visit::visit_pat_ident(self, pat);
+        }
+    }
+    let mut bound = Bound(HashSet::new());
+    bound.visit_block(block);
+    bound.0
 }
 
 /// Whether `block` declares an item named `name` or brings one in by `use`, at any depth.
@@ -1150,6 +1225,7 @@ impl Fold for Translator {
                 .fusion
                 .scopes
                 .is_owned_constants(&Expr::MethodCall(call.clone()));
+        let elements = self.element_arguments(&call);
         let mut receiver = Box::new(self.fold_keeping_constant(*call.receiver));
         // Before: `x.to_int_unchecked::<i32>()`. After: `cast_operand!(x).to_int_unchecked::<i32>()`:
         // `f64`'s own method, on the value.
@@ -1161,6 +1237,8 @@ impl Fold for Translator {
         let args = if is_self(&iter) {
             let takes = self.sibling_takes(&call.method, 1);
             self.fold_arguments(call.args, &takes)
+        } else if let Some(elements) = elements {
+            self.fold_arguments(call.args, &elements)
         } else {
             call.args
                 .into_iter()
