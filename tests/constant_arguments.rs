@@ -16,6 +16,7 @@
 mod common;
 
 use ad::reverse_diff;
+use approx::assert_relative_eq;
 use common::{assert_gradient_matches, central_derivative, check, records, STEP};
 
 /// Three-point Gauss–Legendre nodes and weights on [-1, 1].
@@ -903,4 +904,81 @@ fn methods_of_constant_data_take_plain_elements() {
         check(|x| padded(x, &data, i), |x| padded_grad(x, &data, i), &x);
     }
     check_scalar(|x| folded(x, &data), |x| folded_grad(x, &data), 0.7);
+}
+
+/// A number of constant data that then takes a scalar: the macro writes `f64` in its `let`.
+#[reverse_diff]
+fn accumulated(x: f64, #[no_grad] data: &[f64]) -> f64 {
+    let mut acc = data[0];
+    acc = acc + x * 2.0;
+    x * acc
+}
+
+/// An integrator's state copied from constant data, its elements then taking scalars by
+/// index.
+#[reverse_diff]
+fn evolved(k: &[f64], #[no_grad] y0: &[f64], #[no_grad] dt: f64) -> f64 {
+    let mut y = y0.to_vec();
+    for _ in 0..20 {
+        for i in 0..y.len() {
+            y[i] = y[i] - dt * k[i % k.len()] * y[i];
+        }
+    }
+    y.iter().map(|v| v * v).sum()
+}
+
+/// The same through `iter_mut`.
+#[reverse_diff]
+fn evolved_in_place(k: f64, #[no_grad] y0: &[f64], #[no_grad] dt: f64) -> f64 {
+    let mut y = y0.to_vec();
+    for _ in 0..20 {
+        for v in y.iter_mut() {
+            *v -= dt * k * *v;
+        }
+    }
+    y.iter().sum()
+}
+
+/// A `Vec` started empty, given constant data first and scalars after.
+#[reverse_diff]
+fn pushed(x: f64, #[no_grad] data: &[f64]) -> f64 {
+    let mut out = Vec::new();
+    out.push(data[0]);
+    out.push(x);
+    out.push(x * data[1]);
+    out.iter().map(|v| v * v).sum()
+}
+
+#[test]
+fn locals_of_constant_data_that_take_scalars_hold_scalars() {
+    let data = [1.5, 2.0];
+    // x (1.5 + 2 x): 1.5 + 4 x.
+    assert_eq!(accumulated_grad(0.5, &data), (1.25, 3.5));
+    check_scalar(
+        |x| accumulated(x, &data),
+        |x| accumulated_grad(x, &data),
+        0.5,
+    );
+    let (y0, k) = ([1.0, 2.0, -0.5], [0.5, 0.8]);
+    check(
+        |k| evolved(k, &y0, 0.01),
+        |k| evolved_grad(k, &y0, 0.01),
+        &k,
+    );
+    // Σ y0_i (1 - dt k)^20: -20 dt (1 - dt k)^19 Σ y0_i.
+    let (value, derivative) = evolved_in_place_grad(0.5, &y0, 0.01);
+    assert_relative_eq!(value, 2.5 * 0.995f64.powi(20), max_relative = 1e-14);
+    assert_relative_eq!(
+        derivative,
+        -0.2 * 0.995f64.powi(19) * 2.5,
+        max_relative = 1e-13
+    );
+    check_scalar(
+        |k| evolved_in_place(k, &y0, 0.01),
+        |k| evolved_in_place_grad(k, &y0, 0.01),
+        0.5,
+    );
+    // 1.5² + x² + 4 x²: 10 x.
+    assert_eq!(pushed_grad(0.7, &data).1, 7.0);
+    check_scalar(|x| pushed(x, &data), |x| pushed_grad(x, &data), 0.7);
 }

@@ -4,11 +4,13 @@
 use proc_macro2::TokenStream;
 use quote::quote;
 use quote::ToTokens;
+use std::collections::HashMap;
 use syn::fold::Fold;
 use syn::parse::{Parse, ParseStream, Parser};
+use syn::visit_mut::VisitMut;
 use syn::{
-    Error, FnArg, GenericParam, ImplItem, ItemFn, ItemImpl, ItemTrait, ReturnType, TraitItem,
-    TraitItemFn,
+    Error, Expr, FnArg, GenericParam, ImplItem, ItemFn, ItemImpl, ItemTrait, Pat, ReturnType,
+    TraitItem, TraitItemFn,
 };
 
 use crate::attr;
@@ -251,13 +253,20 @@ fn reverse_diff(args: TokenStream, item: ItemFn, block: Option<&Siblings>) -> To
     );
     match errors.finish() {
         Ok(()) => {
-            // A primitive's or fused callee's body is not the one its companions record.
-            if options.primitive.is_none() && !options.fused {
-                (function.held, function.held_parts) = held_parameters(&function);
-            }
             let siblings = block.cloned().unwrap_or_default();
-            let (generic, unfused) =
-                primitive::wrap(&options, &function, generic_function(&function, siblings));
+            // Translated again, and its companions built, with `f64` written in the `let`s of
+            // constant data that the first translation found take scalars.
+            let generic = loop {
+                // A primitive's or fused callee's body is not the one its companions record.
+                if options.primitive.is_none() && !options.fused {
+                    (function.held, function.held_parts) = held_parameters(&function);
+                }
+                let (generic, written) = generic_function(&function, siblings.clone());
+                if !ascribe_scalars(&mut function.item.block, &written) {
+                    break generic;
+                }
+            };
+            let (generic, unfused) = primitive::wrap(&options, &function, generic);
             // Without `self`: the body moves to a hidden function the companions call, and the
             // function calls it too.
             let (generic, holder) = if function.in_impl {
@@ -288,7 +297,10 @@ fn reverse_diff(args: TokenStream, item: ItemFn, block: Option<&Siblings>) -> To
 /// Before: `fn f(x: f64, #[no_grad] c: f64) -> f64 { x * c + 1.0 }`
 /// After:  `fn f<S: ::ad::Real>(x: S, c: f64) -> S where f64: ..., &S: ...
 ///          { x * c + <S as ::ad::Real>::from_f64(1.0) }`
-fn generic_function(function: &Function, siblings: Siblings) -> ItemFn {
+///
+/// Also the locals holding constant data that the body writes scalars into
+/// ([`Translator::written_scalars`]).
+fn generic_function(function: &Function, siblings: Siblings) -> (ItemFn, HashMap<String, bool>) {
     let scalar = scalar_param();
     let mut translator = Translator::new(scalar.clone(), siblings);
     if !function.in_impl {
@@ -358,7 +370,81 @@ fn generic_function(function: &Function, siblings: Siblings) -> ItemFn {
         .insert(position, syn::parse_quote!(#scalar: ::ad::Real));
     let where_clause = item.sig.generics.make_where_clause();
     where_clause.predicates.extend(scalar_predicates(&scalar));
-    item
+    (item, translator.written_scalars().clone())
+}
+
+/// Whether `func` is `Vec::new` or `Vec::with_capacity`.
+fn is_new_vec(func: &Expr) -> bool {
+    let Expr::Path(path) = func else {
+        return false;
+    };
+    let segments: Vec<String> = path
+        .path
+        .segments
+        .iter()
+        .map(|segment| segment.ident.to_string())
+        .collect();
+    matches!(
+        segments
+            .iter()
+            .map(String::as_str)
+            .collect::<Vec<_>>()
+            .as_slice(),
+        ["Vec", "new" | "with_capacity"]
+    )
+}
+
+/// Writes `f64` in the `let`s of `block` that bind a name of `written` (a local holding
+/// constant data that the body writes scalars into, and whether it is a sequence) to a new
+/// `Vec` or to a number, as the README advises: the local then holds scalars. Whether it
+/// changed a `let`.
+///
+/// Before: `let mut y = y0.to_vec();`, `let mut out = Vec::new();`, `let mut acc = data[0];`.
+/// After: `let mut y: Vec<f64> = y0.to_vec();`, `let mut out: Vec<f64> = Vec::new();`, `let
+/// mut acc: f64 = data[0];`.
+fn ascribe_scalars(block: &mut syn::Block, written: &HashMap<String, bool>) -> bool {
+    struct Ascribe<'a> {
+        written: &'a HashMap<String, bool>,
+        changed: bool,
+    }
+    impl VisitMut for Ascribe<'_> {
+        fn visit_local_mut(&mut self, local: &mut syn::Local) {
+            syn::visit_mut::visit_local_mut(self, local);
+            let (Pat::Ident(name), Some(init)) = (&local.pat, &local.init) else {
+                return;
+            };
+            let sequence = match self.written.get(&name.ident.to_string()) {
+                Some(sequence) if name.mutability.is_some() && name.subpat.is_none() => *sequence,
+                _ => return,
+            };
+            let ty: syn::Type = match &*init.expr {
+                _ if !sequence => syn::parse_quote!(f64),
+                Expr::MethodCall(call)
+                    if ["to_vec", "to_owned", "collect"].contains(&&*call.method.to_string())
+                        && call.turbofish.is_none() =>
+                {
+                    syn::parse_quote!(::std::vec::Vec<f64>)
+                }
+                Expr::Call(call) if is_new_vec(&call.func) => {
+                    syn::parse_quote!(::std::vec::Vec<f64>)
+                }
+                _ => return,
+            };
+            local.pat = Pat::Type(syn::PatType {
+                attrs: Vec::new(),
+                pat: Box::new(local.pat.clone()),
+                colon_token: Default::default(),
+                ty: Box::new(ty),
+            });
+            self.changed = true;
+        }
+    }
+    let mut ascribe = Ascribe {
+        written,
+        changed: false,
+    };
+    ascribe.visit_block_mut(block);
+    ascribe.changed
 }
 
 /// A function without `self` as a thin function over the hidden one that holds its body

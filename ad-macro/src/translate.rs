@@ -84,6 +84,14 @@ pub struct Translator {
     /// Option<f64>`, `data: &[f64]`): what a method of theirs takes as an element stays `f64`
     /// ([`Translator::element_arguments`]).
     constant_params: HashSet<String>,
+    /// The locals holding constant data that the body writes a scalar into: numbers (`acc +=
+    /// x`, `false`) and sequences (`y[i] = y[i] * k`, `*v -= k * *v` over `y.iter_mut()`,
+    /// `out.push(x)`, `true`). Bound again with `f64` written in their `let`, they hold scalars
+    /// ([`crate::expand`]'s second translation).
+    written_scalars: HashMap<String, bool>,
+    /// The loop variables of `for v in y.iter_mut()` (or `.enumerate()`'s `(i, v)`) over a
+    /// named `y`, when the body has one such loop per variable name: `v` -> `y`.
+    mutable_items: HashMap<String, String>,
     /// The fusion's state ([`Driver`]).
     fusion: FusionState,
     /// Set while the expression about to be folded keeps a named constant as written (see
@@ -101,6 +109,8 @@ impl Translator {
             siblings,
             itself: None,
             constant_params: HashSet::new(),
+            written_scalars: HashMap::new(),
+            mutable_items: HashMap::new(),
             fusion: FusionState::new(),
             keep_constant: false,
             returns: None,
@@ -114,6 +124,49 @@ impl Translator {
         if !declares_item(body, &name) {
             self.itself = Some((name, takes));
         }
+    }
+
+    /// The locals holding constant data the body writes scalars into, each with whether it is
+    /// a sequence ([`Translator::written_scalars`]), found by this translation.
+    pub fn written_scalars(&self) -> &HashMap<String, bool> {
+        &self.written_scalars
+    }
+
+    /// Notes that `place = value` (or `place op= value`) writes a scalar into the local the
+    /// place is, or whose element it is, or whose element `place`, a `*v`, borrows
+    /// ([`Translator::mutable_items`]), when `value` reads one.
+    fn note_write(&mut self, place: &Expr, value: &Expr) {
+        let scopes = &self.fusion.scopes;
+        let (local, constant) = match strip(place) {
+            Expr::Index(index) => (&*index.expr, Kind::Constants),
+            Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => {
+                let sequence =
+                    path_name(&unary.expr).and_then(|item| self.mutable_items.get(&item));
+                if let Some(sequence) = sequence {
+                    if scopes.may_read_scalar(value) && self.holds(sequence, Kind::Constants) {
+                        self.written_scalars.insert(sequence.clone(), true);
+                    }
+                }
+                return;
+            }
+            place => (place, Kind::Constant),
+        };
+        if let Some(name) = path_name(local) {
+            if scopes.kind_of(local) == Some(constant) && scopes.reads_scalar(value) {
+                self.written_scalars
+                    .insert(name, constant == Kind::Constants);
+            }
+        }
+    }
+
+    /// Whether the name spelled `name` holds data of kind `kind` here.
+    fn holds(&self, name: &str, kind: Kind) -> bool {
+        let path: Expr = Expr::Path(ExprPath {
+            attrs: Vec::new(),
+            qself: None,
+            path: Ident::new(name, Span::call_site()).into(),
+        });
+        self.fusion.scopes.kind_of(&path) == Some(kind)
     }
 
     /// Declares the function an `unsafe fn`, whose body may use raw pointers without an
@@ -155,6 +208,7 @@ impl Translator {
         self.fusion.values = values;
         let bound = bound_names(&block);
         self.constant_params.retain(|name| !bound.contains(name));
+        self.mutable_items = mutable_items(&block);
         self.fusion.unsafe_code |= idents(block.to_token_stream())
             .iter()
             .any(|ident| ident == "unsafe");
@@ -586,25 +640,29 @@ impl Translator {
     }
 
     /// For a method that takes an element of its receiver (`unwrap_or`, `push`, `fill`,
-    /// `resize`, `insert`, `get_or_insert`) called on constant data (a `#[no_grad]` parameter
-    /// or constant data the scopes know, through calls that take no closure), which of its
-    /// arguments are such elements: `f64`s, not scalars.
+    /// `resize`, `insert`, `get_or_insert`), which of its arguments is one, and what it takes
+    /// there: an `f64` on constant data (a `#[no_grad]` parameter or constant data the scopes
+    /// know, through calls that take no closure), the scalar on a sequence of scalars.
     ///
     /// Before: `scale.unwrap_or(1.0)` (`#[no_grad] scale: Option<f64>`). After: the same, a
     /// plain `1.0`, where the scalar `1.0` would not go.
+    ///
+    /// Before: `out.push(data[0])` (`let mut out: Vec<f64> = Vec::new();`, `data` constant
+    /// data). After: `out.push(IntoReal::<S>::into_real(data[0]))`.
     fn element_arguments(&self, call: &syn::ExprMethodCall) -> Option<Vec<Takes>> {
-        let count = call.args.len();
-        let element = match (call.method.to_string().as_str(), count) {
-            ("unwrap_or" | "get_or_insert" | "push" | "fill", 1) => 0,
-            ("resize", 2) => 1,
-            ("insert", 2) => 1,
-            _ => return None,
-        };
-        if !self.is_constant_chain(&call.receiver) {
+        let element = element_position(call)?;
+        let scopes = &self.fusion.scopes;
+        let taken = if self.is_constant_chain(&call.receiver)
+            && !scopes.reads_scalar(&call.args[element])
+        {
+            Takes::Constant
+        } else if scopes.kind_of(&call.receiver) == Some(Kind::Scalars) {
+            Takes::Scalar
+        } else {
             return None;
-        }
-        let mut takes = vec![Takes::Other; count];
-        takes[element] = Takes::Constant;
+        };
+        let mut takes = vec![Takes::Other; call.args.len()];
+        takes[element] = taken;
         Some(takes)
     }
 
@@ -772,6 +830,58 @@ fn is_real_method_path(expr: &Expr, methods: impl Fn(&str) -> bool) -> bool {
             names.as_slice(),
             ["f64", method] | ["std" | "core", "f64", method] if methods(method)
         )
+}
+
+/// Which argument of a method that takes an element of its receiver is the element:
+/// `unwrap_or`, `get_or_insert`, `push` and `fill`'s one, `resize` and `insert`'s second.
+fn element_position(call: &syn::ExprMethodCall) -> Option<usize> {
+    match (call.method.to_string().as_str(), call.args.len()) {
+        ("unwrap_or" | "get_or_insert" | "push" | "fill", 1) => Some(0),
+        ("resize" | "insert", 2) => Some(1),
+        _ => None,
+    }
+}
+
+/// The name `expr` is, if it is a lone name.
+fn path_name(expr: &Expr) -> Option<String> {
+    match strip(expr) {
+        Expr::Path(path) if path.qself.is_none() => path.path.get_ident().map(Ident::to_string),
+        _ => None,
+    }
+}
+
+/// The loop variables of `for v in y.iter_mut()` or `for (i, v) in y.iter_mut().enumerate()`
+/// in `block`, each with its sequence `y`; a variable name two such loops bind is left out.
+fn mutable_items(block: &syn::Block) -> HashMap<String, String> {
+    struct Loops(HashMap<String, Option<String>>);
+    impl<'ast> Visit<'ast> for Loops {
+        fn visit_expr_for_loop(&mut self, for_loop: &'ast syn::ExprForLoop) {
+            let (mut iter, mut pat) = (strip(&for_loop.expr), &*for_loop.pat);
+            if let (Expr::MethodCall(call), Pat::Tuple(pair)) = (iter, pat) {
+                if call.method == "enumerate" && call.args.is_empty() && pair.elems.len() == 2 {
+                    (iter, pat) = (strip(&call.receiver), &pair.elems[1]);
+                }
+            }
+            if let (Expr::MethodCall(call), Pat::Ident(item)) = (iter, pat) {
+                if call.method == "iter_mut" && call.args.is_empty() {
+                    if let Some(sequence) = path_name(&call.receiver) {
+                        self.0
+                            .entry(item.ident.to_string())
+                            .and_modify(|seen| *seen = None)
+                            .or_insert(Some(sequence));
+                    }
+                }
+            }
+            syn::visit::visit_expr_for_loop(self, for_loop);
+        }
+    }
+    let mut loops = Loops(HashMap::new());
+    loops.visit_block(block);
+    loops
+        .0
+        .into_iter()
+        .filter_map(|(item, sequence)| Some((item, sequence?)))
+        .collect()
 }
 
 /// Every name a pattern binds anywhere in `block` (`let`, closure parameters, `for`, `match`
@@ -1084,6 +1194,13 @@ impl Fold for Translator {
     }
 
     fn fold_expr(&mut self, expr: Expr) -> Expr {
+        match &expr {
+            Expr::Assign(assign) => self.note_write(&assign.left, &assign.right),
+            Expr::Binary(binary) if is_compound_assignment(&binary.op) => {
+                self.note_write(&binary.left, &binary.right)
+            }
+            _ => {}
+        }
         // Only a statement's whole value may inline offered `let`s, not its parts.
         let inline = std::mem::take(&mut self.fusion.inline);
         let keep_constant = std::mem::take(&mut self.keep_constant);
@@ -1226,6 +1343,15 @@ impl Fold for Translator {
                 .scopes
                 .is_owned_constants(&Expr::MethodCall(call.clone()));
         let elements = self.element_arguments(&call);
+        // Before: `out.push(x)` (`x` a scalar) into a `Vec` not known to hold scalars.
+        if let (Some(element), Some(local)) = (element_position(&call), path_name(&call.receiver)) {
+            let scopes = &self.fusion.scopes;
+            if matches!(scopes.kind_of(&call.receiver), None | Some(Kind::Constants))
+                && scopes.may_read_scalar(&call.args[element])
+            {
+                self.written_scalars.insert(local, true);
+            }
+        }
         let mut receiver = Box::new(self.fold_keeping_constant(*call.receiver));
         // Before: `x.to_int_unchecked::<i32>()`. After: `cast_operand!(x).to_int_unchecked::<i32>()`:
         // `f64`'s own method, on the value.
