@@ -115,3 +115,31 @@ fn reporting_macros() {
 fn assertions_in_the_body_still_fire() {
     let _ = with_reporting_macros_grad(&[1.0, 2.0]);
 }
+
+/// An inner `fn` over `f64` given constant data computed in the call (`c * 2.0`, a literal):
+/// its `f64`s stay plain. An annotated inner `fn` takes the scalar.
+#[reverse_diff]
+fn with_inner_f64_helpers(x: f64, #[no_grad] c: f64) -> f64 {
+    fn softplus(z: f64) -> f64 {
+        (1.0 + z.exp()).ln()
+    }
+    #[reverse_diff]
+    fn square(z: f64) -> f64 {
+        z * z
+    }
+    x * softplus(c * 2.0) + softplus(0.5) + square(x * c)
+}
+
+#[test]
+fn inner_f64_helpers_take_constants_and_annotated_ones_scalars() {
+    let (x, c) = (0.5, 1.0);
+    let softplus = |z: f64| (1.0 + z.exp()).ln();
+    let (value, derivative) = with_inner_f64_helpers_grad(x, c);
+    assert_relative_eq!(
+        value,
+        x * softplus(2.0) + softplus(0.5) + (x * c) * (x * c),
+        max_relative = 1e-15
+    );
+    // softplus(2 c) + 2 x c².
+    assert_relative_eq!(derivative, softplus(2.0) + 2.0 * x * c * c, max_relative = 1e-15);
+}

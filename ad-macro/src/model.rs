@@ -23,6 +23,8 @@ pub enum Takes {
     Scalar,
     /// A `#[no_grad]` `f64`: a plain `f64`, whatever the scalar.
     Constant,
+    /// An `f64` of a plain function declared in the body (not annotated): a plain `f64` too.
+    Plain,
     /// Anything else (the receiver, a slice, an integer): passed as written.
     Other,
 }

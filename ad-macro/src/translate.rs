@@ -84,6 +84,9 @@ pub struct Translator {
     /// Option<f64>`, `data: &[f64]`): what a method of theirs takes as an element stays `f64`
     /// ([`Translator::element_arguments`]).
     constant_params: HashSet<String>,
+    /// The plain functions the body declares (`fn softplus(z: f64) -> f64 { .. }`, not
+    /// annotated), by name, with what they take: a call to one keeps its `f64`s plain.
+    inner_functions: Siblings,
     /// The locals holding constant data that the body writes a scalar into: numbers (`acc +=
     /// x`, `false`) and sequences (`y[i] = y[i] * k`, `*v -= k * *v` over `y.iter_mut()`,
     /// `out.push(x)`, `true`). Bound again with `f64` written in their `let`, they hold scalars
@@ -109,6 +112,7 @@ impl Translator {
             siblings,
             itself: None,
             constant_params: HashSet::new(),
+            inner_functions: Siblings::new(),
             written_scalars: HashMap::new(),
             mutable_items: HashMap::new(),
             fusion: FusionState::new(),
@@ -209,6 +213,7 @@ impl Translator {
         let bound = bound_names(&block);
         self.constant_params.retain(|name| !bound.contains(name));
         self.mutable_items = mutable_items(&block);
+        self.inner_functions = inner_functions(&block);
         self.fusion.unsafe_code |= idents(block.to_token_stream())
             .iter()
             .any(|ident| ident == "unsafe");
@@ -627,14 +632,19 @@ impl Translator {
             _ if path.qself.is_some() => Vec::new(),
             [ty, method] if ty.ident == "Self" => self.sibling_takes(&method.ident, 0),
             // Not where a `let`, a pattern or a closure's parameter binds the name.
-            [function] if function.arguments.is_none() => match &self.itself {
-                Some((name, takes))
-                    if *name == function.ident && !self.fusion.scopes.binds(&name.to_string()) =>
-                {
-                    takes.clone()
+            [function]
+                if function.arguments.is_none()
+                    && !self.fusion.scopes.binds(&function.ident.to_string()) =>
+            {
+                match &self.itself {
+                    Some((name, takes)) if *name == function.ident => takes.clone(),
+                    _ => self
+                        .inner_functions
+                        .get(&function.ident.to_string())
+                        .cloned()
+                        .unwrap_or_default(),
                 }
-                _ => Vec::new(),
-            },
+            }
             _ => Vec::new(),
         }
     }
@@ -719,10 +729,11 @@ impl Translator {
                 // An `f64` where it was written: left as written when the macro cannot tell
                 // its kind (`PI * s`, `if c { s } else { 0.5 * s }`, `self.c / 2.0`), as a
                 // literal made the scalar could not go there.
-                Some(Takes::Constant) => match self.fold_as_f64(&arg) {
+                Some(taken @ (Takes::Constant | Takes::Plain)) => match self.fold_as_f64(&arg) {
                     Some(folded) => folded,
                     None if self.fusion.scopes.reads_scalar(&arg) => Expr::Verbatim(
-                        validate::scalar_into_constant_argument(&arg).into_compile_error(),
+                        validate::scalar_into_constant_argument(&arg, *taken == Takes::Plain)
+                            .into_compile_error(),
                     ),
                     None => arg,
                 },
@@ -830,6 +841,43 @@ fn is_real_method_path(expr: &Expr, methods: impl Fn(&str) -> bool) -> bool {
             names.as_slice(),
             ["f64", method] | ["std" | "core", "f64", method] if methods(method)
         )
+}
+
+/// Whether `expr` is a rejection put in place of what it rejects (`compile_error!`).
+fn is_rejection(expr: &Expr) -> bool {
+    matches!(expr, Expr::Verbatim(tokens) if idents(tokens.clone()).iter().any(|name| name == "compile_error"))
+}
+
+/// The plain functions `block` declares, at any depth and not annotated, with what they take:
+/// `Plain` at each `f64` parameter.
+fn inner_functions(block: &syn::Block) -> Siblings {
+    struct Functions(Siblings);
+    impl<'ast> Visit<'ast> for Functions {
+        fn visit_item_fn(&mut self, function: &'ast syn::ItemFn) {
+            let annotated = function.attrs.iter().any(|attr| {
+                attr.path()
+                    .segments
+                    .last()
+                    .is_some_and(|segment| segment.ident == "reverse_diff")
+            });
+            if !annotated {
+                let takes = function
+                    .sig
+                    .inputs
+                    .iter()
+                    .map(|input| match input {
+                        syn::FnArg::Typed(typed) if is_f64(&typed.ty) => Takes::Plain,
+                        _ => Takes::Other,
+                    })
+                    .collect();
+                self.0.insert(function.sig.ident.to_string(), takes);
+            }
+            syn::visit::visit_item_fn(self, function);
+        }
+    }
+    let mut functions = Functions(Siblings::new());
+    functions.visit_block(block);
+    functions.0
 }
 
 /// Which argument of a method that takes an element of its receiver is the element:
@@ -1301,6 +1349,15 @@ impl Fold for Translator {
                 .unwrap_or_else(|| self.fold_operation(Expr::MethodCall(call), inline)),
             Expr::Binary(_) | Expr::Unary(_) | Expr::MethodCall(_) | Expr::Paren(_) => {
                 self.fold_operation(expr, inline)
+            }
+            // A call with a rejected argument is the rejection: rustc then reports nothing
+            // about the call's result, which the argument's mistake made wrong.
+            Expr::Call(call) => {
+                let call = self.fold_expr_call(call);
+                match call.args.iter().find(|arg| is_rejection(arg)) {
+                    Some(rejected) => rejected.clone(),
+                    None => Expr::Call(call),
+                }
             }
             other => fold::fold_expr(self, other),
         }

@@ -489,18 +489,23 @@ pub fn scalar_into_constant(place: &syn::Expr, value: &syn::Expr) -> Error {
     Error::new_spanned(written, message)
 }
 
-/// A differentiable value passed where the called function takes a `#[no_grad]` `f64`
-/// (`f(a, x * 0.5)` in `f(a: &[f64], #[no_grad] s: f64)`, `x` differentiable, or a `let mut h =
-/// 1.0;` changed since, which is the scalar): there it is a plain `f64`.
-pub fn scalar_into_constant_argument(value: &syn::Expr) -> Error {
-    Error::new_spanned(
-        value,
+/// A differentiable value passed where the called function takes a plain `f64`: a
+/// `#[no_grad]` one (`f(a, x * 0.5)` in `f(a: &[f64], #[no_grad] s: f64)`, `x` differentiable,
+/// or a `let mut h = 1.0;` changed since, which is the scalar), or one of a plain function the
+/// body declares (`plain`: `fn softplus(z: f64) -> f64 { .. }` inside the body).
+pub fn scalar_into_constant_argument(value: &syn::Expr, plain: bool) -> Error {
+    let message = if plain {
+        "this argument is differentiable, but the function called is a plain `fn` over `f64` \
+         declared in the body, which a derivative cannot go through: put `#[reverse_diff]` on \
+         it (or write it generic over `S: ad::Real`)"
+    } else {
         "this argument is differentiable (it reads a differentiable `f64`, or a `let` that \
          starts from a float literal and so can take one), but the function called takes a \
          `#[no_grad]` `f64` here, a plain number: remove `#[no_grad]` from that parameter to \
          differentiate through it, or compute the argument in the call from constant data \
-         (`#[no_grad]` parameters, literals, `n as f64`)",
-    )
+         (`#[no_grad]` parameters, literals, `n as f64`)"
+    };
+    Error::new_spanned(value, message)
 }
 
 // Rejections of `#[derive(Differentiable)]` (`derive.rs`).
