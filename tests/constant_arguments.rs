@@ -982,3 +982,48 @@ fn locals_of_constant_data_that_take_scalars_hold_scalars() {
     assert_eq!(pushed_grad(0.7, &data).1, 7.0);
     check_scalar(|x| pushed(x, &data), |x| pushed_grad(x, &data), 0.7);
 }
+
+/// Pushes of what is not a scalar (a `bool`, a pair, a copy of constant data indexed by a
+/// computed position) leave their `Vec`s as rustc infers them; a copy changed by constants
+/// alone through `iter_mut` stays constant data (given to a plain helper over `f64`), while
+/// another loop's item of the same name, and a closure's, take scalars.
+#[reverse_diff]
+fn pushes_of_other_values(x: f64, #[no_grad] y0: &[f64]) -> f64 {
+    let mut mask = Vec::new();
+    let mut pairs = Vec::new();
+    let mut picks = Vec::new();
+    for (i, &d) in y0.iter().enumerate() {
+        mask.push(d > 0.0);
+        pairs.push((i, d * x));
+        picks.push(y0[(x.abs() * 2.0) as usize % y0.len()]);
+    }
+    let mut y = y0.to_vec();
+    for v in y.iter_mut() {
+        *v *= 2.0;
+    }
+    for v in y.iter_mut() {
+        *v = *v * 0.5 + 1.0;
+    }
+    let mut z = [x; 2];
+    for v in z.iter_mut() {
+        *v -= 0.1 * x * *v;
+    }
+    z.iter_mut().for_each(|v| *v *= x);
+    let kept: f64 = pairs.iter().filter(|p| mask[p.0]).map(|p| p.1).sum();
+    kept * plain_sum(&y) + plain_sum(&picks) * z[0] + z[1]
+}
+
+/// A plain helper over `f64`.
+fn plain_sum(values: &[f64]) -> f64 {
+    values.iter().sum()
+}
+
+#[test]
+fn pushes_and_item_writes_of_constants_keep_their_types() {
+    let y0 = [1.5, -2.0, 0.5];
+    check_scalar(
+        |x| pushes_of_other_values(x, &y0),
+        |x| pushes_of_other_values_grad(x, &y0),
+        0.7,
+    );
+}

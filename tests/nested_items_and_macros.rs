@@ -141,5 +141,9 @@ fn inner_f64_helpers_take_constants_and_annotated_ones_scalars() {
         max_relative = 1e-15
     );
     // softplus(2 c) + 2 x c².
-    assert_relative_eq!(derivative, softplus(2.0) + 2.0 * x * c * c, max_relative = 1e-15);
+    assert_relative_eq!(
+        derivative,
+        softplus(2.0) + 2.0 * x * c * c,
+        max_relative = 1e-15
+    );
 }

@@ -19,7 +19,7 @@ use crate::companions::signature::{expect_as_allow, generic_arguments};
 use crate::fallback;
 use crate::fuse::{held_arrays, held_parameters};
 use crate::model::{is_function_bound, Function, Role};
-use crate::names::{free_callee, is_no_grad, scalar_param};
+use crate::names::{bindings, free_callee, is_no_grad, scalar_param};
 use crate::primitive;
 use crate::single;
 use crate::translate::{Siblings, Translator};
@@ -439,8 +439,15 @@ fn ascribe_scalars(block: &mut syn::Block, written: &HashMap<String, bool>) -> b
             self.changed = true;
         }
     }
+    // A name bound twice may be written in one binding and not the other: neither is changed.
+    let bindings = bindings(block);
+    let written: HashMap<String, bool> = written
+        .iter()
+        .filter(|(name, _)| bindings.get(*name) == Some(&1))
+        .map(|(name, sequence)| (name.clone(), *sequence))
+        .collect();
     let mut ascribe = Ascribe {
-        written,
+        written: &written,
         changed: false,
     };
     ascribe.visit_block_mut(block);

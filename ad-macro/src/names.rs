@@ -392,3 +392,52 @@ pub fn trait_method_names() -> impl Iterator<Item = &'static str> {
         .filter(|method| method.owner != Owner::Value)
         .map(|method| method.name)
 }
+
+/// Whether `block` declares an item named `name` or brings one in by `use`, at any depth.
+pub fn declares_item(block: &syn::Block, name: &Ident) -> bool {
+    struct Declares<'a> {
+        name: &'a Ident,
+        found: bool,
+    }
+    impl<'ast> Visit<'ast> for Declares<'_> {
+        fn visit_item(&mut self, item: &'ast syn::Item) {
+            let declared = match item {
+                syn::Item::Fn(function) => Some(&function.sig.ident),
+                syn::Item::Const(constant) => Some(&constant.ident),
+                syn::Item::Static(constant) => Some(&constant.ident),
+                syn::Item::Struct(item) => Some(&item.ident),
+                _ => None,
+            };
+            self.found |= declared == Some(self.name);
+            syn::visit::visit_item(self, item);
+        }
+        fn visit_use_name(&mut self, used: &'ast syn::UseName) {
+            self.found |= used.ident == *self.name;
+        }
+        fn visit_use_rename(&mut self, used: &'ast syn::UseRename) {
+            self.found |= used.rename == *self.name;
+        }
+        fn visit_use_glob(&mut self, _: &'ast syn::UseGlob) {
+            // A glob may bring in anything, this name too.
+            self.found = true;
+        }
+    }
+    let mut declares = Declares { name, found: false };
+    declares.visit_block(block);
+    declares.found
+}
+
+/// How many patterns bind each name anywhere in `block` (`let`s, closure and inner `fn`
+/// parameters, `for` loops, `match` arms, `if let`).
+pub fn bindings(block: &syn::Block) -> std::collections::HashMap<String, usize> {
+    struct Bindings(std::collections::HashMap<String, usize>);
+    impl<'ast> Visit<'ast> for Bindings {
+        fn visit_pat_ident(&mut self, pat: &'ast syn::PatIdent) {
+            *self.0.entry(pat.ident.to_string()).or_default() += 1;
+            syn::visit::visit_pat_ident(self, pat);
+        }
+    }
+    let mut bindings = Bindings(std::collections::HashMap::new());
+    bindings.visit_block(block);
+    bindings.0
+}

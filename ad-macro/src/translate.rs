@@ -36,8 +36,9 @@ use crate::fuse::{
 };
 use crate::model::Takes;
 use crate::names::{
-    is_constant_name, is_f64, is_float_constant, is_other_number, real_method, real_method_entry,
-    segment_names, sequence_element, takes_real_arguments, takes_receiver_by_value, Owner,
+    bindings, declares_item, is_constant_name, is_f64, is_float_constant, is_other_number,
+    real_method, real_method_entry, segment_names, sequence_element, takes_real_arguments,
+    takes_receiver_by_value, Owner,
 };
 use crate::validate;
 
@@ -92,8 +93,8 @@ pub struct Translator {
     /// `out.push(x)`, `true`). Bound again with `f64` written in their `let`, they hold scalars
     /// ([`crate::expand`]'s second translation).
     written_scalars: HashMap<String, bool>,
-    /// The loop variables of `for v in y.iter_mut()` (or `.enumerate()`'s `(i, v)`) over a
-    /// named `y`, when the body has one such loop per variable name: `v` -> `y`.
+    /// The items of the `for v in y.iter_mut()` loops (or `.enumerate()`'s `(i, v)`) over a
+    /// named `y` being translated: `v` -> `y`.
     mutable_items: HashMap<String, String>,
     /// The fusion's state ([`Driver`]).
     fusion: FusionState,
@@ -144,12 +145,17 @@ impl Translator {
         let (local, constant) = match strip(place) {
             Expr::Index(index) => (&*index.expr, Kind::Constants),
             Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => {
-                let sequence =
-                    path_name(&unary.expr).and_then(|item| self.mutable_items.get(&item));
-                if let Some(sequence) = sequence {
-                    if scopes.may_read_scalar(value) && self.holds(sequence, Kind::Constants) {
-                        self.written_scalars.insert(sequence.clone(), true);
-                    }
+                let Some(item) = path_name(&unary.expr) else {
+                    return;
+                };
+                let Some(sequence) = self.mutable_items.get(&item) else {
+                    return;
+                };
+                // The item read in the value (`*v` in `dt * k * *v`) is constant data, which
+                // the analysis cannot tell: a literal in its place.
+                let value = replace_deref(value, &item);
+                if scopes.reads_scalar(&value) && self.holds(sequence, Kind::Constants) {
+                    self.written_scalars.insert(sequence.clone(), true);
                 }
                 return;
             }
@@ -210,9 +216,9 @@ impl Translator {
     ) -> syn::Block {
         self.fusion.arrays = arrays;
         self.fusion.values = values;
-        let bound = bound_names(&block);
-        self.constant_params.retain(|name| !bound.contains(name));
-        self.mutable_items = mutable_items(&block);
+        let bindings = bindings(&block);
+        self.constant_params
+            .retain(|name| !bindings.contains_key(name));
         self.inner_functions = inner_functions(&block);
         self.fusion.unsafe_code |= idents(block.to_token_stream())
             .iter()
@@ -293,6 +299,28 @@ impl Translator {
         let scopes = &self.fusion.scopes;
         scopes.kind_of(place) == Some(Kind::Constant)
             && (scopes.constant_value(value).is_some() || scopes.reads_scalar(value))
+    }
+
+    /// Whether `place = value` (or `place op= value`) writes a constant into an item `*v` of a
+    /// loop over constant data (`for v in y.iter_mut()`, [`Translator::mutable_items`]): a value
+    /// that, with `*v` read as a constant, has no derivative and reads no fixed scalar.
+    fn writes_constant_item(&self, place: &Expr, value: &Expr) -> bool {
+        let Expr::Unary(unary) = strip(place) else {
+            return false;
+        };
+        let Some(item) = path_name(&unary.expr) else {
+            return false;
+        };
+        matches!(unary.op, syn::UnOp::Deref(_))
+            && self
+                .mutable_items
+                .get(&item)
+                .is_some_and(|sequence| self.holds(sequence, Kind::Constants))
+            && self
+                .fusion
+                .scopes
+                .constant_value(&replace_deref(value, &item))
+                == Some(true)
     }
 
     /// Whether `place = value` writes constant data the macro knows into a scalar place.
@@ -898,87 +926,42 @@ fn path_name(expr: &Expr) -> Option<String> {
     }
 }
 
-/// The loop variables of `for v in y.iter_mut()` or `for (i, v) in y.iter_mut().enumerate()`
-/// in `block`, each with its sequence `y`; a variable name two such loops bind is left out.
-fn mutable_items(block: &syn::Block) -> HashMap<String, String> {
-    struct Loops(HashMap<String, Option<String>>);
-    impl<'ast> Visit<'ast> for Loops {
-        fn visit_expr_for_loop(&mut self, for_loop: &'ast syn::ExprForLoop) {
-            let (mut iter, mut pat) = (strip(&for_loop.expr), &*for_loop.pat);
-            if let (Expr::MethodCall(call), Pat::Tuple(pair)) = (iter, pat) {
-                if call.method == "enumerate" && call.args.is_empty() && pair.elems.len() == 2 {
-                    (iter, pat) = (strip(&call.receiver), &pair.elems[1]);
-                }
-            }
-            if let (Expr::MethodCall(call), Pat::Ident(item)) = (iter, pat) {
-                if call.method == "iter_mut" && call.args.is_empty() {
-                    if let Some(sequence) = path_name(&call.receiver) {
-                        self.0
-                            .entry(item.ident.to_string())
-                            .and_modify(|seen| *seen = None)
-                            .or_insert(Some(sequence));
-                    }
-                }
-            }
-            syn::visit::visit_expr_for_loop(self, for_loop);
+/// The item and the sequence of `for v in y.iter_mut()` or `for (i, v) in
+/// y.iter_mut().enumerate()`, when the body binds no other `v` (a closure's, a `let`), which
+/// could be another item.
+fn mutable_item(for_loop: &syn::ExprForLoop) -> Option<(String, String)> {
+    let (mut iter, mut pat) = (strip(&for_loop.expr), &*for_loop.pat);
+    if let (Expr::MethodCall(call), Pat::Tuple(pair)) = (iter, pat) {
+        if call.method == "enumerate" && call.args.is_empty() && pair.elems.len() == 2 {
+            (iter, pat) = (strip(&call.receiver), &pair.elems[1]);
         }
     }
-    let mut loops = Loops(HashMap::new());
-    loops.visit_block(block);
-    loops
-        .0
-        .into_iter()
-        .filter_map(|(item, sequence)| Some((item, sequence?)))
-        .collect()
+    let (Expr::MethodCall(call), Pat::Ident(item)) = (iter, pat) else {
+        return None;
+    };
+    let item = item.ident.to_string();
+    let sequence = path_name(&call.receiver)?;
+    let rebound = bindings(&for_loop.body).contains_key(&item);
+    (call.method == "iter_mut" && call.args.is_empty() && !rebound).then_some((item, sequence))
 }
 
-/// Every name a pattern binds anywhere in `block` (`let`, closure parameters, `for`, `match`
-/// arms, `if let`).
-fn bound_names(block: &syn::Block) -> HashSet<String> {
-    struct Bound(HashSet<String>);
-    impl<'ast> Visit<'ast> for Bound {
-        fn visit_pat_ident(&mut self, pat: &'ast syn::PatIdent) {
-            self.0.insert(pat.ident.to_string());
-            syn::visit::visit_pat_ident(self, pat);
+/// `value` with each `*item` replaced by `0.0`.
+fn replace_deref(value: &Expr, item: &str) -> Expr {
+    struct Replace<'a>(&'a str);
+    impl Fold for Replace<'_> {
+        fn fold_expr(&mut self, expr: Expr) -> Expr {
+            match expr {
+                Expr::Unary(unary)
+                    if matches!(unary.op, syn::UnOp::Deref(_))
+                        && path_name(&unary.expr).as_deref() == Some(self.0) =>
+                {
+                    syn::parse_quote!(0.0)
+                }
+                expr => fold::fold_expr(self, expr),
+            }
         }
     }
-    let mut bound = Bound(HashSet::new());
-    bound.visit_block(block);
-    bound.0
-}
-
-/// Whether `block` declares an item named `name` or brings one in by `use`, at any depth.
-fn declares_item(block: &syn::Block, name: &Ident) -> bool {
-    struct Declares<'a> {
-        name: &'a Ident,
-        found: bool,
-    }
-    impl<'ast> Visit<'ast> for Declares<'_> {
-        fn visit_item(&mut self, item: &'ast syn::Item) {
-            let declared = match item {
-                syn::Item::Fn(function) => Some(&function.sig.ident),
-                syn::Item::Const(constant) => Some(&constant.ident),
-                syn::Item::Static(constant) => Some(&constant.ident),
-                syn::Item::Struct(item) => Some(&item.ident),
-                _ => None,
-            };
-            self.found |= declared == Some(self.name);
-            syn::visit::visit_item(self, item);
-        }
-        fn visit_use_name(&mut self, used: &'ast syn::UseName) {
-            self.found |= used.ident == *self.name;
-        }
-        fn visit_use_rename(&mut self, used: &'ast syn::UseRename) {
-            self.found |= used.rename == *self.name;
-        }
-        fn visit_use_glob(&mut self, _: &'ast syn::UseGlob) {
-            // A glob may bring in anything, this name too.
-            self.found = true;
-        }
-    }
-    let mut declares = Declares { name, found: false };
-    declares.visit_block(block);
-    declares.found
+    Replace(item).fold_expr(value.clone())
 }
 
 /// Whether `expr` is `self`.
@@ -1295,6 +1278,17 @@ impl Fold for Translator {
             Expr::Call(call) if is_real_method_path(&call.func, is_value_method) => {
                 self.fold_value_method_call(call)
             }
+            // Before: `*v *= 2.0`, `*v = *v * c` in `for v in y.iter_mut()` over constant
+            // data, `c` constant. After: the same, `f64` arithmetic.
+            Expr::Binary(ref binary)
+                if is_compound_assignment(&binary.op)
+                    && self.writes_constant_item(&binary.left, &binary.right) =>
+            {
+                expr
+            }
+            Expr::Assign(ref assign) if self.writes_constant_item(&assign.left, &assign.right) => {
+                expr
+            }
             Expr::Binary(binary)
                 if is_compound_assignment(&binary.op)
                     && self.writes_constant(&binary.left, &binary.right) =>
@@ -1315,7 +1309,21 @@ impl Fold for Translator {
             Expr::Binary(binary) if is_compound_assignment(&binary.op) => {
                 self.fold_compound(binary, inline)
             }
-            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) => self.fold_loop(expr),
+            // The loop's item, `v` in `for v in y.iter_mut()`, stands for `y`'s elements in
+            // its body ([`Translator::mutable_items`]).
+            Expr::ForLoop(ref for_loop) => match mutable_item(for_loop) {
+                Some((item, sequence)) => {
+                    let outer = self.mutable_items.insert(item.clone(), sequence);
+                    let folded = self.fold_loop(expr);
+                    match outer {
+                        Some(outer) => self.mutable_items.insert(item, outer),
+                        None => self.mutable_items.remove(&item),
+                    };
+                    folded
+                }
+                None => self.fold_loop(expr),
+            },
+            Expr::While(_) | Expr::Loop(_) => self.fold_loop(expr),
             // The branches' values ([`branch_values`]) and an array's elements share one type.
             Expr::If(_) | Expr::Match(_) => {
                 let mut expr = expr;
@@ -1404,7 +1412,7 @@ impl Fold for Translator {
         if let (Some(element), Some(local)) = (element_position(&call), path_name(&call.receiver)) {
             let scopes = &self.fusion.scopes;
             if matches!(scopes.kind_of(&call.receiver), None | Some(Kind::Constants))
-                && scopes.may_read_scalar(&call.args[element])
+                && scopes.kind_of(&call.args[element]) == Some(Kind::Scalar)
             {
                 self.written_scalars.insert(local, true);
             }

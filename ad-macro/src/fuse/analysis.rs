@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use syn::spanned::Spanned;
 use syn::{BinOp, Expr, Ident, Lit, Pat, UnOp};
 
-use super::scopes::{idents, mapped_sum, Item, Kind, Scopes};
+use super::scopes::{mapped_sum, Item, Kind, Scopes};
 use crate::names::{
     fuses_operands, is_array_from_fn, is_cheap_rule, is_f64, is_f64_constant, is_selection,
     real_method, takes_real_arguments, Method,
@@ -738,28 +738,6 @@ impl Scopes {
     pub fn reads_scalar(&self, expr: &Expr) -> bool {
         let mut analysis = Analysis::new(self);
         analysis.tree(expr).is_some() && analysis.scalar_leaves > analysis.computed
-    }
-
-    /// Whether `expr` may read a scalar: it does ([`Scopes::reads_scalar`]), or, where the
-    /// analysis cannot type it, it names one (a scalar, a sequence of them or a reference to
-    /// one) anywhere in it: `dt * k * *v` with `k` a scalar and `v` an item of constant data.
-    pub fn may_read_scalar(&self, expr: &Expr) -> bool {
-        let mut analysis = Analysis::new(self);
-        match analysis.tree(expr) {
-            Some(_) => analysis.scalar_leaves > analysis.computed,
-            None => idents(expr.to_token_stream()).iter().any(|name| {
-                matches!(
-                    self.kind(name),
-                    Some(
-                        Kind::Scalar
-                            | Kind::Scalars
-                            | Kind::BorrowedScalars
-                            | Kind::ScalarRef
-                            | Kind::ScalarMut
-                    )
-                )
-            }),
-        }
     }
 
     /// Whether `expr` is plain `f64` arithmetic over constants.
