@@ -88,3 +88,46 @@ fn vector_results() {
     let (_, column) = polar_jvp(r, t, 0.0, 1.0);
     assert_eq!(column, [rows[0].1, rows[1].1]);
 }
+
+/// A recursion over `f32`: the twin calls itself, over `f64`.
+#[reverse_diff]
+fn tower(x: f32, n: usize) -> f32 {
+    if n == 0 {
+        return x;
+    }
+    let rest: f32 = tower(x, n - 1);
+    x * rest.sin()
+}
+
+/// The same over `f64`.
+fn tower_f64(x: f64, n: usize) -> f64 {
+    if n == 0 {
+        return x;
+    }
+    x * tower_f64(x, n - 1).sin()
+}
+
+/// A recursion over a subslice, its adjoint written out on the twin.
+#[reverse_diff]
+fn squares_down(x: &[f32]) -> f32 {
+    if x.is_empty() {
+        return 0.0;
+    }
+    let rest: f32 = squares_down(&x[1..]);
+    x[0] * x[0] + 0.5 * rest
+}
+
+#[test]
+fn recursions_over_f32() {
+    // The value is the twin's, rounded: the function's to `f32` precision.
+    let (value, derivative) = tower_grad(0.7, 3);
+    assert_relative_eq!(value, tower(0.7, 3), max_relative = 1e-6);
+    let h = 1e-6;
+    let expected = (tower_f64(0.7 + h, 3) - tower_f64(0.7 - h, 3)) / (2.0 * h);
+    assert_relative_eq!(f64::from(derivative), expected, max_relative = 1e-6);
+    let x = [0.5f32, -1.25, 2.0];
+    let (value, gradient) = squares_down_grad(&x);
+    assert_relative_eq!(value, squares_down(&x), max_relative = 1e-6);
+    // Σ x_k² / 2^k: 2 x_k / 2^k.
+    assert_eq!(gradient, vec![1.0, -1.25, 1.0]);
+}

@@ -10,7 +10,7 @@ use syn::fold::Fold;
 use syn::{FnArg, GenericParam, Item, ItemFn, Pat, ReturnType, Type};
 
 use crate::companions::signature::type_and_const_parameters;
-use crate::names::{mentions_float, SCALAR};
+use crate::names::{declares_item, mentions_float, SCALAR};
 
 /// Whether a function is over `f32`: its signature names `f32` and not `f64`.
 pub fn over_f32(item: &ItemFn) -> bool {
@@ -53,6 +53,15 @@ pub fn expand(
         Ok(twin) => twin,
         Err(error) => return error.into_compile_error(),
     };
+    // Before: `power_tower(x, n - 1)` in `power_tower`'s body. After: `__ad_f64_power_tower(x,
+    // n - 1)`: the twin calls itself, over `f64`, as the function calls itself.
+    let mut calls = RenameCalls {
+        from: &item.sig.ident,
+        to: &twin_name,
+    };
+    if !binds_or_declares(&twin.block, &item.sig.ident) {
+        syn::visit_mut::VisitMut::visit_block_mut(&mut calls, &mut twin.block);
+    }
     twin.sig.ident = twin_name.clone();
     twin.vis = syn::Visibility::Inherited;
     twin.attrs.retain(|attr| !attr.path().is_ident("doc"));
@@ -91,6 +100,41 @@ pub fn expand(
         #expanded
         #(#wrappers)*
     }
+}
+
+/// Renames the function a call names, `from`, to `to` (a bare name called: `from(..)`).
+struct RenameCalls<'a> {
+    from: &'a Ident,
+    to: &'a Ident,
+}
+
+impl syn::visit_mut::VisitMut for RenameCalls<'_> {
+    fn visit_expr_call_mut(&mut self, call: &mut syn::ExprCall) {
+        if let syn::Expr::Path(path) = &mut *call.func {
+            if path.qself.is_none() && path.path.is_ident(self.from) {
+                path.path.segments[0].ident = self.to.clone();
+            }
+        }
+        syn::visit_mut::visit_expr_call_mut(self, call);
+    }
+}
+
+/// Whether `block` binds `name` by a pattern or declares or imports an item so named: then a
+/// call by that name may not be the function's own.
+fn binds_or_declares(block: &syn::Block, name: &Ident) -> bool {
+    struct Binds<'a> {
+        name: &'a Ident,
+        found: bool,
+    }
+    impl<'ast> syn::visit::Visit<'ast> for Binds<'_> {
+        fn visit_pat_ident(&mut self, pat: &'ast syn::PatIdent) {
+            self.found |= pat.ident == *self.name;
+            syn::visit::visit_pat_ident(self, pat);
+        }
+    }
+    let mut binds = Binds { name, found: false };
+    syn::visit::Visit::visit_block(&mut binds, block);
+    binds.found || declares_item(block, name)
 }
 
 /// Every `f32` of a function's tokens as `f64`: types, paths (`f32::EPSILON`,
