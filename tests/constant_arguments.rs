@@ -1027,3 +1027,62 @@ fn pushes_and_item_writes_of_constants_keep_their_types() {
         0.7,
     );
 }
+
+/// A number of constant data that takes a scalar through a method of two reals, and through a
+/// branch: the largest of `data[0]` and `x d`, then of it and `x`.
+#[reverse_diff]
+fn largest_scaled(x: f64, #[no_grad] data: &[f64]) -> f64 {
+    let mut largest = data[0];
+    for &d in data {
+        largest = largest.max(x * d);
+    }
+    let mut top = data[1];
+    top = if x > top { x } else { top };
+    largest * x + top
+}
+
+#[test]
+fn numbers_of_constant_data_that_take_scalars_through_methods_and_branches() {
+    let data = [1.5, 2.0, -3.0];
+    // x = 1.7: largest = 2 x (3.4), top = 2: 2 x² + 2; derivative 4 x.
+    let (value, derivative) = largest_scaled_grad(1.7, &data);
+    assert_relative_eq!(value, 2.0 * 1.7 * 1.7 + 2.0, max_relative = 1e-15);
+    assert_relative_eq!(derivative, 4.0 * 1.7, max_relative = 1e-15);
+    for x in [-0.4, 0.3, 1.7, 2.5] {
+        check_scalar(
+            |x| largest_scaled(x, &data),
+            |x| largest_scaled_grad(x, &data),
+            x,
+        );
+    }
+}
+
+/// A harmonic oscillator stepped from a constant initial state held in an array parameter,
+/// copied by value, and a copy of an array behind a reference: their `let`s take `[f64; 2]`.
+#[reverse_diff]
+fn oscillator(q: f64, #[no_grad] x0: [f64; 2], #[no_grad] dt: f64) -> f64 {
+    let mut x = x0;
+    for _ in 0..100 {
+        x[0] += dt * x[1];
+        x[1] -= dt * q * x[0];
+    }
+    x[0] * x[0] + x[1] * x[1]
+}
+
+#[reverse_diff]
+fn copied_array(k: f64, #[no_grad] arr: &[f64; 2]) -> f64 {
+    let mut a = *arr;
+    a[1] += k;
+    a[1] * a[0]
+}
+
+#[test]
+fn copies_of_array_parameters_that_take_scalars_hold_scalars() {
+    check_scalar(
+        |q| oscillator(q, [1.0, 0.0], 0.01),
+        |q| oscillator_grad(q, [1.0, 0.0], 0.01),
+        1.3,
+    );
+    // (3 + k) 2.
+    assert_eq!(copied_array_grad(0.5, &[2.0, 3.0]), (7.0, 2.0));
+}

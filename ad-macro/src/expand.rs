@@ -262,7 +262,8 @@ fn reverse_diff(args: TokenStream, item: ItemFn, block: Option<&Siblings>) -> To
                     (function.held, function.held_parts) = held_parameters(&function);
                 }
                 let (generic, written) = generic_function(&function, siblings.clone());
-                if !ascribe_scalars(&mut function.item.block, &written) {
+                let arrays = array_parameters(&function.item);
+                if !ascribe_scalars(&mut function.item.block, &written, &arrays) {
                     break generic;
                 }
             };
@@ -373,6 +374,35 @@ fn generic_function(function: &Function, siblings: Siblings) -> (ItemFn, HashMap
     (item, translator.written_scalars().clone())
 }
 
+/// The parameters of `item` that hold an array of `f64`s, by value or by reference, with the
+/// array's type: `x0: [f64; 3]` and `arr: &[f64; 3]` give `[f64; 3]`.
+fn array_parameters(item: &ItemFn) -> HashMap<String, syn::Type> {
+    item.sig
+        .inputs
+        .iter()
+        .filter_map(|input| {
+            let FnArg::Typed(typed) = input else {
+                return None;
+            };
+            let Pat::Ident(name) = &*typed.pat else {
+                return None;
+            };
+            let array = match &*typed.ty {
+                syn::Type::Reference(reference) if reference.mutability.is_none() => {
+                    &*reference.elem
+                }
+                ty => ty,
+            };
+            match array {
+                syn::Type::Array(elements) if crate::names::is_f64(&elements.elem) => {
+                    Some((name.ident.to_string(), array.clone()))
+                }
+                _ => None,
+            }
+        })
+        .collect()
+}
+
 /// Whether `func` is `Vec::new` or `Vec::with_capacity`.
 fn is_new_vec(func: &Expr) -> bool {
     let Expr::Path(path) = func else {
@@ -399,12 +429,18 @@ fn is_new_vec(func: &Expr) -> bool {
 /// `Vec` or to a number, as the README advises: the local then holds scalars. Whether it
 /// changed a `let`.
 ///
-/// Before: `let mut y = y0.to_vec();`, `let mut out = Vec::new();`, `let mut acc = data[0];`.
-/// After: `let mut y: Vec<f64> = y0.to_vec();`, `let mut out: Vec<f64> = Vec::new();`, `let
-/// mut acc: f64 = data[0];`.
-fn ascribe_scalars(block: &mut syn::Block, written: &HashMap<String, bool>) -> bool {
+/// Before: `let mut y = y0.to_vec();`, `let mut out = Vec::new();`, `let mut acc = data[0];`,
+/// `let mut a = *arr;` (`arr: &[f64; 3]`, one of `arrays`). After: `let mut y: Vec<f64> =
+/// y0.to_vec();`, `let mut out: Vec<f64> = Vec::new();`, `let mut acc: f64 = data[0];`, `let
+/// mut a: [f64; 3] = *arr;`.
+fn ascribe_scalars(
+    block: &mut syn::Block,
+    written: &HashMap<String, bool>,
+    arrays: &HashMap<String, syn::Type>,
+) -> bool {
     struct Ascribe<'a> {
         written: &'a HashMap<String, bool>,
+        arrays: &'a HashMap<String, syn::Type>,
         changed: bool,
     }
     impl VisitMut for Ascribe<'_> {
@@ -428,7 +464,26 @@ fn ascribe_scalars(block: &mut syn::Block, written: &HashMap<String, bool>) -> b
                 Expr::Call(call) if is_new_vec(&call.func) => {
                     syn::parse_quote!(::std::vec::Vec<f64>)
                 }
-                _ => return,
+                // A copy of an array parameter: `x0` or `*arr`.
+                copied => {
+                    let copied = match copied {
+                        Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Deref(_)) => {
+                            &*unary.expr
+                        }
+                        copied => copied,
+                    };
+                    let Expr::Path(path) = copied else {
+                        return;
+                    };
+                    let Some(ty) = path
+                        .path
+                        .get_ident()
+                        .and_then(|name| self.arrays.get(&name.to_string()))
+                    else {
+                        return;
+                    };
+                    ty.clone()
+                }
             };
             local.pat = Pat::Type(syn::PatType {
                 attrs: Vec::new(),
@@ -446,8 +501,15 @@ fn ascribe_scalars(block: &mut syn::Block, written: &HashMap<String, bool>) -> b
         .filter(|(name, _)| bindings.get(*name) == Some(&1))
         .map(|(name, sequence)| (name.clone(), *sequence))
         .collect();
+    // A parameter the body binds again may be another array, or none.
+    let arrays: HashMap<String, syn::Type> = arrays
+        .iter()
+        .filter(|(name, _)| !bindings.contains_key(*name))
+        .map(|(name, ty)| (name.clone(), ty.clone()))
+        .collect();
     let mut ascribe = Ascribe {
         written: &written,
+        arrays: &arrays,
         changed: false,
     };
     ascribe.visit_block_mut(block);

@@ -162,10 +162,33 @@ impl Translator {
             place => (place, Kind::Constant),
         };
         if let Some(name) = path_name(local) {
-            if scopes.kind_of(local) == Some(constant) && scopes.reads_scalar(value) {
+            if scopes.kind_of(local) == Some(constant) && self.writes_scalar(value) {
                 self.written_scalars
                     .insert(name, constant == Kind::Constants);
             }
+        }
+    }
+
+    /// Whether `value` is a scalar written into a place: it reads one ([`Scopes::reads_scalar`]),
+    /// or it is a method of reals (`acc.max(x * d)`, which the analysis takes whole for a leaf
+    /// when its receiver is constant data) or a branch (`if x > acc { x } else { acc }`) one of
+    /// whose operands or values reads one.
+    fn writes_scalar(&self, value: &Expr) -> bool {
+        let scopes = &self.fusion.scopes;
+        match strip(value) {
+            _ if scopes.reads_scalar(value) => true,
+            Expr::MethodCall(call) if real_method(&call.method.to_string()).is_some() => {
+                std::iter::once(&*call.receiver)
+                    .chain(&call.args)
+                    .any(|operand| self.writes_scalar(operand))
+            }
+            Expr::If(_) | Expr::Match(_) => {
+                let mut branches = strip(value).clone();
+                let mut values = Vec::new();
+                branch_values(&mut branches, &mut values);
+                values.into_iter().any(|value| self.writes_scalar(value))
+            }
+            _ => false,
         }
     }
 
