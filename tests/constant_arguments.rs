@@ -1076,8 +1076,23 @@ fn copied_array(k: f64, #[no_grad] arr: &[f64; 2]) -> f64 {
     a[1] * a[0]
 }
 
+/// A copy of an array parameter assigned whole, each step.
+#[reverse_diff]
+fn sheared(q: f64, #[no_grad] x0: [f64; 2]) -> f64 {
+    let mut x = x0;
+    for _ in 0..3 {
+        x = [x[0] + q * x[1], x[1] - q * x[0]];
+    }
+    x[0] * x[1]
+}
+
 #[test]
 fn copies_of_array_parameters_that_take_scalars_hold_scalars() {
+    check_scalar(
+        |q| sheared(q, [1.0, 2.0]),
+        |q| sheared_grad(q, [1.0, 2.0]),
+        0.3,
+    );
     check_scalar(
         |q| oscillator(q, [1.0, 0.0], 0.01),
         |q| oscillator_grad(q, [1.0, 0.0], 0.01),

@@ -159,10 +159,17 @@ impl Translator {
                 }
                 return;
             }
-            place => (place, Kind::Constant),
+            // A number, or a whole sequence (`x = [x[0] + q * x[1], x[1]]`, `u = u.iter().map(..)
+            // .collect()`).
+            place => match scopes.kind_of(place) {
+                Some(Kind::Constants) => (place, Kind::Constants),
+                _ => (place, Kind::Constant),
+            },
         };
         if let Some(name) = path_name(local) {
-            if scopes.kind_of(local) == Some(constant) && self.writes_scalar(value) {
+            let whole = !matches!(strip(place), Expr::Index(_))
+                && scopes.kind_of(value) == Some(Kind::Scalars);
+            if scopes.kind_of(local) == Some(constant) && (whole || self.writes_scalar(value)) {
                 self.written_scalars
                     .insert(name, constant == Kind::Constants);
             }
@@ -182,6 +189,10 @@ impl Translator {
                     .chain(&call.args)
                     .any(|operand| self.writes_scalar(operand))
             }
+            Expr::Array(array) => array
+                .elems
+                .iter()
+                .any(|element| self.writes_scalar(element)),
             Expr::If(_) | Expr::Match(_) => {
                 let mut branches = strip(value).clone();
                 let mut values = Vec::new();
