@@ -1101,3 +1101,29 @@ fn copies_of_array_parameters_that_take_scalars_hold_scalars() {
     // (3 + k) 2.
     assert_eq!(copied_array_grad(0.5, &[2.0, 3.0]), (7.0, 2.0));
 }
+
+/// The heat equation stepped with a double buffer: the state copied from constant data is
+/// swapped with a buffer of scalars, and reassigned by a `collect` of scalars.
+#[reverse_diff]
+fn heat(kappa: f64, #[no_grad] u0: &[f64]) -> f64 {
+    let n = u0.len();
+    let mut u = u0.to_vec();
+    let mut next = vec![0.0; n];
+    for _ in 0..10 {
+        for i in 1..n - 1 {
+            next[i] = u[i] + kappa * (u[i - 1] - 2.0 * u[i] + u[i + 1]);
+        }
+        next[0] = u[0];
+        next[n - 1] = u[n - 1];
+        std::mem::swap(&mut u, &mut next);
+    }
+    let mut v = u0.to_vec();
+    v = v.iter().map(|x| kappa * x).collect();
+    u.iter().map(|x| x * x).sum::<f64>() + v[1]
+}
+
+#[test]
+fn a_double_buffer_swapped_and_a_state_collected_hold_scalars() {
+    let u0 = [0.0, 1.0, 3.0, 2.0, 0.5, 0.0];
+    check_scalar(|k| heat(k, &u0), |k| heat_grad(k, &u0), 0.2);
+}

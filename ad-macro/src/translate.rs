@@ -168,10 +168,45 @@ impl Translator {
         };
         if let Some(name) = path_name(local) {
             let whole = !matches!(strip(place), Expr::Index(_))
-                && scopes.kind_of(value) == Some(Kind::Scalars);
+                && (scopes.kind_of(value) == Some(Kind::Scalars)
+                    || collects_scalars(scopes, value));
             if scopes.kind_of(local) == Some(constant) && (whole || self.writes_scalar(value)) {
                 self.written_scalars
                     .insert(name, constant == Kind::Constants);
+            }
+        }
+    }
+
+    /// Notes a sequence of constant data swapped with one of scalars (`std::mem::swap(&mut u,
+    /// &mut next)`, a double buffer): it holds scalars after, so it must hold them throughout.
+    fn note_swap(&mut self, call: &syn::ExprCall) {
+        let Expr::Path(path) = &*call.func else {
+            return;
+        };
+        let swaps = path
+            .path
+            .segments
+            .last()
+            .is_some_and(|last| last.ident == "swap");
+        if !swaps || call.args.len() != 2 {
+            return;
+        }
+        let scopes = &self.fusion.scopes;
+        let borrowed: Vec<(Option<String>, Option<Kind>)> = call
+            .args
+            .iter()
+            .map(|arg| match strip(arg) {
+                Expr::Reference(reference) if reference.mutability.is_some() => {
+                    (path_name(&reference.expr), scopes.kind_of(&reference.expr))
+                }
+                _ => (None, None),
+            })
+            .collect();
+        for (this, other) in [(0, 1), (1, 0)] {
+            if let ((Some(name), Some(Kind::Constants)), (_, Some(Kind::Scalars))) =
+                (&borrowed[this], &borrowed[other])
+            {
+                self.written_scalars.insert(name.clone(), true);
             }
         }
     }
@@ -905,6 +940,26 @@ fn is_real_method_path(expr: &Expr, methods: impl Fn(&str) -> bool) -> bool {
         )
 }
 
+/// Whether `expr` collects a map whose items are scalars (`u.iter().map(|v| a * v).collect()`).
+fn collects_scalars(scopes: &Scopes, expr: &Expr) -> bool {
+    let Expr::MethodCall(collect) = strip(expr) else {
+        return false;
+    };
+    let Expr::MethodCall(map) = strip(&collect.receiver) else {
+        return false;
+    };
+    match (map.args.first().map(strip), map.args.len()) {
+        (Some(Expr::Closure(closure)), 1) => {
+            collect.method == "collect"
+                && map.method == "map"
+                && closure.inputs.len() == 1
+                && scopes.mapped_kind(&closure.inputs[0], &map.receiver, &closure.body)
+                    == Some(Kind::Scalar)
+        }
+        _ => false,
+    }
+}
+
 /// Whether `expr` is a rejection put in place of what it rejects (`compile_error!`).
 fn is_rejection(expr: &Expr) -> bool {
     matches!(expr, Expr::Verbatim(tokens) if idents(tokens.clone()).iter().any(|name| name == "compile_error"))
@@ -1395,6 +1450,7 @@ impl Fold for Translator {
             // A call with a rejected argument is the rejection: rustc then reports nothing
             // about the call's result, which the argument's mistake made wrong.
             Expr::Call(call) => {
+                self.note_swap(&call);
                 let call = self.fold_expr_call(call);
                 match call.args.iter().find(|arg| is_rejection(arg)) {
                     Some(rejected) => rejected.clone(),
