@@ -1127,3 +1127,31 @@ fn a_double_buffer_swapped_and_a_state_collected_hold_scalars() {
     let u0 = [0.0, 1.0, 3.0, 2.0, 0.5, 0.0];
     check_scalar(|k| heat(k, &u0), |k| heat_grad(k, &u0), 0.2);
 }
+
+/// Newton's iteration for √a from a guess given as a `#[no_grad]` `Option<f64>`: the number
+/// unwrapped from it takes scalars, bound with its type written or without.
+#[reverse_diff]
+fn newton_root(a: f64, #[no_grad] guess: Option<f64>) -> f64 {
+    let mut x = guess.unwrap_or(1.0);
+    let mut y: f64 = guess.unwrap_or(2.0);
+    for _ in 0..20 {
+        x -= (x * x - a) / (2.0 * x);
+        y = 0.5 * (y + a / y);
+    }
+    x + y
+}
+
+#[test]
+fn numbers_unwrapped_from_constant_data_take_scalars() {
+    for guess in [None, Some(1.5)] {
+        let (value, derivative) = newton_root_grad(2.0, guess);
+        // 2 √a, and 1 / √a.
+        assert_relative_eq!(value, 2.0 * 2f64.sqrt(), max_relative = 1e-15);
+        assert_relative_eq!(derivative, 1.0 / 2f64.sqrt(), max_relative = 1e-14);
+        check_scalar(
+            |a| newton_root(a, guess),
+            |a| newton_root_grad(a, guess),
+            2.0,
+        );
+    }
+}

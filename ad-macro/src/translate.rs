@@ -93,6 +93,10 @@ pub struct Translator {
     /// `out.push(x)`, `true`). Bound again with `f64` written in their `let`, they hold scalars
     /// ([`crate::expand`]'s second translation).
     written_scalars: HashMap<String, bool>,
+    /// The locals bound to a number unwrapped from constant data (`let mut x =
+    /// guess.unwrap_or(1.0);`, [`Translator::is_constant_chain`]), whose kind the scopes do not
+    /// know: a scalar written into one makes it hold scalars, as a number of constant data.
+    unwrapped_constants: HashSet<String>,
     /// The items of the `for v in y.iter_mut()` loops (or `.enumerate()`'s `(i, v)`) over a
     /// named `y` being translated: `v` -> `y`.
     mutable_items: HashMap<String, String>,
@@ -116,6 +120,7 @@ impl Translator {
             inner_functions: Siblings::new(),
             written_scalars: HashMap::new(),
             mutable_items: HashMap::new(),
+            unwrapped_constants: HashSet::new(),
             fusion: FusionState::new(),
             keep_constant: false,
             returns: None,
@@ -153,7 +158,7 @@ impl Translator {
                 };
                 // The item read in the value (`*v` in `dt * k * *v`) is constant data, which
                 // the analysis cannot tell: a literal in its place.
-                let value = replace_deref(value, &item);
+                let value = replaced(value, |read| is_deref_of(read, &item));
                 if scopes.reads_scalar(&value) && self.holds(sequence, Kind::Constants) {
                     self.written_scalars.insert(sequence.clone(), true);
                 }
@@ -167,6 +172,14 @@ impl Translator {
             },
         };
         if let Some(name) = path_name(local) {
+            let unwrapped = self.unwrapped_constants.contains(&name)
+                && self.writes_scalar(&replaced(value, |read| {
+                    path_name(read).as_deref() == Some(&*name)
+                }));
+            if unwrapped {
+                self.written_scalars.insert(name, false);
+                return;
+            }
             let whole = !matches!(strip(place), Expr::Index(_))
                 && (scopes.kind_of(value) == Some(Kind::Scalars)
                     || collects_scalars(scopes, value));
@@ -388,7 +401,7 @@ impl Translator {
             && self
                 .fusion
                 .scopes
-                .constant_value(&replace_deref(value, &item))
+                .constant_value(&replaced(value, |read| is_deref_of(read, &item)))
                 == Some(true)
     }
 
@@ -773,6 +786,16 @@ impl Translator {
         Some(takes)
     }
 
+    /// Whether `expr` unwraps a number from constant data (`guess.unwrap_or(1.0)`,
+    /// `data.first().copied().unwrap()`; [`Translator::is_constant_chain`]). Not a conversion
+    /// (`.into()`), whose type comes from where it goes.
+    fn unwraps_constant(&self, expr: &Expr) -> bool {
+        matches!(strip(expr), Expr::MethodCall(call)
+            if ["unwrap_or", "unwrap", "expect", "unwrap_or_default"]
+                .contains(&&*call.method.to_string()))
+            && self.is_constant_chain(expr)
+    }
+
     /// Whether `expr` is constant data reached from a `#[no_grad]` parameter or a name the
     /// scopes know holds constants, through fields, elements, borrows and method calls whose
     /// arguments are all constant (no closure, no scalar): `scale`, `data.get(i).copied()`.
@@ -1034,23 +1057,26 @@ fn mutable_item(for_loop: &syn::ExprForLoop) -> Option<(String, String)> {
     (call.method == "iter_mut" && call.args.is_empty() && !rebound).then_some((item, sequence))
 }
 
-/// `value` with each `*item` replaced by `0.0`.
-fn replace_deref(value: &Expr, item: &str) -> Expr {
-    struct Replace<'a>(&'a str);
-    impl Fold for Replace<'_> {
+/// `value` with each of its parts that `read` picks replaced by `0.0`: a read of constant data
+/// the analysis cannot type (`*v`, an item of constant data; `x`, a number unwrapped from it), so
+/// that the rest of the value is analysed.
+fn replaced(value: &Expr, read: impl Fn(&Expr) -> bool) -> Expr {
+    struct Replace<F>(F);
+    impl<F: Fn(&Expr) -> bool> Fold for Replace<F> {
         fn fold_expr(&mut self, expr: Expr) -> Expr {
-            match expr {
-                Expr::Unary(unary)
-                    if matches!(unary.op, syn::UnOp::Deref(_))
-                        && path_name(&unary.expr).as_deref() == Some(self.0) =>
-                {
-                    syn::parse_quote!(0.0)
-                }
-                expr => fold::fold_expr(self, expr),
+            if (self.0)(&expr) {
+                return syn::parse_quote!(0.0);
             }
+            fold::fold_expr(self, expr)
         }
     }
-    Replace(item).fold_expr(value.clone())
+    Replace(read).fold_expr(value.clone())
+}
+
+/// Whether `expr` is `*item`.
+fn is_deref_of(expr: &Expr, item: &str) -> bool {
+    matches!(expr, Expr::Unary(unary)
+        if matches!(unary.op, syn::UnOp::Deref(_)) && path_name(&unary.expr).as_deref() == Some(item))
 }
 
 /// Whether `expr` is `self`.
@@ -1678,6 +1704,16 @@ impl Fold for Translator {
             }
         }
         let ascribes_f64 = matches!(&local.pat, Pat::Type(typed) if is_f64(&typed.ty));
+        // `let mut x: f64 = guess.unwrap_or(1.0);` (`guess` a `#[no_grad]` `Option<f64>`): an
+        // `f64` of constant data the ascription makes the scalar.
+        let unwrapped = local
+            .init
+            .as_ref()
+            .is_some_and(|init| self.unwraps_constant(&init.expr));
+        let constant_chain = ascribes_f64 && unwrapped;
+        if let (Pat::Ident(name), true) = (&local.pat, unwrapped) {
+            self.unwrapped_constants.insert(name.ident.to_string());
+        }
         // `let y: Vec<f64> = data.to_vec();` (`data` constant): a sequence of scalars, which
         // constant data is not. (An array written out, `[data[0], data[1]]`, is lifted element
         // by element above.)
@@ -1749,7 +1785,10 @@ impl Fold for Translator {
                         ::ad::__private::Array::new(#expr)),
                 };
             }
-            if ascribes_f64 && init.diverge.is_none() && has_own_type(&init.expr) {
+            if ascribes_f64
+                && init.diverge.is_none()
+                && (has_own_type(&init.expr) || constant_chain)
+            {
                 *init.expr = self.lifted(&init.expr);
             }
             // Before: `let mut y: Vec<f64> = y0.to_vec();` (`y0` constant data). After:
