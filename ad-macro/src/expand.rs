@@ -17,9 +17,9 @@ use crate::attr;
 use crate::companions;
 use crate::companions::signature::{expect_as_allow, generic_arguments};
 use crate::fallback;
-use crate::fuse::{held_arrays, held_parameters};
+use crate::fuse::{held_arrays, held_parameters, is_new_vec};
 use crate::model::{is_function_bound, Function, Role};
-use crate::names::{bindings, free_callee, is_no_grad, scalar_param};
+use crate::names::{bindings, free_callee, is_marker, is_no_grad, scalar_param};
 use crate::primitive;
 use crate::single;
 use crate::translate::{Siblings, Translator};
@@ -74,14 +74,6 @@ fn take_marker(attrs: &mut Vec<syn::Attribute>) -> Option<TokenStream> {
         syn::Meta::List(list) => list.tokens,
         syn::Meta::NameValue(value) => value.into_token_stream(),
     })
-}
-
-/// Whether an attribute is the `#[reverse_diff]` marker.
-fn is_marker(attr: &syn::Attribute) -> bool {
-    attr.path()
-        .segments
-        .last()
-        .is_some_and(|segment| segment.ident == "reverse_diff")
 }
 
 /// Parses the expansion of one method back into the items of a block.
@@ -401,27 +393,6 @@ fn array_parameters(item: &ItemFn) -> HashMap<String, syn::Type> {
             }
         })
         .collect()
-}
-
-/// Whether `func` is `Vec::new` or `Vec::with_capacity`.
-fn is_new_vec(func: &Expr) -> bool {
-    let Expr::Path(path) = func else {
-        return false;
-    };
-    let segments: Vec<String> = path
-        .path
-        .segments
-        .iter()
-        .map(|segment| segment.ident.to_string())
-        .collect();
-    matches!(
-        segments
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>()
-            .as_slice(),
-        ["Vec", "new" | "with_capacity"]
-    )
 }
 
 /// Writes `f64` in the `let`s of `block` that bind a name of `written` (a local holding

@@ -441,3 +441,11 @@ pub fn bindings(block: &syn::Block) -> std::collections::HashMap<String, usize> 
     bindings.visit_block(block);
     bindings.0
 }
+
+/// Whether an attribute is the `#[reverse_diff]` marker.
+pub fn is_marker(attr: &syn::Attribute) -> bool {
+    attr.path()
+        .segments
+        .last()
+        .is_some_and(|segment| segment.ident == "reverse_diff")
+}

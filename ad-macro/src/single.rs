@@ -10,7 +10,7 @@ use syn::fold::Fold;
 use syn::{FnArg, GenericParam, Item, ItemFn, Pat, ReturnType, Type};
 
 use crate::companions::signature::type_and_const_parameters;
-use crate::names::{declares_item, mentions_float, SCALAR};
+use crate::names::{bindings, declares_item, mentions_float, SCALAR};
 
 /// Whether a function is over `f32`: its signature names `f32` and not `f64`.
 pub fn over_f32(item: &ItemFn) -> bool {
@@ -122,19 +122,7 @@ impl syn::visit_mut::VisitMut for RenameCalls<'_> {
 /// Whether `block` binds `name` by a pattern or declares or imports an item so named: then a
 /// call by that name may not be the function's own.
 fn binds_or_declares(block: &syn::Block, name: &Ident) -> bool {
-    struct Binds<'a> {
-        name: &'a Ident,
-        found: bool,
-    }
-    impl<'ast> syn::visit::Visit<'ast> for Binds<'_> {
-        fn visit_pat_ident(&mut self, pat: &'ast syn::PatIdent) {
-            self.found |= pat.ident == *self.name;
-            syn::visit::visit_pat_ident(self, pat);
-        }
-    }
-    let mut binds = Binds { name, found: false };
-    syn::visit::Visit::visit_block(&mut binds, block);
-    binds.found || declares_item(block, name)
+    bindings(block).contains_key(&name.to_string()) || declares_item(block, name)
 }
 
 /// Every `f32` of a function's tokens as `f64`: types, paths (`f32::EPSILON`,

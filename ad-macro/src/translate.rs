@@ -36,9 +36,9 @@ use crate::fuse::{
 };
 use crate::model::Takes;
 use crate::names::{
-    bindings, declares_item, is_constant_name, is_f64, is_float_constant, is_other_number,
-    real_method, real_method_entry, segment_names, sequence_element, takes_real_arguments,
-    takes_receiver_by_value, Owner,
+    bindings, declares_item, is_constant_name, is_f64, is_float_constant, is_marker,
+    is_other_number, real_method, real_method_entry, segment_names, sequence_element,
+    takes_real_arguments, takes_receiver_by_value, Owner,
 };
 use crate::validate;
 
@@ -994,13 +994,7 @@ fn inner_functions(block: &syn::Block) -> Siblings {
     struct Functions(Siblings);
     impl<'ast> Visit<'ast> for Functions {
         fn visit_item_fn(&mut self, function: &'ast syn::ItemFn) {
-            let annotated = function.attrs.iter().any(|attr| {
-                attr.path()
-                    .segments
-                    .last()
-                    .is_some_and(|segment| segment.ident == "reverse_diff")
-            });
-            if !annotated {
+            if !function.attrs.iter().any(is_marker) {
                 let takes = function
                     .sig
                     .inputs

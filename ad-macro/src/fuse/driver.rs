@@ -1380,6 +1380,16 @@ fn variable_of(place: &Expr) -> Option<&Ident> {
     }
 }
 
+/// Whether `func` is `Vec::new` or `Vec::with_capacity` (an owned, empty `Vec`).
+pub fn is_new_vec(func: &Expr) -> bool {
+    matches!(func, Expr::Path(path)
+        if path.path.segments.len() == 2
+            && path.path.segments[0].ident == "Vec"
+            && ["new", "with_capacity"]
+                .iter()
+                .any(|name| path.path.segments[1].ident == name))
+}
+
 /// Where the value of `let name = init;` comes from, when the macro can tell: what the body
 /// owns (`vec![..]`, an array, `.to_vec()`, `.collect()`, `Vec::new()`), or a view of a
 /// variable ([`variable_of`]).
@@ -1390,16 +1400,7 @@ pub fn origin_of(init: &Expr) -> Option<Origin> {
         Expr::MethodCall(call) if call.method == "to_vec" || call.method == "collect" => {
             Some(Origin::Owned)
         }
-        Expr::Call(call)
-            if matches!(&*call.func, Expr::Path(path)
-                if path.path.segments.len() == 2
-                    && path.path.segments[0].ident == "Vec"
-                    && ["new", "with_capacity"]
-                        .iter()
-                        .any(|name| path.path.segments[1].ident == name)) =>
-        {
-            Some(Origin::Owned)
-        }
+        Expr::Call(call) if is_new_vec(&call.func) => Some(Origin::Owned),
         other => variable_of(other).map(|root| Origin::View(root.to_string())),
     }
 }
