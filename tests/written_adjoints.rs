@@ -191,6 +191,42 @@ fn values_only_costly_partials_read_keep_nothing() {
     assert_close(&[gw], &central(of_w, &[0.7]), 1e-6);
 }
 
+/// Records that keep the values of their calls rather than their partials, for each function
+/// whose partial reads its value alone (`w[2] * pre.tanh()` keeps `tanh`'s value, not two
+/// partials), one with two such calls, and one of an element of a local array overwritten
+/// after; beside records that keep their partials because the adjoint would read a local: a
+/// call of an expression of locals (`(a * pre).tanh()`), a local read besides the call
+/// (`pre.tanh() * pre`), a local weight (`a * pre.exp()`). The weights are `p[..10]`, the
+/// data `p[10..]`.
+#[reverse_diff]
+fn kept_calls(p: &[f64], n: usize) -> f64 {
+    let mut total = 0.0;
+    let mut pre = 0.0;
+    let mut a = 0.5;
+    let mut y = vec![0.0; n];
+    for i in 0..n {
+        pre = p[10 + i] * p[0] + p[1];
+        total += p[2] * pre.tanh();
+        total += p[3] * pre.exp() - p[4] * pre.exp2();
+        total += p[5] * pre.exp_m1() + p[6] * pre.sqrt();
+        total += p[7] * pre.cbrt() * p[8] + pre.tan();
+        y[i] = pre * pre;
+        total += p[9] * y[i].tanh();
+        y[i] = 0.0;
+        total += p[2] * (a * pre).tanh() + pre.tanh() * pre + a * pre.exp();
+        a = a * 0.9 + p[0] * p[10 + i];
+    }
+    total + a + pre
+}
+
+#[test]
+fn records_keep_the_values_of_their_calls_where_they_can() {
+    let mut p = vec![0.8, 0.3, -0.7, 0.4, 0.6, -0.5, 0.9, 0.35, -1.1, 0.45];
+    p.extend([0.2, 0.7, -0.1, 0.5, 0.05]);
+    let n = p.len() - 10;
+    agrees(|p| kept_calls(p, n), |p| kept_calls_grad(p, n), &p, 1e-12);
+}
+
 /// Two differentiable parameters, one a scalar, constant data, nested loops with an integer
 /// `let`, and a real `let` at the top.
 #[reverse_diff]

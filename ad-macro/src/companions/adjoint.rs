@@ -5,7 +5,8 @@
 //! restoring the value it overwrote and passing its adjoint to the leaves of its right-hand
 //! side. No tape, no `Var`: what the tape keeps per operation, the stack keeps per
 //! assignment, and the partials are computed where they are used (those of `exp`, `tanh` and
-//! the like are kept by the forward pass instead: [`Body::parts`]).
+//! the like are kept by the forward pass instead, or the values of those calls when that keeps
+//! fewer: [`Body::parts`], [`Body::stored`]).
 //!
 //! Before: `fn f(x: &[f64], s: usize) -> Vec<f64> { let n = x.len(); let mut y = vec![0.0; n];
 //! for _ in 0..s { for i in 1..n { y[i] += x[i] * y[i - 1]; } } y }`. After, inside `f_vjp`:
@@ -55,7 +56,8 @@ use syn::{BinOp, Expr, FnArg, Ident, Pat, Stmt, Type};
 
 use super::callable_repeatedly;
 use crate::fuse::{
-    held_arrays, idents, is_assignment, is_pure, strip, Fusion, Kind, RepeatArgs, Scopes, VecArgs,
+    held_arrays, idents, is_assignment, is_pure, strip, Fusion, KeptValues, Kind, RepeatArgs,
+    Scopes, VecArgs,
 };
 use crate::model::{Function, PrimitiveShape, Role};
 use crate::names::is_f64;
@@ -2184,7 +2186,8 @@ impl Body {
     }
 
     /// Whether an assignment of `value` keeps its partials from the forward pass ([`costly`],
-    /// and it reads a real): its adjoint pops them and reads no value of the names in it.
+    /// and it reads a real): its adjoint pops them (or the values of its calls,
+    /// [`Body::kept_values`]) and reads no value of a local in it.
     fn keeps_partials(&self, value: &Expr) -> bool {
         costly(value) && self.reads_reals(value) && self.recursive_call(value).is_none()
     }
@@ -2282,8 +2285,31 @@ impl Body {
     /// [`Body::propagate`], with the partials computed by the forward pass: the expression
     /// computing `expr`'s value by its partials' closure and pushing the partials, and the
     /// adjoint popping them (whether or not it is 0) and passing `adjoint` on.
+    /// When the record can keep the values of its calls rather than its partials
+    /// ([`Body::kept_values`]), the forward pass pushes those, and the adjoint computes the
+    /// partials from them and the leaves.
     fn stored(&self, expr: &Expr, adjoint: &TokenStream) -> Option<(TokenStream, TokenStream)> {
         let (lets, call, count, passes) = self.partials(expr)?;
+        if let Some((kept, args)) = self.kept_values(expr) {
+            let (forward, reverse, values) = (&kept.forward, &kept.reverse, kept.count);
+            return Some((
+                quote! {{
+                    #(#lets)*
+                    let (__ad_value, __ad_k): (f64, [f64; #values]) = (#forward)(#args);
+                    __ad_stack.push_all(&__ad_k);
+                    __ad_value
+                }},
+                quote! {
+                    let __ad_k: [f64; #values] = __ad_stack.pop_all();
+                    let __ad_g: f64 = #adjoint;
+                    if __ad_g != 0.0 {
+                        #(#lets)*
+                        let (_, __ad_p): (f64, [f64; #count]) = (#reverse)(#args, __ad_k);
+                        #(#passes)*
+                    }
+                },
+            ));
+        }
         Some((
             quote! {{
                 #(#lets)*
@@ -2297,6 +2323,25 @@ impl Body {
                 if __ad_g != 0.0 { #(#passes)* }
             },
         ))
+    }
+
+    /// [`Fusion::kept_values`] of `expr`'s record, and its leaves' values as its closures take
+    /// them, when every leaf the adjoint reads again reads no real but parameters, which no
+    /// assignment changes: its adjoint then needs no local restored that the adjoint keeping
+    /// partials did not ([`Body::unread`] reads nothing of such a record).
+    fn kept_values(&self, expr: &Expr) -> Option<(KeptValues, TokenStream)> {
+        let fusion = Fusion::written(expr, &self.scopes)?;
+        let kept = fusion.kept_values()?;
+        let (_, leaves, _) = fusion.adjoint_parts();
+        let fixed = leaves.iter().zip(&kept.unread).all(|((_, leaf), unread)| {
+            *unread
+                || idents(leaf.to_token_stream()).iter().all(|name| {
+                    !matches!(self.holds(name), Some(Holds::Real | Holds::Array))
+                        || self.params.contains_key(name)
+                })
+        });
+        let names = leaves.iter().map(|(name, _)| name);
+        fixed.then(|| (kept, quote!([#(#names),*])))
     }
 
     /// The adjoint of a scalar leaf: a real (a parameter or a top-level local) or an element

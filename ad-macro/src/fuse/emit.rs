@@ -386,11 +386,11 @@ impl Fusion {
         mut translate: impl FnMut(Expr, bool) -> Expr,
     ) -> (TokenStream, Option<TokenStream>) {
         let constants = self.constant_lets(&mut translate);
-        let derivative = self.derivative(quote!(f64));
+        let derivative = self.derivative(quote!(f64), &[]);
         let slots = self.slots;
         let block = (after.is_empty() && self.in_lanes(bound)).then(|| {
             let pack = quote!(::ad::__private::rules::Pack<#LANES>);
-            let derivative = self.derivative(pack.clone());
+            let derivative = self.derivative(pack.clone(), &[]);
             quote_spanned! {self.span=>
                 |#[allow(unused_variables)] #index: usize, __ad_values: [#pack; #slots]| {
                     #(#constants)*
@@ -476,7 +476,7 @@ impl Fusion {
         mut translate: impl FnMut(Expr, bool) -> Expr,
     ) -> TokenStream {
         let constants = self.constant_lets(&mut translate);
-        let derivative = self.derivative(quote!(f64));
+        let derivative = self.derivative(quote!(f64), &[]);
         quote_spanned! {self.span=> {
             #(#constants)*
             (#derivative)([#(#leaves),*]).0
@@ -522,8 +522,8 @@ impl Fusion {
             };
             lets.push(self.temp_let(temp, ty, &mut translate));
         }
-        let first = self.derivative(quote!(f64));
-        let second = self.derivative(quote!(::ad::__private::Second));
+        let first = self.derivative(quote!(f64), &[]);
+        let second = self.derivative(quote!(::ad::__private::Second), &[]);
         let span = self.span;
         let tail = tail(
             &leaves,
@@ -554,7 +554,7 @@ impl Fusion {
             };
             lets.push(self.temp_let(temp, ty, &mut |expr, _| expr));
         }
-        (lets, leaves, self.derivative(quote!(f64)))
+        (lets, leaves, self.derivative(quote!(f64), &[]))
     }
 
     /// `let name: ty = expr;` for a temporary, its expression translated.
@@ -690,36 +690,10 @@ impl Fusion {
     /// (an operation's adjoint is the product passed back by its one user, or a sum when an
     /// inlined `let` gives it several). The rules are generic and every constant goes through
     /// `rules::lift`, so the one body serves `f64` and `Second`.
-    fn derivative(&self, number: TokenStream) -> TokenStream {
+    fn derivative(&self, number: TokenStream, kept: &[usize]) -> TokenStream {
         let lift = quote!(::ad::__private::rules::lift);
-        let value = |operand: &Operand| match operand {
-            Operand::Slot(slot) => format_ident!("__ad_v{}", slot).to_token_stream(),
-            Operand::Value(tokens) => quote!(#lift(#tokens)),
-            Operand::Operation(index) => format_ident!("__ad_n{}", index).to_token_stream(),
-        };
         let varies = self.varies();
-        let needs_partial = |operand: &Operand| varying(operand, &varies);
-        let mut forward = Vec::new();
-        for (index, operation) in self.operations.iter().enumerate() {
-            let result = format_ident!("__ad_n{}", index);
-            let partials = operation
-                .operands
-                .iter()
-                .enumerate()
-                .map(|(position, operand)| {
-                    if varies[index] && needs_partial(operand) {
-                        format_ident!("__ad_d{}_{}", index, position).to_token_stream()
-                    } else {
-                        quote!(_)
-                    }
-                });
-            let rule = &operation.rule;
-            let operands = operation.operands.iter().map(value);
-            let extra = operation.extra.iter();
-            forward.push(quote! {
-                let (#result, #(#partials),*) = ::ad::__private::rules::#rule(#(#operands),* #(, #extra)*);
-            });
-        }
+        let forward = self.operation_lets(true, kept);
         // Reverse accumulation; an operation of an inlined `let` used twice has two users, so
         // adjoints are sums, complete before their operation passes them on. An adjoint is
         // bound by its first contribution (`let`, or `=` for a partial) and summed by the
@@ -781,10 +755,12 @@ impl Fusion {
         }
         let slots = self.slots;
         let values = (0..slots).map(|slot| format_ident!("__ad_v{}", slot));
-        let root_value = value(&self.root);
+        let root_value = operand_value(&self.root);
         let mutable = (slots > 0).then(|| quote!(mut));
+        let count = kept.len();
+        let kept = (count > 0).then(|| quote!(, __ad_k: [#number; #count]));
         quote! {
-            move |__ad_values: [#number; #slots]| {
+            move |__ad_values: [#number; #slots] #kept| {
                 let [#(#values),*] = __ad_values;
                 #(#forward)*
                 let #mutable __ad_p = [#lift(0.0); #slots];
@@ -792,6 +768,119 @@ impl Fusion {
                 (#root_value, __ad_p)
             }
         }
+    }
+
+    /// The `let`s computing each operation's value, in order, and with `partials` those of its
+    /// partials the adjoints read. An operation of `kept` (its place there is its place in
+    /// `__ad_k`) takes its value from `__ad_k` and computes its partial from it
+    /// ([`Fusion::kept_values`]).
+    fn operation_lets(&self, partials: bool, kept: &[usize]) -> Vec<TokenStream> {
+        let varies = self.varies();
+        let mut lets = Vec::new();
+        for (index, operation) in self.operations.iter().enumerate() {
+            let result = format_ident!("__ad_n{}", index);
+            let names = operation
+                .operands
+                .iter()
+                .enumerate()
+                .map(|(position, operand)| {
+                    if partials && varies[index] && varying(operand, &varies) {
+                        format_ident!("__ad_d{}_{}", index, position).to_token_stream()
+                    } else {
+                        quote!(_)
+                    }
+                });
+            let rule = &operation.rule;
+            let operands = operation.operands.iter().map(operand_value);
+            let extra = operation.extra.iter();
+            lets.push(match kept.iter().position(|&at| at == index) {
+                Some(at) => quote! {
+                    let (#result, #(#names),*) =
+                        (__ad_k[#at], ::ad::__private::rules::partial::#rule(#(#operands),*, __ad_k[#at]));
+                },
+                None => quote! {
+                    let (#result, #(#names),*) = ::ad::__private::rules::#rule(#(#operands),* #(, #extra)*);
+                },
+            });
+        }
+        lets
+    }
+
+    /// The adjoint of a record that keeps the values of its calls of [`VALUE_PARTIALS`]
+    /// (`pre.tanh()`) rather than its partials, when that keeps fewer values: the MLP's
+    /// `output += weights[w2 + j] * pre.tanh()` keeps `tanh`'s value, not the two partials
+    /// `t` and `w (1 - t²)`, and its adjoint computes them from `t` and the weight. `None`
+    /// when there are no such calls, or as many of them as leaves.
+    pub fn kept_values(&self) -> Option<KeptValues> {
+        let varies = self.varies();
+        let kept: Vec<usize> = (0..self.operations.len())
+            .filter(|&index| {
+                let operation = &self.operations[index];
+                varies[index]
+                    && operation.extra.is_none()
+                    && operation.operands.len() == 1
+                    && VALUE_PARTIALS.iter().any(|rule| operation.rule == rule)
+            })
+            .collect();
+        if kept.is_empty() || kept.len() >= self.slots {
+            return None;
+        }
+        // A leaf read only by kept calls: its value is not needed again.
+        let mut unread = vec![true; self.slots];
+        if let Operand::Slot(slot) = self.root {
+            unread[slot] = false;
+        }
+        for (index, operation) in self.operations.iter().enumerate() {
+            for operand in &operation.operands {
+                if let Operand::Slot(slot) = operand {
+                    unread[*slot] &= kept.contains(&index);
+                }
+            }
+        }
+        let slots = self.slots;
+        let values = (0..slots).map(|slot| format_ident!("__ad_v{}", slot));
+        let forward = self.operation_lets(false, &[]);
+        let root_value = operand_value(&self.root);
+        let results = kept.iter().map(|index| format_ident!("__ad_n{}", index));
+        let count = kept.len();
+        Some(KeptValues {
+            count,
+            unread,
+            forward: quote! {
+                move |__ad_values: [f64; #slots]| {
+                    let [#(#values),*] = __ad_values;
+                    #(#forward)*
+                    (#root_value, [#(#results),*])
+                }
+            },
+            reverse: self.derivative(quote!(f64), &kept),
+        })
+    }
+}
+
+/// The rules whose partial reads only the value (`tanh`'s `1 - v²`), of functions whose value
+/// costs a call: an adjoint can keep the value and compute the partial from it.
+const VALUE_PARTIALS: [&str; 7] = ["exp", "exp2", "exp_m1", "sqrt", "cbrt", "tan", "tanh"];
+
+/// What [`Fusion::kept_values`] gives a generated adjoint.
+pub struct KeptValues {
+    /// How many values the forward pass keeps.
+    pub count: usize,
+    /// Per leaf, whether only the kept calls read it, so the adjoint needs not its value.
+    pub unread: Vec<bool>,
+    /// `|values| (value, kept)`: the record's value and the values to keep, from the leaves'.
+    pub forward: TokenStream,
+    /// `|values, kept| (value, partials)`: the partials, from the leaves' values (any value
+    /// for the leaves `unread`) and the kept values.
+    pub reverse: TokenStream,
+}
+
+/// An operand's value in a record's closure: a leaf's, a constant lifted, or an operation's.
+fn operand_value(operand: &Operand) -> TokenStream {
+    match operand {
+        Operand::Slot(slot) => format_ident!("__ad_v{}", slot).to_token_stream(),
+        Operand::Value(tokens) => quote!(::ad::__private::rules::lift(#tokens)),
+        Operand::Operation(index) => format_ident!("__ad_n{}", index).to_token_stream(),
     }
 }
 

@@ -61,5 +61,5 @@ mod whole;
 pub use analysis::{is_assignment, is_pure, strip};
 pub use arrays::{held_arrays, held_parameters, RepeatArgs, VecArgs};
 pub use driver::{is_new_vec, origin_of, Driver, FusionState};
-pub use emit::Fusion;
+pub use emit::{Fusion, KeptValues};
 pub use scopes::{idents, mapped_sum, mentions_any, Kind, Origin, Scopes};
