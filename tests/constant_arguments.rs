@@ -1155,3 +1155,59 @@ fn numbers_unwrapped_from_constant_data_take_scalars() {
         );
     }
 }
+
+/// A plain helper outside the body, which the macro does not see.
+fn gaussian(t: f64, width: f64) -> f64 {
+    (-t * t / (2.0 * width * width)).exp()
+}
+
+/// Another annotated function with a `#[no_grad]` step.
+#[reverse_diff]
+fn euler_step(y: f64, #[no_grad] dt: f64) -> f64 {
+    y - dt * y * y
+}
+
+/// Another annotated function whose parameters are all differentiable.
+#[reverse_diff]
+fn blend(a: f64, b: f64) -> f64 {
+    a * 0.3 + b * b * 0.7
+}
+
+/// Numbers written as literals, beside a real, for functions the macro does not see: each
+/// takes its parameter's type, `f64` for the `#[no_grad]` step (`0.01`, `-0.5`, `0.5 * 0.02`)
+/// and for the plain helper beside constant data, the scalar for `blend`'s `b` and for
+/// `f64::max`'s second operand; so does a number bound by `let` (`dt`, and `dt * 3.0`); `y`,
+/// bound from a call, is a value the macro cannot type.
+#[reverse_diff]
+fn literal_arguments(x: f64, #[no_grad] data: &[f64]) -> f64 {
+    let dt = 0.01;
+    let mut y = euler_step(x, dt);
+    y = euler_step(y, -0.5) + euler_step(y, 0.5 * 0.02) + euler_step(x, dt * 3.0);
+    y += blend(x, 2.0) + f64::max(x, 0.25) + blend(x * x, -(1.5));
+    y * gaussian(data[0], 0.5)
+}
+
+fn literal_arguments_by_hand(x: f64, data: &[f64]) -> f64 {
+    let step = |y: f64, dt: f64| y - dt * y * y;
+    let blended = |a: f64, b: f64| a * 0.3 + b * b * 0.7;
+    let mut y = step(x, 0.01);
+    y = step(y, -0.5) + step(y, 0.5 * 0.02) + step(x, 0.01 * 3.0);
+    y += blended(x, 2.0) + x.max(0.25) + blended(x * x, -1.5);
+    y * gaussian(data[0], 0.5)
+}
+
+#[test]
+fn literals_beside_a_scalar_take_the_parameters_type() {
+    let data = [0.4];
+    for x in [0.1, 0.7, -0.3] {
+        assert_eq!(
+            literal_arguments(x, &data).to_bits(),
+            literal_arguments_by_hand(x, &data).to_bits()
+        );
+        check_scalar(
+            |x| literal_arguments(x, &data),
+            |x| literal_arguments_grad(x, &data),
+            x,
+        );
+    }
+}

@@ -25,6 +25,9 @@ pub enum Takes {
     Constant,
     /// An `f64` of a plain function declared in the body (not annotated): a plain `f64` too.
     Plain,
+    /// A number written as literals (`0.01`, `-1.0`, `0.5 * 0.02`) for a function the macro
+    /// does not see, called with a scalar: the parameter's type, the scalar or `f64`, inferred.
+    Either,
     /// Anything else (the receiver, a slice, an integer): passed as written.
     Other,
 }

@@ -759,6 +759,64 @@ impl Translator {
         }
     }
 
+    /// For a call of a function the macro does not see, with a real among its arguments
+    /// (`step(x, 0.01)`, `kernel(data[i], 0.5)`): [`Takes::Either`] for each argument written
+    /// as literals, whose type the callee's parameter then decides, as it does for the literal
+    /// as written: `f64` for a plain helper or a `#[no_grad]` parameter, the scalar for a
+    /// differentiable one (whose type the real argument fixes). Empty for any other call: a
+    /// name the body binds (a closure, whose parameters' types come from the call), a path
+    /// through a type or a variant (`Point::new`, `Some`), literals and integers alone
+    /// (`square(2.0)` would leave an annotated callee's scalar type to be inferred from the
+    /// literal alone).
+    ///
+    /// Before: `step(x, 0.01)`. After: `step(x, ::ad::__private::literal(0.01))`, where the
+    /// scalar `0.01` would not go into `#[no_grad] dt: f64`.
+    fn inferred_takes(&self, call: &syn::ExprCall) -> Vec<Takes> {
+        let Expr::Path(path) = &*call.func else {
+            return Vec::new();
+        };
+        let segments = &path.path.segments;
+        let free = path.qself.is_none()
+            && segments.iter().all(|segment| {
+                segment.arguments.is_none()
+                    && segment.ident.to_string().starts_with(char::is_lowercase)
+            })
+            && !(segments.len() == 1 && self.fusion.scopes.binds(&segments[0].ident.to_string()));
+        let scopes = &self.fusion.scopes;
+        // A scalar, constant data (`kernel(data[i], 0.5)`, whose plain `f64` decides a
+        // generic callee's type), or a value the macro cannot type that may be either (`y` in
+        // `let mut y = step(x, 0.01); y = step(y, 0.01);`, bound from a call).
+        let real = |arg: &Expr| {
+            scopes.reads_scalar(arg)
+                || scopes.kind_of(arg) == Some(Kind::Constant)
+                || (scopes.kind_of(arg).is_none()
+                    && matches!(
+                        strip(arg),
+                        Expr::Path(_)
+                            | Expr::Field(_)
+                            | Expr::Index(_)
+                            | Expr::MethodCall(_)
+                            | Expr::Call(_)
+                    ))
+        };
+        if !free || !call.args.iter().any(real) {
+            return Vec::new();
+        }
+        // A number: literals, and values computed from them and fixed scalars (`let dt =
+        // 0.01;`), which carry no derivative.
+        let number = |arg: &Expr| !real(arg) && scopes.constant_value(arg).is_some();
+        call.args
+            .iter()
+            .map(|arg| {
+                if number(arg) {
+                    Takes::Either
+                } else {
+                    Takes::Other
+                }
+            })
+            .collect()
+    }
+
     /// For a method that takes an element of its receiver (`unwrap_or`, `push`, `fill`,
     /// `resize`, `insert`, `get_or_insert`), which of its arguments is one, and what it takes
     /// there: an `f64` on constant data (a `#[no_grad]` parameter or constant data the scopes
@@ -857,6 +915,10 @@ impl Translator {
                     ),
                     None => arg,
                 },
+                Some(Takes::Either) => {
+                    let number = self.fold_as_f64(&arg).expect("checked: a number");
+                    syn::parse_quote_spanned!(arg.span()=> ::ad::__private::literal(#number))
+                }
                 _ => self.fold_keeping_constant(arg),
             })
             .collect()
@@ -1594,7 +1656,10 @@ impl Fold for Translator {
     }
 
     fn fold_expr_call(&mut self, call: syn::ExprCall) -> syn::ExprCall {
-        let takes = self.callee_takes(&call.func);
+        let mut takes = self.callee_takes(&call.func);
+        if takes.is_empty() {
+            takes = self.inferred_takes(&call);
+        }
         let func = Box::new(self.fold_keeping_constant(*call.func));
         syn::ExprCall {
             func,

@@ -325,6 +325,14 @@ macro_rules! __cast_operand {
 
 pub use crate::__cast_operand as cast_operand;
 
+/// A number written as literals, as an argument of a function the macro does not see
+/// (`step(x, 0.01)`): its type is the parameter's, inferred from the call as the literal's would
+/// be, `f64` for a plain `f64` parameter and the scalar for a differentiable one.
+#[inline(always)]
+pub fn literal<T: Real>(value: f64) -> T {
+    T::from_f64(value)
+}
+
 /// A named constant (`PI` after `use std::f64::consts::PI`, a user's `const G: f64`, `N`,
 /// `Self::SCALE`) where a differentiated body uses it as a value, whose type the macro cannot
 /// see: an `f64` becomes a constant of the scalar type `S` ([`ConstantReal`]), anything else
