@@ -1176,12 +1176,12 @@ fn blend(a: f64, b: f64) -> f64 {
 /// Numbers written as literals, beside a real, for functions the macro does not see: each
 /// takes its parameter's type, `f64` for the `#[no_grad]` step (`0.01`, `-0.5`, `0.5 * 0.02`)
 /// and for the plain helper beside constant data, the scalar for `blend`'s `b` and for
-/// `f64::max`'s second operand; so does a number bound by `let` (`dt`, and `dt * 3.0`); `y`,
-/// bound from a call, is a value the macro cannot type.
+/// `f64::max`'s second operand; so does a number bound by `let` (`dt`, and `dt * 3.0`). `y`,
+/// bound from a call, is the scalar by its type written.
 #[reverse_diff]
 fn literal_arguments(x: f64, #[no_grad] data: &[f64]) -> f64 {
     let dt = 0.01;
-    let mut y = euler_step(x, dt);
+    let mut y: f64 = euler_step(x, dt);
     y = euler_step(y, -0.5) + euler_step(y, 0.5 * 0.02) + euler_step(x, dt * 3.0);
     y += blend(x, 2.0) + f64::max(x, 0.25) + blend(x * x, -(1.5));
     y * gaussian(data[0], 0.5)

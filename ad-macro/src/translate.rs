@@ -759,15 +759,15 @@ impl Translator {
         }
     }
 
-    /// For a call of a function the macro does not see, with a real among its arguments
-    /// (`step(x, 0.01)`, `kernel(data[i], 0.5)`): [`Takes::Either`] for each argument written
-    /// as literals, whose type the callee's parameter then decides, as it does for the literal
-    /// as written: `f64` for a plain helper or a `#[no_grad]` parameter, the scalar for a
-    /// differentiable one (whose type the real argument fixes). Empty for any other call: a
-    /// name the body binds (a closure, whose parameters' types come from the call), a path
-    /// through a type or a variant (`Point::new`, `Some`), literals and integers alone
-    /// (`square(2.0)` would leave an annotated callee's scalar type to be inferred from the
-    /// literal alone).
+    /// For a call of a function the macro does not see, with a scalar or constant data among
+    /// its arguments (`step(x, 0.01)`, `kernel(data[i], 0.5)`): [`Takes::Either`] for each
+    /// number ([`Translator::is_number`]), whose type the callee's parameter then decides, as
+    /// it does for the literal as written: `f64` for a plain helper or a `#[no_grad]`
+    /// parameter, the scalar for a differentiable one (whose type the scalar or the constant
+    /// fixes). Empty for any other call: a name the body binds (a closure, whose parameters'
+    /// types come from the call), a path through a type or a variant (`Point::new`, `Some`),
+    /// numbers beside integers or values the macro cannot type alone (`square(2.0)`,
+    /// `basis(p.n, 0.5)` would leave an annotated callee's scalar type to the literal).
     ///
     /// Before: `step(x, 0.01)`. After: `step(x, ::ad::__private::literal(0.01))`, where the
     /// scalar `0.01` would not go into `#[no_grad] dt: f64`.
@@ -783,38 +783,53 @@ impl Translator {
             })
             && !(segments.len() == 1 && self.fusion.scopes.binds(&segments[0].ident.to_string()));
         let scopes = &self.fusion.scopes;
-        // A scalar, constant data (`kernel(data[i], 0.5)`, whose plain `f64` decides a
-        // generic callee's type), or a value the macro cannot type that may be either (`y` in
-        // `let mut y = step(x, 0.01); y = step(y, 0.01);`, bound from a call).
-        let real = |arg: &Expr| {
-            scopes.reads_scalar(arg)
-                || scopes.kind_of(arg) == Some(Kind::Constant)
-                || (scopes.kind_of(arg).is_none()
-                    && matches!(
-                        strip(arg),
-                        Expr::Path(_)
-                            | Expr::Field(_)
-                            | Expr::Index(_)
-                            | Expr::MethodCall(_)
-                            | Expr::Call(_)
-                    ))
-        };
+        // A scalar, or constant data (`kernel(data[i], 0.5)`, whose plain `f64` decides a
+        // generic callee's type). Not a value the macro cannot type (`p.n`, `count()`): an
+        // integer there would leave the callee's type to the literal alone.
+        let real =
+            |arg: &Expr| scopes.reads_scalar(arg) || scopes.kind_of(arg) == Some(Kind::Constant);
         if !free || !call.args.iter().any(real) {
             return Vec::new();
         }
-        // A number: literals, and values computed from them and fixed scalars (`let dt =
-        // 0.01;`), which carry no derivative.
-        let number = |arg: &Expr| !real(arg) && scopes.constant_value(arg).is_some();
         call.args
             .iter()
             .map(|arg| {
-                if number(arg) {
+                if self.is_number(arg) {
                     Takes::Either
                 } else {
                     Takes::Other
                 }
             })
             .collect()
+    }
+
+    /// Whether `expr` is a number [`Takes::Either`] passes: float literals without a suffix
+    /// (`0.01`; `0.01_f64` is the scalar, as elsewhere in the body), scalars
+    /// fixed by a `let` of them (`dt` after `let dt = 0.01;`, [`Scopes::fix`]), and `+`, `-`,
+    /// `*`, `/` and negation of those. Not a method of a literal (`2.0.sqrt()`), whose type
+    /// the literal's own would leave open.
+    fn is_number(&self, expr: &Expr) -> bool {
+        match expr {
+            Expr::Lit(literal) => {
+                matches!(&literal.lit, syn::Lit::Float(float) if float.suffix().is_empty())
+            }
+            Expr::Path(_) => self.fusion.scopes.constant_value(expr) == Some(false),
+            Expr::Paren(inner) => self.is_number(&inner.expr),
+            Expr::Unary(unary) => {
+                matches!(unary.op, syn::UnOp::Neg(_)) && self.is_number(&unary.expr)
+            }
+            Expr::Binary(binary) => {
+                matches!(
+                    binary.op,
+                    syn::BinOp::Add(_)
+                        | syn::BinOp::Sub(_)
+                        | syn::BinOp::Mul(_)
+                        | syn::BinOp::Div(_)
+                ) && self.is_number(&binary.left)
+                    && self.is_number(&binary.right)
+            }
+            _ => false,
+        }
     }
 
     /// For a method that takes an element of its receiver (`unwrap_or`, `push`, `fill`,
