@@ -7,13 +7,14 @@
 // Index loops are the shape the macro writes adjoints of.
 #![allow(clippy::needless_range_loop)]
 
-use ad::__private::{adjoints_written_out, set_generated_adjoints};
+use ad::__private::{adjoints_written_out, set_generated_adjoints, set_wide_vectors};
 use ad::reverse_diff;
 use approx::assert_relative_eq;
 
 /// The derivative both ways, asserting that the first call ran an adjoint written out and the
-/// second the tape.
-fn both<T>(mut call: impl FnMut() -> T) -> (T, T) {
+/// second the tape. The adjoint written out runs in both its copies, the one compiled for AVX2
+/// where the CPU has it and the other (`set_wide_vectors`), which must agree bit for bit.
+fn both<T: std::fmt::Debug>(mut call: impl FnMut() -> T) -> (T, T) {
     let before = adjoints_written_out();
     let written = call();
     assert_eq!(
@@ -21,12 +22,17 @@ fn both<T>(mut call: impl FnMut() -> T) -> (T, T) {
         before + 1,
         "no adjoint written out ran"
     );
+    set_wide_vectors(false);
+    let narrow = call();
+    set_wide_vectors(true);
+    // `Debug` prints each `f64` exactly (NaN as NaN), so equal text is equal bits.
+    assert_eq!(format!("{written:?}"), format!("{narrow:?}"));
     set_generated_adjoints(false);
     let taped = call();
     set_generated_adjoints(true);
     assert_eq!(
         adjoints_written_out(),
-        before + 1,
+        before + 2,
         "the tape's companion ran one"
     );
     (written, taped)

@@ -23,8 +23,8 @@ pub use num_traits::Float;
 
 /// What the adjoints the macro writes out call (`ad-macro/src/companions/adjoint.rs`).
 pub use crate::generated::{
-    adjoints_written_out, generated_adjoints, last_nonzero, set_generated_adjoints, ValueStack,
-    Zeros,
+    adjoints_written_out, generated_adjoints, last_nonzero, set_generated_adjoints,
+    set_wide_vectors, wide_vectors, ValueStack, Versions, Zeros,
 };
 
 /// A local vector of scalars the body holds with what is known of its elements (the macro's

@@ -17,6 +17,9 @@ thread_local! {
     /// How many adjoints written out ran on this thread, which the tests read to know the
     /// generated code took that path.
     static RUNS: Cell<usize> = const { Cell::new(0) };
+    /// Whether the adjoints written out may run their copy compiled for AVX2 (true unless a
+    /// test switched it off on this thread).
+    static WIDE: Cell<bool> = const { Cell::new(true) };
 }
 
 /// The message of a pop with nothing left to pop (a fault of the generated code).
@@ -198,6 +201,80 @@ pub fn generated_adjoints() -> bool {
 /// with the tape's derivatives of the same function. Not for use outside tests.
 pub fn set_generated_adjoints(on: bool) {
     GENERATED.with(|generated| generated.set(on));
+}
+
+/// Whether an adjoint written out runs its copy compiled for AVX2 ([`Versions`]): the CPU
+/// has AVX2 (detected once, then read from a cache) and no test switched it off
+/// ([`set_wide_vectors`]). Always false off x86.
+#[inline]
+pub fn wide_vectors() -> bool {
+    #[cfg(any(target_arch = "x86", target_arch = "x86_64"))]
+    {
+        WIDE.try_with(Cell::get).unwrap_or(true) && std::arch::is_x86_feature_detected!("avx2")
+    }
+    #[cfg(not(any(target_arch = "x86", target_arch = "x86_64")))]
+    {
+        false
+    }
+}
+
+/// Lets this thread's adjoints written out run their copy for AVX2 or not, so that a test
+/// runs both copies. Not for use outside tests.
+pub fn set_wide_vectors(on: bool) {
+    WIDE.with(|wide| wide.set(on));
+}
+
+/// An adjoint written out, compiled twice: as any function, and with
+/// `#[target_feature(enable = "avx2")]` (`ad-macro/src/companions/adjoint.rs`), so that its
+/// loops use AVX2's three-operand and 256-bit instructions where the CPU has them, as XLA
+/// compiles for the host. The two compute the same: without fast-math, LLVM neither fuses a
+/// multiply and an add nor reorders a sum, with the wider instructions or without.
+///
+/// Implemented for `(fn(A, ..) -> R, unsafe fn(A, ..) -> R)`, the second the same function's
+/// AVX2 copy: a safe function whose only attribute beyond the first's is that
+/// `target_feature`, and which is therefore `unsafe` only as a function pointer.
+pub trait Versions<Args> {
+    /// What the function returns.
+    type Output;
+    /// Calls the AVX2 copy where [`wide_vectors`], the other copy elsewhere.
+    fn run(self, args: Args) -> Self::Output;
+}
+
+/// [`Versions`] for functions of each number of parameters.
+macro_rules! versions {
+    ($(($($arg:ident: $ty:ident),+))*) => {$(
+        impl<R, $($ty),+> Versions<($($ty,)+)> for (fn($($ty),+) -> R, unsafe fn($($ty),+) -> R) {
+            type Output = R;
+
+            #[inline(always)]
+            fn run(self, ($($arg,)+): ($($ty,)+)) -> R {
+                let (plain, wide) = self;
+                if wide_vectors() {
+                    // SAFETY: `wide` is the AVX2 copy of `plain` (the trait's contract, kept by
+                    // the macro, the only code that names this trait): its one condition
+                    // beyond `plain`'s is a CPU with AVX2, which `wide_vectors` detected.
+                    unsafe { wide($($arg),+) }
+                } else {
+                    plain($($arg),+)
+                }
+            }
+        }
+    )*};
+}
+
+versions! {
+    (a: A)
+    (a: A, b: B)
+    (a: A, b: B, c: C)
+    (a: A, b: B, c: C, d: D)
+    (a: A, b: B, c: C, d: D, e: E)
+    (a: A, b: B, c: C, d: D, e: E, f: F)
+    (a: A, b: B, c: C, d: D, e: E, f: F, g: G)
+    (a: A, b: B, c: C, d: D, e: E, f: F, g: G, h: H)
+    (a: A, b: B, c: C, d: D, e: E, f: F, g: G, h: H, i: I)
+    (a: A, b: B, c: C, d: D, e: E, f: F, g: G, h: H, i: I, j: J)
+    (a: A, b: B, c: C, d: D, e: E, f: F, g: G, h: H, i: I, j: J, k: K)
+    (a: A, b: B, c: C, d: D, e: E, f: F, g: G, h: H, i: I, j: J, k: K, l: L)
 }
 
 /// How many adjoints written out have run on this thread (for the tests).

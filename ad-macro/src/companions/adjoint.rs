@@ -242,9 +242,9 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
     }
     let bars = body.declare(&body.bars, false);
     let loop_reals = &body.loop_reals;
-    Some(quote! {{
-        #lints
-        fn __ad_adjoint(#(#inputs,)* #(#extra)*) -> (#result, #gradient_type) {
+    let signature = quote!((#(#inputs,)* #(#extra)*) -> (#result, #gradient_type));
+    let adjoint = quote! {
+        fn __ad_adjoint #signature {
             let mut __ad_stack = ::ad::__private::ValueStack::take();
             #(let mut #loop_reals: f64 = 0.0;)*
             #(#forward)*
@@ -253,7 +253,42 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
             #(#reverse)*
             (#value, #gradient)
         }
-        __ad_adjoint(#(#args),* #(, #extra_arg)*)
+    };
+    let call = quote!((#(#args,)* #(#extra_arg,)*));
+    let count = inputs.len() + usize::from(cotangent.is_some());
+    // Each parameter a name, so that the AVX2 copy passes them on; at most as many as
+    // `Versions` is implemented for; and a loop, without which wider vectors have nothing to
+    // do and the choice of copy would cost a small body a few nanoseconds.
+    let named =
+        item.sig.inputs.iter().all(
+            |input| matches!(input, FnArg::Typed(typed) if matches!(&*typed.pat, Pat::Ident(_))),
+        );
+    if !named || count > 12 || !has_loop(&item.block) {
+        return Some(quote! {{
+            #lints
+            #adjoint
+            __ad_adjoint #call
+        }});
+    }
+    // Before: the adjoint, called. After: the adjoint inlined into two copies, one compiled for
+    // AVX2, called where the CPU has it (`::ad::__private::Versions`, which holds the `unsafe`).
+    let any = vec![quote!(_); count];
+    Some(quote! {{
+        #lints
+        #[inline(always)]
+        #adjoint
+        #lints
+        #[cfg_attr(any(target_arch = "x86", target_arch = "x86_64"), target_feature(enable = "avx2"))]
+        fn __ad_adjoint_wide #signature {
+            __ad_adjoint #call
+        }
+        ::ad::__private::Versions::run(
+            (
+                __ad_adjoint as fn(#(#any),*) -> _,
+                __ad_adjoint_wide as unsafe fn(#(#any),*) -> _,
+            ),
+            #call,
+        )
     }})
 }
 
@@ -555,6 +590,19 @@ fn outside_shapes(block: &syn::Block) -> bool {
     let mut calls = Calls(false);
     calls.visit_block(block);
     calls.0
+}
+
+/// Whether `block` has a `for` loop.
+fn has_loop(block: &syn::Block) -> bool {
+    struct Loops(bool);
+    impl<'ast> Visit<'ast> for Loops {
+        fn visit_expr_for_loop(&mut self, _: &'ast syn::ExprForLoop) {
+            self.0 = true;
+        }
+    }
+    let mut loops = Loops(false);
+    loops.visit_block(block);
+    loops.0
 }
 
 /// Whether `expr`, which the adjoint evaluates again (an index, a loop's bounds, a loop's
