@@ -257,13 +257,12 @@ fn adjoint(function: &Function, cotangent: Option<&Ident>) -> Option<TokenStream
     let call = quote!((#(#args,)* #(#extra_arg,)*));
     let count = inputs.len() + usize::from(cotangent.is_some());
     // Each parameter a name, so that the AVX2 copy passes them on; at most as many as
-    // `Versions` is implemented for; and a loop, without which wider vectors have nothing to
-    // do and the choice of copy would cost a small body a few nanoseconds.
+    // `Versions` is implemented for.
     let named =
         item.sig.inputs.iter().all(
             |input| matches!(input, FnArg::Typed(typed) if matches!(&*typed.pat, Pat::Ident(_))),
         );
-    if !named || count > 12 || !has_loop(&item.block) {
+    if !named || count > 12 {
         return Some(quote! {{
             #lints
             #adjoint
@@ -590,19 +589,6 @@ fn outside_shapes(block: &syn::Block) -> bool {
     let mut calls = Calls(false);
     calls.visit_block(block);
     calls.0
-}
-
-/// Whether `block` has a `for` loop.
-fn has_loop(block: &syn::Block) -> bool {
-    struct Loops(bool);
-    impl<'ast> Visit<'ast> for Loops {
-        fn visit_expr_for_loop(&mut self, _: &'ast syn::ExprForLoop) {
-            self.0 = true;
-        }
-    }
-    let mut loops = Loops(false);
-    loops.visit_block(block);
-    loops.0
 }
 
 /// Whether `expr`, which the adjoint evaluates again (an index, a loop's bounds, a loop's
